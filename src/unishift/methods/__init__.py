@@ -1,0 +1,1 @@
+"""Methods of the three tasks, the task interfaces and the adaptations between them."""

@@ -1,0 +1,17 @@
+"""The Naive accuracy predictor: validation accuracy, the same for every test sample (methods.md §4.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unishift.methods.base import AccuracyPredictor, Sample, SampleContext, Setting
+
+
+class Naive(AccuracyPredictor):
+    def fit(self, setting: Setting):
+        validation = setting.validation
+        self.accuracy_ = float(np.mean(validation.predictions == validation.labels))
+        return self
+
+    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+        return self.accuracy_

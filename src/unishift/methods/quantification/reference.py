@@ -1,0 +1,149 @@
+"""CC, PCC, PACC, EMQ, EMQ-BCTS and KDEy: QuaPy's own quantifiers on cached posteriors (methods.md §3.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unishift.methods.base import Quantifier, Sample, SampleContext, Setting, check_choice
+from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, em, positive, quiet
+
+PREVALENCE_SOURCES = ("training", "validation")
+
+
+def _prevalence(setting: Setting, source: str) -> float:
+    check_choice("train_prevalence", source, PREVALENCE_SOURCES)
+    return setting.train_prevalence if source == "training" else setting.validation.prevalence
+
+
+class _QuaPyQuantifier(Quantifier):
+    """Fits a QuaPy aggregative quantifier on validation posteriors and applies it to each sample."""
+
+    fit_notes: list
+
+    def _make(self):
+        raise NotImplementedError
+
+    def fit(self, setting: Setting):
+        self.fit_notes = []
+        self.quantifier_ = self._make()
+        validation = setting.validation
+        quiet(self.quantifier_.fit, validation.posteriors, validation.labels)
+        return self
+
+    def quantify(self, sample: Sample, context: SampleContext) -> float:
+        return positive(quiet(self.quantifier_.predict, sample.posteriors))
+
+
+class CC(_QuaPyQuantifier):
+    def _make(self):
+        from quapy.method.aggregative import CC as QuaPyCC
+
+        return QuaPyCC(PosteriorPassthrough(), fit_classifier=False)
+
+
+class PCC(_QuaPyQuantifier):
+    def _make(self):
+        from quapy.method.aggregative import PCC as QuaPyPCC
+
+        return QuaPyPCC(PosteriorPassthrough(), fit_classifier=False, val_split=None)
+
+
+class PACC(_QuaPyQuantifier):
+    def _make(self):
+        from quapy.method.aggregative import PACC as QuaPyPACC
+
+        return QuaPyPACC(PosteriorPassthrough(), fit_classifier=False, val_split=None)
+
+
+class KDEy(_QuaPyQuantifier):
+    """KDEyML with bandwidth 0.1.
+
+    QuaPy 0.2.3 refuses a class without validation items; 0.1.9 (which produced the tables) used a single
+    kernel at the uniform posterior for it. With ``empty_class="uniform_kernel"`` (default) that point is
+    added to the fitting data of the missing class, which reproduces 0.1.9 exactly.
+    """
+
+    EMPTY_CLASS_RULES = ("uniform_kernel", "raise")
+
+    def __init__(self, bandwidth: float = 0.1, empty_class: str = "uniform_kernel"):
+        check_choice("empty_class", empty_class, self.EMPTY_CLASS_RULES)
+        self.bandwidth = bandwidth
+        self.empty_class = empty_class
+
+    def _make(self):
+        from quapy.method.aggregative import KDEyML
+
+        return KDEyML(
+            PosteriorPassthrough(), fit_classifier=False, val_split=None, bandwidth=self.bandwidth
+        )
+
+    def fit(self, setting: Setting):
+        self.fit_notes = []
+        P, y = setting.validation.posteriors, setting.validation.labels
+        missing = [c for c in (0, 1) if not np.any(y == c)]
+        if missing and self.empty_class == "uniform_kernel":
+            P = np.vstack([P, np.full((len(missing), 2), 0.5)])
+            y = np.concatenate([y, missing])
+            self.fit_notes.append(
+                ("fallback", f"KDEy: class {missing} absent from validation; uniform-point kernel used")
+            )
+        self.quantifier_ = self._make()
+        quiet(self.quantifier_.fit, P, y)
+        return self
+
+
+class EMQ(_QuaPyQuantifier):
+    """EM of Saerens et al. started from the training prevalence of ``train_prevalence`` (§3.1)."""
+
+    def __init__(self, train_prevalence: str = "training"):
+        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
+        self.train_prevalence = train_prevalence
+
+    def fit(self, setting: Setting):
+        self.fit_notes = []
+        self.prior_ = _prevalence(setting, self.train_prevalence)
+        return self
+
+    def quantify(self, sample, context):
+        return em(self.prior_, sample.posteriors)[0]
+
+
+class EMQBCTS(_QuaPyQuantifier):
+    """EMQ on BCTS-recalibrated posteriors, prior = mean calibrated validation posterior.
+
+    BCTS fails whenever a validation posterior is exactly 0 or 1 (always for kNN). REF then silently
+    ran plain EMQ with the exact prevalence of ``fallback_prevalence``; we do the same and record it.
+    """
+
+    def __init__(self, fallback_prevalence: str = "training"):
+        check_choice("fallback_prevalence", fallback_prevalence, PREVALENCE_SOURCES)
+        self.fallback_prevalence = fallback_prevalence
+
+    def fit(self, setting: Setting):
+        from quapy.method.aggregative import EMQ as QuaPyEMQ
+
+        self.fit_notes = []
+        self.fallback_prior_ = None
+        self.quantifier_ = QuaPyEMQ(
+            PosteriorPassthrough(),
+            fit_classifier=False,
+            val_split=(setting.validation.posteriors, setting.validation.labels),
+            exact_train_prev=False,
+            calib="bcts",
+            on_calib_error="raise",
+        )
+        try:
+            quiet(
+                self.quantifier_.aggregation_fit,
+                setting.validation.posteriors,
+                setting.validation.labels,
+            )
+        except Exception as err:  # abstention raises AssertionError; QuaPy wraps it in RuntimeError
+            self.fallback_prior_ = _prevalence(setting, self.fallback_prevalence)
+            self.fit_notes.append(("fallback", f"BCTS failed at fit time ({err}); plain EMQ used"))
+        return self
+
+    def quantify(self, sample, context):
+        if self.fallback_prior_ is not None:
+            return em(self.fallback_prior_, sample.posteriors)[0]
+        return positive(quiet(self.quantifier_.predict, sample.posteriors))

@@ -1,0 +1,68 @@
+"""Error measures computed on one test sample (reporting.md §1).
+
+``ece_top_label`` is what produced every ECE number of the paper (REF's metric): top-label confidence
+against accuracy, 15 equal-width bins closed on the right, squared gap, no square root, rounded to
+4 decimals then multiplied by 100. ``ece_positive_class`` is the formula the paper prints.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+N_BINS = 15
+
+
+def _check_rows(posteriors: np.ndarray) -> np.ndarray:
+    posteriors = np.asarray(posteriors, dtype=float)
+    if posteriors.ndim != 2 or posteriors.shape[1] != 2:
+        raise ValueError(f"posteriors must be n x 2, got shape {posteriors.shape}")
+    if not np.allclose(posteriors.sum(axis=1), 1.0):
+        raise ValueError("posterior rows do not sum to 1")
+    return posteriors
+
+
+def _squared_binned_gap(scores, targets, edges, right_closed: bool) -> float:
+    index = np.searchsorted(edges, scores, side="left" if right_closed else "right") - 1
+    index = np.clip(index, 0, len(edges) - 2)
+    n = len(scores)
+    counts = np.bincount(index, minlength=len(edges) - 1)
+    score_sums = np.bincount(index, weights=scores, minlength=len(edges) - 1)
+    target_sums = np.bincount(index, weights=targets, minlength=len(edges) - 1)
+    filled = counts > 0
+    gaps = score_sums[filled] / counts[filled] - target_sums[filled] / counts[filled]
+    return float(np.sum(counts[filled] / n * gaps**2))
+
+
+def ece_top_label(posteriors: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> float:
+    """REF's ECE x 100 (reporting.md §1.1)."""
+    posteriors = _check_rows(posteriors)
+    with np.errstate(divide="ignore"):
+        logits = np.log(posteriors)
+    shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probabilities = shifted / shifted.sum(axis=1, keepdims=True)
+    confidence = probabilities.max(axis=1)
+    predicted = (probabilities[:, 1] > probabilities[:, 0]).astype(int)
+    correct = (predicted == np.asarray(labels)).astype(float)
+    # bin (l, u] on edges linspace(0, 1, 16); a confidence of exactly 0 cannot occur (>= 0.5)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    ece = _squared_binned_gap(confidence, correct, edges, right_closed=True)
+    return round(ece, 4) * 100
+
+
+def ece_positive_class(posteriors: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> float:
+    """The paper's ECE x 100: positive-class reliability on isometric bins (reporting.md §1.2)."""
+    posteriors = _check_rows(posteriors)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    positive = posteriors[:, 1]
+    return 100 * _squared_binned_gap(
+        positive, np.asarray(labels, dtype=float), edges, right_closed=False
+    )
+
+
+def brier(posteriors: np.ndarray, labels: np.ndarray) -> float:
+    posteriors = np.asarray(posteriors, dtype=float)
+    return float(np.mean((np.asarray(labels, dtype=float) - posteriors[:, 1]) ** 2))
+
+
+def absolute_error(true_value: float, estimate: float) -> float:
+    return float(abs(true_value - estimate))
