@@ -160,3 +160,31 @@ def evaluate_setup(
         "n_samples": len(records),
     }
     return records, timing
+
+
+def evaluate_method(
+    task: str,
+    method_name: str,
+    shift: str,
+    setups: Iterable[SetupData],
+    params: dict[str, Any] | None = None,
+    ece: str = "top_label",
+):
+    """Per-sample records (one row per setup x sample) and per-setup timings of one method."""
+    import pandas as pd
+
+    from unishift.registry import get_method
+
+    spec = get_method(task, method_name, shift)
+    spec.params(shift, params)  # fail early on a malformed parameter mapping
+    records, timings = [], []
+    for setup in setups:
+        rows, timing = evaluate_setup(
+            task, method_name, lambda: spec.build(shift, params), setup, ece=ece
+        )
+        records.extend(rows)
+        timings.append(
+            {"method": method_name, "classifier": setup.classifier, "dataset": setup.dataset, **timing}
+        )
+    frame = pd.DataFrame.from_records(records, columns=list(RECORD_COLUMNS))
+    return frame, pd.DataFrame.from_records(timings)

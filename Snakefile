@@ -1,0 +1,23 @@
+# unishift: calibration, quantification and classifier accuracy prediction under dataset shift.
+# Reproduces Moreo, "On the Interconnections of Calibration, Quantification, and Classifier
+# Accuracy Prediction under Dataset Shift". See README.md and config/README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/classifiers.smk"
+include: "workflow/rules/samples.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True

@@ -1,0 +1,1 @@
+"""Data sources: UCI tables (label shift) and sentiment text (covariate shift)."""

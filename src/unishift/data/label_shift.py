@@ -1,0 +1,83 @@
+"""Splits, trained classifiers, posteriors and samples of one label-shift setup (protocols.md §2)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from unishift.classifiers import make_classifier
+from unishift.data.uci import fetch_binary_dataset
+from unishift.evaluation import SetupData
+from unishift.methods.base import LabelledSet, Setting
+from unishift.protocols import upp_indices
+
+
+def prepare_splits(name: str, data_home, data_root=None, seed: int = 0) -> tuple[dict, str]:
+    """70/30 stratified split (QuaPy, seed 0), standardised on the 70 %, then 50/50 stratified.
+
+    Returns the arrays of the classifier-training half (``h``), the validation half (``val``) and the
+    test pool (``test``), plus the positive prevalence of the whole 70 % portion.
+    """
+    dataset, source = fetch_binary_dataset(name, data_home, data_root)
+    training, validation = dataset.training.split_stratified(0.5, random_state=seed)
+    arrays = {
+        "X_h": training.X,
+        "y_h": training.y.astype(np.int64),
+        "X_val": validation.X,
+        "y_val": validation.y.astype(np.int64),
+        "X_test": dataset.test.X,
+        "y_test": dataset.test.y.astype(np.int64),
+        "prevalence_full": np.array(dataset.training.prevalence()[1]),
+    }
+    return arrays, source
+
+
+def train_and_predict(splits: dict, classifier: str, seed: int) -> tuple[object, dict]:
+    """Fit the classifier on the training half; posteriors for the three parts and test-pool accuracy."""
+    model = make_classifier(classifier, seed)
+    with warnings.catch_warnings():
+        # the MLP's convergence warning at sklearn's default max_iter is part of the paper's set-up
+        warnings.simplefilter("ignore")
+        model.fit(splits["X_h"], splits["y_h"])
+    posteriors = {
+        "P_h": model.predict_proba(splits["X_h"]),
+        "P_val": model.predict_proba(splits["X_val"]),
+        "P_test": model.predict_proba(splits["X_test"]),
+    }
+    posteriors["test_accuracy"] = np.array(
+        np.mean(model.predict(splits["X_test"]) == splits["y_test"])
+    )
+    return model, posteriors
+
+
+def label_shift_samples(splits: dict, sample_size: int, n_samples: int, seed: int) -> dict:
+    """UPP indices into the test pool, each sample's positive prevalence and shift intensity (§2.4-2.5)."""
+    indices = upp_indices(splits["y_test"], sample_size, n_samples, seed)
+    prevalence = splits["y_test"][indices].mean(axis=1)
+    return {
+        "indices": indices,
+        "prevalence": prevalence,
+        "shift_intensity": np.abs(prevalence - float(splits["prevalence_full"])),
+    }
+
+
+def load_label_setup(
+    splits: dict, posteriors: dict, samples: dict, dataset: str, classifier: str, seed: int
+) -> SetupData:
+    setting = Setting(
+        validation=LabelledSet(posteriors["P_val"], splits["y_val"], splits["X_val"]),
+        training=LabelledSet(posteriors["P_h"], splits["y_h"], splits["X_h"]),
+        shift="label",
+        key=f"{dataset}/{classifier}",
+        seed=seed,
+    )
+    return SetupData(
+        shift="label",
+        classifier=classifier,
+        dataset=dataset,
+        setting=setting,
+        pool=LabelledSet(posteriors["P_test"], splits["y_test"], splits["X_test"]),
+        sample_indices=samples["indices"],
+        shift_intensity=samples["shift_intensity"],
+    )

@@ -1,0 +1,20 @@
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_root() -> Path | None:
+    """The offline data copies (../shared/data on build machines and CI), or None when absent."""
+    root = Path(os.environ.get("UNISHIFT_DATA_ROOT", REPO.parent / "shared" / "data"))
+    return root if (root / "uci").is_dir() else None
+
+
+@pytest.fixture
+def data_root():
+    root = shared_data_root()
+    if root is None:
+        pytest.skip("offline data copies not found (set UNISHIFT_DATA_ROOT or provide ../shared/data)")
+    return root

@@ -1,0 +1,34 @@
+import numpy as np
+import pytest
+
+from unishift.protocols import npp_indices, upp_indices
+
+
+def test_upp_prevalences_follow_legacy_rng_and_round_rule():
+    labels = np.array([0] * 300 + [1] * 100)
+    indices = upp_indices(labels, sample_size=250, repeats=100, seed=0)
+    assert indices.shape == (100, 250)
+    state = np.random.RandomState(0)
+    u = state.rand(100)  # QuaPy's two-class simplex sampler under a temporary legacy seed
+    positives = labels[indices].sum(axis=1)
+    # Python's round with QuaPy's remainder rule: counts differ from round(250 u) only at .5 ties
+    assert np.all(np.abs(positives - np.round(250 * u)) <= 1)
+    assert np.array_equal(indices, upp_indices(labels, 250, 100, 0))
+    assert not np.array_equal(indices, upp_indices(labels, 250, 100, 1))
+
+
+def test_upp_draws_with_replacement_from_small_classes():
+    labels = np.array([0] * 5 + [1] * 3)
+    indices = upp_indices(labels, sample_size=50, repeats=10, seed=0)
+    assert indices.max() < 8 and indices.shape == (10, 50)
+
+
+def test_upp_refuses_a_single_class_pool():
+    with pytest.raises(ValueError, match="both classes"):
+        upp_indices(np.zeros(10, dtype=int), 5, 3, 0)
+
+
+def test_npp_is_uniform_with_replacement_and_seeded():
+    a = npp_indices(20, sample_size=250, repeats=4, seed=0)
+    assert a.shape == (4, 250) and a.max() < 20
+    assert np.array_equal(a, npp_indices(20, 250, 4, 0))

@@ -1,0 +1,34 @@
+rule train_classifier:
+    """Train one classifier on the classifier-training half; cache its posteriors on the three parts."""
+    input:
+        splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
+    output:
+        model=f"{RESULTS}/classifiers/label/{{dataset}}/{{classifier}}.pkl",
+        posteriors=f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
+    params:
+        seed=config["seed"],
+    log:
+        f"{RESULTS}/logs/classifiers/label/{{dataset}}/{{classifier}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/classifiers/label/{{dataset}}/{{classifier}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+    script:
+        "../scripts/train_classifier.py"
+
+
+rule classifier_accuracy_label:
+    """Accuracy of each classifier on the whole test pool (the paper's appendix table)."""
+    input:
+        posteriors=label_setup_files()["posteriors"],
+        splits=expand(f"{RESULTS}/data/label/{{dataset}}/split.npz", dataset=label_datasets()),
+    output:
+        f"{RESULTS}/tables/classifier_accuracy_label.csv",
+    params:
+        datasets=label_datasets(),
+        classifiers=label_classifiers(),
+    log:
+        f"{RESULTS}/logs/tables/classifier_accuracy_label.log",
+    script:
+        "../scripts/classifier_accuracy.py"

@@ -1,0 +1,22 @@
+rule evaluate:
+    """Fit one method per setup and apply it to every persisted sample; one row per sample."""
+    input:
+        unpack(evaluation_inputs),
+    output:
+        records=f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
+        runtime=f"{RESULTS}/runtime/{{shift}}/{{task}}/{{method}}.csv",
+    params:
+        method_params=lambda wc: method_params(wc.task, wc.method),
+        datasets=label_datasets(),
+        classifiers=label_classifiers(),
+        ece=config["ece"],
+        seed=config["seed"],
+    log:
+        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}.tsv"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    script:
+        "../scripts/evaluate.py"

@@ -1,0 +1,14 @@
+rule label_samples:
+    """UPP test samples (indices into the test pool), generated once and shared by every method."""
+    input:
+        splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
+    output:
+        f"{RESULTS}/samples/label/{{dataset}}.npz",
+    params:
+        sample_size=config["label_shift"]["sample_size"],
+        n_samples=config["label_shift"]["n_samples"],
+        seed=config["seed"],
+    log:
+        f"{RESULTS}/logs/samples/label/{{dataset}}.log",
+    script:
+        "../scripts/label_samples.py"
