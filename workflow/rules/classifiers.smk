@@ -7,6 +7,8 @@ rule train_classifier:
         posteriors=f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
     params:
         seed=config["seed"],
+    conda:
+        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/classifiers/label/{{dataset}}/{{classifier}}.log",
     benchmark:
@@ -28,6 +30,8 @@ rule classifier_accuracy_label:
     params:
         datasets=label_datasets(),
         classifiers=label_classifiers(),
+    conda:
+        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_label.log",
     script:

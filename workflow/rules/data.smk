@@ -7,6 +7,8 @@ rule uci_dataset:
         data_home=quapy_home(),
         data_root=config["data_root"],
         seed=config["seed"],
+    conda:
+        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/data/label/{{dataset}}.log",
     script:

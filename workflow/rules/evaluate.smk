@@ -11,6 +11,8 @@ rule evaluate:
         classifiers=label_classifiers(),
         ece=config["ece"],
         seed=config["seed"],
+    conda:
+        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
     benchmark:

@@ -14,6 +14,8 @@ rule tables:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         datasets=label_datasets(),
         classifiers=label_classifiers(),
+    conda:
+        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
     script:

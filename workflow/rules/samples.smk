@@ -8,6 +8,8 @@ rule label_samples:
         sample_size=config["label_shift"]["sample_size"],
         n_samples=config["label_shift"]["n_samples"],
         seed=config["seed"],
+    conda:
+        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/samples/label/{{dataset}}.log",
     script:

@@ -1,0 +1,97 @@
+"""The Snakemake workflow: lint, planning, validation failures and a real end-to-end run."""
+
+import filecmp
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.workflow
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles", "envs", ".test")
+
+
+def snakemake(*args, cwd=REPO, check=True):
+    result = subprocess.run(
+        [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=1200
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+def copy_workflow(target: Path) -> Path:
+    target.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, target / name)
+        else:
+            shutil.copy(source, target / name)
+    return target
+
+
+def test_lint_is_clean():
+    result = snakemake("--lint")
+    assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr
+
+
+def test_paper_config_plans_without_network():
+    result = snakemake("-n", "--configfile", "config/paper.yaml", "--quiet", "rules")
+    assert "evaluate" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("label_shift={'datasets': ['iris.9']}", "is not one of"),
+        ("label_shift={'classifiers': ['SVM']}", "is not one of"),
+        ("methods={'label': {'quantification': ['NotAMethod']}}", "valid quantification methods"),
+    ],
+)
+def test_bad_names_fail_validation_before_any_job(tmp_path, override, message):
+    work = copy_workflow(tmp_path / "wf")
+    result = snakemake("-n", "--cores", "1", "--config", override, cwd=work, check=False)
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+    assert not (work / "results" / "data").exists()
+
+
+def test_end_to_end_run_is_complete_and_byte_identical(tmp_path):
+    runs = []
+    for name in ("first", "second"):
+        work = copy_workflow(tmp_path / name)
+        snakemake("--cores", "2", "--configfile", ".test/config.yaml", cwd=work)
+        runs.append(work / "results")
+    config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    first = runs[0]
+    for task, methods in config["methods"]["label"].items():
+        table = pd.read_csv(first / "tables" / f"{task}_label.csv")
+        assert set(table["method"]) == set(methods)
+        assert (table["n_samples"] == 10).all()
+        assert (first / "tables" / f"{task}_label.tex").read_text().startswith(r"\begin{tabular}")
+        for method in methods:
+            records = pd.read_csv(first / "eval" / "label" / task / f"{method}.csv")
+            assert len(records) == 2 * 10  # two classifiers x ten samples
+            assert set(records["status"]) <= {"ok", "fallback", "error"}
+    accuracy = pd.read_csv(first / "tables" / "classifier_accuracy_label.csv")
+    assert set(accuracy["classifier"]) == {"LR", "kNN"}
+    for folder in ("eval", "tables"):
+        compared = filecmp.dircmp(runs[0] / folder, runs[1] / folder)
+        assert_identical(compared)
+
+
+def assert_identical(compared: filecmp.dircmp):
+    assert not compared.left_only and not compared.right_only
+    _, mismatch, errors = filecmp.cmpfiles(
+        compared.left, compared.right, compared.common_files, shallow=False
+    )
+    assert not mismatch and not errors, f"files differ between runs: {mismatch or errors}"
+    for sub in compared.subdirs.values():
+        assert_identical(sub)
