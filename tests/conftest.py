@@ -16,5 +16,7 @@ def shared_data_root() -> Path | None:
 def data_root():
     root = shared_data_root()
     if root is None:
-        pytest.skip("offline data copies not found (set UNISHIFT_DATA_ROOT or provide ../shared/data)")
+        pytest.skip(
+            "offline data copies not found (set UNISHIFT_DATA_ROOT or provide ../shared/data)"
+        )
     return root

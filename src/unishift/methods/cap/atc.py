@@ -1,0 +1,45 @@
+"""ATC, Average Thresholded Confidence of Garg et al. 2022, with the max-confidence score (methods.md §4.1)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unishift.methods.base import AccuracyPredictor, Sample, SampleContext, Setting
+
+
+def max_confidence(posteriors: np.ndarray) -> np.ndarray:
+    return np.asarray(posteriors, dtype=float).max(axis=1)
+
+
+def atc_threshold(scores: np.ndarray, correct: np.ndarray) -> float:
+    """The score at which the count of incorrect items above it best balances the correct ones below it.
+
+    The walk over ascending scores starts at FP = #incorrect, FN = 0 and updates the threshold on every
+    strict improvement of |FP - FN|. Each step lowers FP - FN by exactly one whatever the item's
+    correctness, so the walk's result does not depend on how tied scores are ordered.
+    """
+    order = np.argsort(scores, kind="stable")
+    sorted_scores = np.asarray(scores, dtype=float)[order]
+    sorted_correct = np.asarray(correct, dtype=bool)[order]
+    fp = np.sum(~sorted_correct) - np.cumsum(~sorted_correct)
+    fn = np.cumsum(sorted_correct)
+    gap = np.abs(fp - fn)
+    best, threshold = float(np.sum(~sorted_correct)), 0.0
+    for i, value in enumerate(gap):
+        if value < best:
+            best, threshold = value, float(sorted_scores[i])
+    return threshold
+
+
+class ATC(AccuracyPredictor):
+    """Predicted accuracy = fraction of test items whose max-confidence reaches the validation threshold."""
+
+    def fit(self, setting: Setting):
+        validation = setting.validation
+        scores = max_confidence(validation.posteriors)
+        correct = validation.predictions == validation.labels
+        self.threshold_ = atc_threshold(scores, correct)
+        return self
+
+    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+        return float(np.mean(max_confidence(sample.posteriors) >= self.threshold_))

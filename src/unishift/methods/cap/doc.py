@@ -1,0 +1,68 @@
+"""DoC, Difference of Confidences of Guillory et al. 2021 (methods.md §4.1, protocols.md §4)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.linear_model import LinearRegression
+
+from unishift.methods.base import AccuracyPredictor, Sample, SampleContext, Setting, check_choice
+from unishift.methods.cap.atc import max_confidence
+from unishift.protocols.sampling import npp_indices, upp_indices
+
+PROTOCOLS = ("upp", "npp")
+
+
+class DoC(AccuracyPredictor):
+    """Linear regression from the shift in mean max-confidence to the drop in accuracy.
+
+    The regressor is trained once per setting on ``repeats`` validation samples of ``sample_size`` items
+    drawn by ``protocol`` (UPP under label shift, NPP under covariate shift) with ``seed`` (REF: 0).
+    UPP needs both classes: on a validation set lacking one (a prediction partition of α2ρ) NPP is used
+    instead and recorded (open_questions.md §C.20).
+    """
+
+    def __init__(
+        self,
+        protocol: str = "upp",
+        sample_size: int = 250,
+        repeats: int = 100,
+        seed: int = 0,
+        clip: bool = True,
+    ):
+        check_choice("protocol", protocol, PROTOCOLS)
+        self.protocol = protocol
+        self.sample_size = sample_size
+        self.repeats = repeats
+        self.seed = seed
+        self.clip = clip
+
+    def _sample_indices(self, labels: np.ndarray) -> np.ndarray:
+        protocol = self.protocol
+        if protocol == "upp" and len(np.unique(labels)) < 2:
+            self.fit_notes.append(
+                ("fallback", "DoC: validation set lacks a class; NPP samples used instead of UPP")
+            )
+            protocol = "npp"
+        if protocol == "upp":
+            return upp_indices(labels, self.sample_size, self.repeats, self.seed)
+        return npp_indices(len(labels), self.sample_size, self.repeats, self.seed)
+
+    def fit(self, setting: Setting):
+        self.fit_notes = []
+        validation = setting.validation
+        if len(validation) == 0:
+            raise ValueError("DoC cannot be fitted on an empty validation set")
+        confidence = max_confidence(validation.posteriors)
+        correct = (validation.predictions == validation.labels).astype(float)
+        self.val_confidence_ = float(confidence.mean())
+        self.val_accuracy_ = float(correct.mean())
+        indices = self._sample_indices(validation.labels)
+        shifts = confidence[indices].mean(axis=1) - self.val_confidence_
+        drops = self.val_accuracy_ - correct[indices].mean(axis=1)
+        self.regressor_ = LinearRegression().fit(shifts.reshape(-1, 1), drops)
+        return self
+
+    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+        shift = max_confidence(sample.posteriors).mean() - self.val_confidence_
+        estimate = self.val_accuracy_ - float(self.regressor_.predict([[shift]])[0])
+        return float(np.clip(estimate, 0.0, 1.0)) if self.clip else estimate
