@@ -5,17 +5,17 @@ rule train_classifier:
     output:
         model=f"{RESULTS}/classifiers/label/{{dataset}}/{{classifier}}.pkl",
         posteriors=f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
-    params:
-        seed=config["seed"],
-    conda:
-        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/classifiers/label/{{dataset}}/{{classifier}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/classifiers/label/{{dataset}}/{{classifier}}.tsv"
+    conda:
+        "../../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
+    params:
+        seed=config["seed"],
     script:
         "../scripts/train_classifier.py"
 
@@ -24,15 +24,21 @@ rule classifier_accuracy_label:
     """Accuracy of each classifier on the whole test pool (the paper's appendix table)."""
     input:
         posteriors=label_setup_files()["posteriors"],
-        splits=expand(f"{RESULTS}/data/label/{{dataset}}/split.npz", dataset=label_datasets()),
+        splits=expand(
+            f"{RESULTS}/data/label/{{dataset}}/split.npz", dataset=label_datasets()
+        ),
     output:
-        f"{RESULTS}/tables/classifier_accuracy_label.csv",
+        report(
+            f"{RESULTS}/tables/classifier_accuracy_label.csv",
+            caption="../report/classifier_accuracy.rst",
+            category="classifiers",
+        ),
+    log:
+        f"{RESULTS}/logs/tables/classifier_accuracy_label.log",
+    conda:
+        "../../envs/core.yaml"
     params:
         datasets=label_datasets(),
         classifiers=label_classifiers(),
-    conda:
-        "../../envs/core.yaml"
-    log:
-        f"{RESULTS}/logs/tables/classifier_accuracy_label.log",
     script:
         "../scripts/classifier_accuracy.py"

@@ -1,3 +1,4 @@
+import shutil
 import sys
 from pathlib import Path
 
@@ -19,11 +20,15 @@ def _check_methods():
                 try:
                     get_method(task, name, shift)
                 except KeyError as err:
-                    raise ValueError(f"config methods.{shift}.{task}: {err.args[0]}") from None
+                    raise ValueError(
+                        f"config methods.{shift}.{task}: {err.args[0]}"
+                    ) from None
     for key in config["method_params"]:
         task, _, name = key.partition("/")
         if task not in TASKS:
-            raise ValueError(f"config method_params key {key!r} must read '<task>/<method>'")
+            raise ValueError(
+                f"config method_params key {key!r} must read '<task>/<method>'"
+            )
         get_method(task, name)
 
 
@@ -67,14 +72,79 @@ def quapy_home():
 def label_setup_files():
     """Input files of every label-shift setup, in table order (classifier-major, then data set)."""
     return {
-        "splits": expand(f"{RESULTS}/data/label/{{dataset}}/split.npz", dataset=label_datasets()),
-        "samples": expand(f"{RESULTS}/samples/label/{{dataset}}.npz", dataset=label_datasets()),
+        "splits": expand(
+            f"{RESULTS}/data/label/{{dataset}}/split.npz", dataset=label_datasets()
+        ),
+        "samples": expand(
+            f"{RESULTS}/samples/label/{{dataset}}.npz", dataset=label_datasets()
+        ),
         "posteriors": expand(
             f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
             dataset=label_datasets(),
             classifier=label_classifiers(),
         ),
     }
+
+
+def row_orders(shift):
+    """Row blocks (classifiers or models) and rows (data sets or source->target pairs) of a table."""
+    if shift == "label":
+        return label_classifiers(), label_datasets()
+    return covariate_row_orders()
+
+
+def samples_per_setup(shift):
+    section = "label_shift" if shift == "label" else "covariate_shift"
+    return config[section]["n_samples"]
+
+
+def eval_files(shift, task):
+    return expand(
+        f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
+        shift=shift,
+        task=task,
+        method=methods_of(shift, task),
+    )
+
+
+def pdflatex_available():
+    return shutil.which("pdflatex") is not None
+
+
+def build_report_pdf():
+    wanted = config["report_pdf"]
+    if wanted == "auto":
+        if not pdflatex_available():
+            print(
+                "pdflatex not found: results/report.pdf is skipped (install TeX Live or set "
+                "report_pdf: false to silence this)",
+                file=sys.stderr,
+            )
+        return pdflatex_available()
+    return bool(wanted)
+
+
+def table_targets(shift):
+    """Every table, diagram and plot of one shift, grouped by kind (for rule all and the PDF)."""
+    targets = {"tables": [], "cd": [], "figures": [], "appendix": [], "other": []}
+    for task in TASKS:
+        if not methods_of(shift, task):
+            continue
+        targets["tables"].append(f"{RESULTS}/tables/{task}_{shift}.tex")
+        targets["cd"].append(f"{RESULTS}/cd/{task}_{shift}.tex")
+        targets["figures"].append(f"{RESULTS}/plots/{task}_{shift}_err_by_shift.pdf")
+        targets["other"] += [
+            f"{RESULTS}/tables/{task}_{shift}.csv",
+            f"{RESULTS}/reproduction/{task}_{shift}.md",
+        ]
+        if task == "calibration":
+            targets["tables"].append(f"{RESULTS}/tables/calibration_brier_{shift}.tex")
+    targets["appendix"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.tex")
+    return targets
+
+
+def report_pdf_inputs(kind):
+    return [path for shift in enabled_shifts() for path in table_targets(shift)[kind]]
 
 
 def evaluation_inputs(wildcards):
@@ -84,15 +154,16 @@ def evaluation_inputs(wildcards):
 
 
 def covariate_setup_files():
-    raise ValueError("the covariate-shift branch is not configured in this workflow yet")
+    raise ValueError(
+        "the covariate-shift branch is not configured in this workflow yet"
+    )
 
 
 def all_outputs():
     outputs = []
     for shift in enabled_shifts():
-        for task in TASKS:
-            if methods_of(shift, task):
-                outputs.append(f"{RESULTS}/tables/{task}_{shift}.csv")
-                outputs.append(f"{RESULTS}/tables/{task}_{shift}.tex")
-        outputs.append(f"{RESULTS}/tables/classifier_accuracy_{shift}.csv")
+        for paths in table_targets(shift).values():
+            outputs += paths
+    if build_report_pdf():
+        outputs.append(f"{RESULTS}/report.pdf")
     return outputs

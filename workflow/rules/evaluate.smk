@@ -5,20 +5,20 @@ rule evaluate:
     output:
         records=f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
         runtime=f"{RESULTS}/runtime/{{shift}}/{{task}}/{{method}}.csv",
+    log:
+        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
     params:
         method_params=lambda wc: method_params(wc.task, wc.method),
         datasets=label_datasets(),
         classifiers=label_classifiers(),
         ece=config["ece"],
         seed=config["seed"],
-    conda:
-        "../../envs/core.yaml"
-    log:
-        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
-    benchmark:
-        f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}.tsv"
-    threads: 1
-    resources:
-        mem_mb=4000,
     script:
         "../scripts/evaluate.py"

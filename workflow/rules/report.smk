@@ -1,22 +1,128 @@
 rule tables:
-    """Mean error per (classifier, data set, method) for one task and shift: csv and plain LaTeX."""
+    """The paper-grade table of one task and shift: cells, colours, bold, win rates, average
+    ranks (csv + LaTeX), and its CD diagram, all from one computed result."""
     input:
-        lambda wc: expand(
-            f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
-            shift=wc.shift,
-            task=wc.task,
-            method=methods_of(wc.shift, wc.task),
-        ),
+        lambda wc: eval_files(wc.shift, wc.task),
     output:
-        csv=f"{RESULTS}/tables/{{task}}_{{shift}}.csv",
+        cells=report(
+            f"{RESULTS}/tables/{{task}}_{{shift}}.csv",
+            caption="../report/tables.rst",
+            category="{task}",
+            subcategory="{shift} shift",
+        ),
+        summary=f"{RESULTS}/tables/{{task}}_{{shift}}_summary.csv",
         tex=f"{RESULTS}/tables/{{task}}_{{shift}}.tex",
+        cd_tex=f"{RESULTS}/cd/{{task}}_{{shift}}.tex",
+        cd_png=report(
+            f"{RESULTS}/cd/{{task}}_{{shift}}.png",
+            caption="../report/cd.rst",
+            category="{task}",
+            subcategory="{shift} shift",
+        ),
+        cd_groups=f"{RESULTS}/cd/{{task}}_{{shift}}_groups.csv",
     params:
         methods=lambda wc: methods_of(wc.shift, wc.task),
-        datasets=label_datasets(),
-        classifiers=label_classifiers(),
+        classifiers=lambda wc: row_orders(wc.shift)[0],
+        datasets=lambda wc: row_orders(wc.shift)[1],
+        n_samples=lambda wc: samples_per_setup(wc.shift),
+        alpha=config["alpha"],
     conda:
         "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
     script:
         "../scripts/tables.py"
+
+
+rule brier_table:
+    """The appendix Brier-score table of the calibration methods."""
+    input:
+        lambda wc: eval_files(wc.shift, "calibration"),
+    output:
+        cells=f"{RESULTS}/tables/calibration_brier_{{shift}}.csv",
+        summary=f"{RESULTS}/tables/calibration_brier_{{shift}}_summary.csv",
+        tex=f"{RESULTS}/tables/calibration_brier_{{shift}}.tex",
+    params:
+        methods=lambda wc: methods_of(wc.shift, "calibration"),
+        classifiers=lambda wc: row_orders(wc.shift)[0],
+        datasets=lambda wc: row_orders(wc.shift)[1],
+        n_samples=lambda wc: samples_per_setup(wc.shift),
+        alpha=config["alpha"],
+    conda:
+        "../../envs/core.yaml"
+    log:
+        f"{RESULTS}/logs/tables/calibration_brier_{{shift}}.log",
+    script:
+        "../scripts/brier_table.py"
+
+
+rule error_by_shift:
+    """Mean error per shift-intensity bin for the paper's selection of methods."""
+    input:
+        lambda wc: eval_files(wc.shift, wc.task),
+    output:
+        pdf=f"{RESULTS}/plots/{{task}}_{{shift}}_err_by_shift.pdf",
+        png=report(
+            f"{RESULTS}/plots/{{task}}_{{shift}}_err_by_shift.png",
+            caption="../report/err_by_shift.rst",
+            category="{task}",
+            subcategory="{shift} shift",
+        ),
+    conda:
+        "../../envs/core.yaml"
+    log:
+        f"{RESULTS}/logs/plots/{{task}}_{{shift}}_err_by_shift.log",
+    script:
+        "../scripts/error_by_shift.py"
+
+
+rule reproduction:
+    """Our cells, ranks and win rates beside the paper's, with a verdict per cell."""
+    input:
+        cells=f"{RESULTS}/tables/{{task}}_{{shift}}.csv",
+        summary=f"{RESULTS}/tables/{{task}}_{{shift}}_summary.csv",
+    output:
+        csv=f"{RESULTS}/reproduction/{{task}}_{{shift}}.csv",
+        md=report(
+            f"{RESULTS}/reproduction/{{task}}_{{shift}}.md",
+            caption="../report/reproduction.rst",
+            category="reproduction",
+        ),
+    conda:
+        "../../envs/core.yaml"
+    log:
+        f"{RESULTS}/logs/reproduction/{{task}}_{{shift}}.log",
+    script:
+        "../scripts/reproduction.py"
+
+
+rule accuracy_appendix:
+    """The classifier-accuracy appendix table and its comparison with the paper's."""
+    input:
+        f"{RESULTS}/tables/classifier_accuracy_{{shift}}.csv",
+    output:
+        tex=f"{RESULTS}/tables/classifier_accuracy_{{shift}}.tex",
+        csv=f"{RESULTS}/reproduction/classifier_accuracy_{{shift}}.csv",
+    conda:
+        "../../envs/core.yaml"
+    log:
+        f"{RESULTS}/logs/tables/classifier_accuracy_{{shift}}_tex.log",
+    script:
+        "../scripts/accuracy_appendix.py"
+
+
+rule report_pdf:
+    """Every table, CD diagram and figure in one document (needs pdflatex)."""
+    input:
+        tables=report_pdf_inputs("tables"),
+        cd=report_pdf_inputs("cd"),
+        figures=report_pdf_inputs("figures"),
+        appendix=report_pdf_inputs("appendix"),
+    output:
+        f"{RESULTS}/report.pdf",
+    conda:
+        "../../envs/core.yaml"
+    log:
+        f"{RESULTS}/logs/report_pdf.log",
+    script:
+        "../scripts/report_pdf.py"

@@ -4,13 +4,13 @@ rule label_samples:
         splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
     output:
         f"{RESULTS}/samples/label/{{dataset}}.npz",
+    log:
+        f"{RESULTS}/logs/samples/label/{{dataset}}.log",
+    conda:
+        "../../envs/core.yaml"
     params:
         sample_size=config["label_shift"]["sample_size"],
         n_samples=config["label_shift"]["n_samples"],
         seed=config["seed"],
-    conda:
-        "../../envs/core.yaml"
-    log:
-        f"{RESULTS}/logs/samples/label/{{dataset}}.log",
     script:
         "../scripts/label_samples.py"

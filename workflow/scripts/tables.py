@@ -1,15 +1,20 @@
-import pandas as pd
+from pathlib import Path
 
-from unishift.io import write_csv, write_text
 from unishift.jobs import start_job
-from unishift.registry import get_method
-from unishift.report.summary import plain_latex, summary_table
+from unishift.report.pipeline import build_cd, build_table
 
-start_job(snakemake.log[0])
-task = snakemake.wildcards.task
-methods = snakemake.params.methods
-frames = [pd.read_csv(path, keep_default_na=False, na_values=[""]) for path in snakemake.input]
-table = summary_table(frames, snakemake.params.classifiers, snakemake.params.datasets, methods)
-write_csv(snakemake.output.csv, table)
-displays = {m: get_method(task, m).display for m in methods}
-write_text(snakemake.output.tex, plain_latex(table, displays))
+log = start_job(snakemake.log[0])
+params, wildcards = snakemake.params, snakemake.wildcards
+result = build_table(
+    snakemake.input,
+    wildcards.task,
+    wildcards.shift,
+    methods=params.methods,
+    out_dir=Path(snakemake.output.cells).parent,
+    classifiers=params.classifiers,
+    datasets=params.datasets,
+    n_samples=params.n_samples,
+    alpha=params.alpha,
+)
+build_cd(result, Path(snakemake.output.cd_tex).parent, alpha=params.alpha)
+log.info("table and CD diagram of %s under %s shift written", wildcards.task, wildcards.shift)

@@ -1,0 +1,363 @@
+"""LasCal's temperature search (methods.md §2.5), in a straightforward and a fast form.
+
+For each of the 100 grid temperatures LasCal (i) estimates class importance weights by RLLS with hard
+predictions and (ii) evaluates the label-shift ECE estimator (p = 2, 15 equal-count bins, class-wise);
+the first strict minimum wins.
+
+* ``estimator="loop"`` / ``solver="cvxpy"``: the REF procedure written out plainly (one estimator
+  loop per bin and per point, one cvxpy RLLS problem per temperature). Kept as the oracle the tests
+  and the benchmark compare against.
+* ``estimator="vectorised"`` / ``solver="closed_form"`` (defaults): the softmaxes, bin edges,
+  memberships and sums of all temperatures at once, and the binary RLLS problem solved exactly by
+  enumerating its optimality conditions, once per distinct (confusion matrix, target predictions)
+  instead of once per temperature (hard predictions rarely change with T).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from unishift.methods.base import check_choice
+from unishift.methods.calibration.shared import first_strict_minimum, softmax, temperature_grid
+
+ESTIMATORS = ("vectorised", "loop")
+SOLVERS = ("closed_form", "cvxpy")
+RLLS_ALPHA = 0.01
+RLLS_DELTA = 0.05
+
+
+# ---------------------------------------------------------------------------------------------
+# RLLS: theta = argmin ||C theta - b|| + lam ||theta||  s.t. theta >= -1;  w = 1 + theta
+
+
+def rlls_lambda(n_source: int, n_classes: int = 2, alpha: float = RLLS_ALPHA) -> float:
+    """alpha * rho with abstention's rho = 3 (2 ln(2K/delta) / (3 n) + sqrt(2 ln(2K/delta) / n))."""
+    log_term = np.log(2 * n_classes / RLLS_DELTA)
+    rho = 3 * (2 * log_term / (3 * n_source) + np.sqrt(2 * log_term / n_source))
+    return alpha * rho
+
+
+def rlls_system(source_pred, source_labels, target_pred):
+    """(C, b) of RLLS with hard predictions: C[i, j] = share of source items predicted i with label j,
+    b = share of target items predicted per class - the same share on the source."""
+    n_s, n_t = len(source_pred), len(target_pred)
+    C = np.zeros((2, 2))
+    for i in (0, 1):
+        for j in (0, 1):
+            C[i, j] = np.count_nonzero((source_pred == i) & (source_labels == j)) / n_s
+    mu_t = np.array([np.count_nonzero(target_pred == c) / n_t for c in (0, 1)])
+    mu_s = np.array([np.count_nonzero(source_pred == c) / n_s for c in (0, 1)])
+    return C, mu_t - mu_s
+
+
+def rlls_objective(theta, C, b, lam) -> float:
+    return float(np.linalg.norm(C @ theta - b) + lam * np.linalg.norm(theta))
+
+
+def rlls_cvxpy(C, b, lam) -> np.ndarray:
+    """The problem as abstention's RLLSImbalanceAdapter states it to cvxpy (default solver)."""
+    import cvxpy as cp
+
+    theta = cp.Variable(C.shape[0])
+    problem = cp.Problem(
+        cp.Minimize(cp.pnorm(C @ theta - b) + lam * cp.pnorm(theta)), [-1 <= theta]
+    )
+    problem.solve()
+    if theta.value is None:
+        raise RuntimeError(f"cvxpy could not solve RLLS ({problem.status})")
+    return np.asarray(theta.value, dtype=float)
+
+
+def _face_minimiser(c_free, d, lam, fixed_sq) -> float:
+    """argmin over t >= -1 of ||c_free t - d|| + lam sqrt(fixed_sq + t^2), a convex 1-d problem,
+    by bisection on the sign of a subgradient down to adjacent floats."""
+
+    def slope(t):
+        r0, r1 = c_free[0] * t - d[0], c_free[1] * t - d[1]
+        norm_r = math.hypot(r0, r1)
+        data = (c_free[0] * r0 + c_free[1] * r1) / norm_r if norm_r > 0 else 0.0
+        return data + lam * t / math.sqrt(fixed_sq + t * t)
+
+    lo = -1.0
+    if slope(lo) >= 0:
+        return lo
+    hi = 1.0
+    while slope(hi) < 0:
+        hi *= 2.0
+        if hi > 1e12:
+            return hi
+    for _ in range(2000):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if slope(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return lo if abs(slope(lo)) <= abs(slope(hi)) else hi
+
+
+def _smooth_stationary_points(C, b, lam) -> list[np.ndarray]:
+    """Points where both norms are differentiable and C^T u + lam v = 0 (u, v the unit residual and
+    unit theta). ||C^T u|| = lam fixes the angle of u in closed form; then r = s u, theta = t v solve
+    a 2x2 linear system."""
+    M = C @ C.T
+    mean, half_diff, cross = (M[0, 0] + M[1, 1]) / 2, (M[0, 0] - M[1, 1]) / 2, M[0, 1]
+    amplitude = math.hypot(half_diff, cross)
+    if amplitude == 0 or lam == 0:
+        return []
+    ratio = (lam * lam - mean) / amplitude
+    if abs(ratio) > 1:
+        return []
+    phase, spread = math.atan2(cross, half_diff), math.acos(ratio)
+    points = []
+    for two_phi in (phase + spread, phase - spread):
+        for phi in (two_phi / 2, two_phi / 2 + math.pi):
+            u = np.array([math.cos(phi), math.sin(phi)])
+            v = -(C.T @ u) / lam
+            system = np.column_stack([u, -(C @ v)])
+            if abs(np.linalg.det(system)) < 1e-300:
+                continue
+            _, t = np.linalg.solve(system, -b)
+            points.append(t * v)
+    return points
+
+
+def _newton_polish(theta, C, b, lam, steps=6) -> np.ndarray:
+    """A few guarded Newton steps on the smooth objective (the angle formula loses digits when
+    acos is near +-1)."""
+    best, best_f = theta, rlls_objective(theta, C, b, lam)
+    for _ in range(steps):
+        r = C @ best - b
+        nr, nt = np.linalg.norm(r), np.linalg.norm(best)
+        if nr == 0 or nt == 0 or np.any(best <= -1):
+            break
+        u, v = r / nr, best / nt
+        grad = C.T @ u + lam * v
+        hess = C.T @ (np.eye(2) - np.outer(u, u)) @ C / nr + lam * (np.eye(2) - np.outer(v, v)) / nt
+        try:
+            step = np.linalg.solve(hess, grad)
+        except np.linalg.LinAlgError:
+            break
+        candidate = best - step
+        f = rlls_objective(candidate, C, b, lam)
+        if not f < best_f or np.any(candidate < -1):
+            break
+        best, best_f = candidate, f
+    return best
+
+
+def rlls_closed_form(C, b, lam) -> np.ndarray:
+    """Exact minimiser of the binary RLLS problem.
+
+    A convex problem attains its minimum either on a face of the feasible set (theta_i = -1; a 1-d
+    convex problem solved by bisection, or the corner) or in the interior at a point where 0 is a
+    subgradient: theta = 0, a zero residual (minimum-norm solution of C theta = b), or a smooth
+    stationary point. Every such candidate that is feasible is evaluated; the smallest objective wins.
+    """
+    C, b = np.asarray(C, dtype=float), np.asarray(b, dtype=float)
+    candidates = [np.zeros(2), np.array([-1.0, -1.0]), np.linalg.pinv(C) @ b]
+    for fixed in (0, 1):
+        free = 1 - fixed
+        d = b + C[:, fixed]  # theta_fixed = -1 moves -C[:, fixed] to the right-hand side
+        t = _face_minimiser(C[:, free], d, lam, 1.0)
+        theta = np.empty(2)
+        theta[fixed], theta[free] = -1.0, t
+        candidates.append(theta)
+    candidates += [_newton_polish(p, C, b, lam) for p in _smooth_stationary_points(C, b, lam)]
+    feasible = [c for c in candidates if np.all(np.isfinite(c)) and np.all(c >= -1)]
+    return min(feasible, key=lambda c: rlls_objective(c, C, b, lam))
+
+
+def rlls_weights(source_pred, source_labels, target_pred, solver: str = "closed_form"):
+    check_choice("solver", solver, SOLVERS)
+    C, b = rlls_system(source_pred, source_labels, target_pred)
+    lam = rlls_lambda(len(source_pred))
+    theta = rlls_closed_form(C, b, lam) if solver == "closed_form" else rlls_cvxpy(C, b, lam)
+    return 1.0 + theta
+
+
+# ---------------------------------------------------------------------------------------------
+# Label-shift ECE estimator (LasCal's criterion, one class)
+
+
+def ece_label_shift_loop(conf_source, conf_target, source_is_class, weight, n_bins=15, p=2):
+    """The estimator written as REF's loop: equal-count bins on the target confidences (edges
+    interpolated over the sorted values), membership lower < s <= upper, and for every bin with more
+    than one target point the expected positive rate ((n_t - 1)/n_s) w #{source positives}/(n_bin - 1).
+
+    REF's expected rate is a float32 torch scalar (the count is a float32 tensor and numpy/Python
+    scalars adopt its dtype), so it is rounded to float32 after each operation here too; the
+    squared gaps are float64.
+    """
+    conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
+    n_s, n_t = len(conf_source), len(conf_target)
+    edges = np.interp(np.linspace(0, n_t, n_bins + 1), np.arange(n_t), np.sort(conf_target))
+    total = 0.0
+    for lower, upper in zip(edges[:-1], edges[1:]):
+        in_source = (conf_source > lower) & (conf_source <= upper)
+        in_target = (conf_target > lower) & (conf_target <= upper)
+        if in_target.sum() > 1:
+            normalizer = (n_t - 1) / n_s
+            weighted = np.float32(weight) * np.float32(source_is_class[in_source].sum())
+            expected = np.float32(normalizer) * weighted / np.float32(in_target.sum() - 1)
+            for point in conf_target[in_target]:
+                total += abs(point - float(expected)) ** p
+    return total / n_t
+
+
+def _equal_count_edges(sorted_rows: np.ndarray, n_bins: int) -> np.ndarray:
+    """``np.interp(linspace(0, n, b+1), arange(n), row)`` for every row at once, with numpy's own
+    arithmetic (exact hits return the node, beyond the last node the last value)."""
+    n = sorted_rows.shape[1]
+    positions = np.linspace(0, n, n_bins + 1)
+    edges = np.empty((sorted_rows.shape[0], n_bins + 1))
+    for m, x in enumerate(positions):
+        j = int(math.floor(x))
+        if j >= n - 1:
+            edges[:, m] = sorted_rows[:, -1]
+        elif x == j:
+            edges[:, m] = sorted_rows[:, j]
+        else:
+            slope = (sorted_rows[:, j + 1] - sorted_rows[:, j]) / 1.0
+            edges[:, m] = slope * (x - float(j)) + sorted_rows[:, j]
+    return edges
+
+
+def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Bin of each value under lower < v <= upper, -1 for none (rows: temperatures). Assumes each
+    row's edges are non-decreasing, so the bins are disjoint."""
+    # With sorted edges, searchsorted(side="left") counts the edges strictly below each value.
+    below = np.empty(values.shape, dtype=np.intp)
+    for r in range(values.shape[0]):
+        below[r] = np.searchsorted(edges[r], values[r], side="left")
+    n_bins = edges.shape[1] - 1
+    return np.where((below >= 1) & (below <= n_bins), below - 1, -1)
+
+
+def ece_label_shift_vectorised(conf_source, conf_target, source_is_class, weights, n_bins=15, p=2):
+    """The estimator for every temperature at once: rows of ``conf_*`` are temperatures and
+    ``weights`` holds the class weight of each temperature."""
+    conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
+    n_temps, n_s = conf_source.shape
+    n_t = conf_target.shape[1]
+    edges = _equal_count_edges(np.sort(conf_target, axis=1), n_bins)
+    monotone = np.all(np.diff(edges, axis=1) >= 0, axis=1)
+    if not monotone.all():
+        # Rounding can make interpolated edges step back by an ulp; those rows keep REF's loop.
+        out = np.empty(n_temps)
+        for r in np.flatnonzero(~monotone):
+            out[r] = ece_label_shift_loop(
+                conf_source[r], conf_target[r], source_is_class, weights[r], n_bins, p
+            )
+        keep = np.flatnonzero(monotone)
+        if keep.size:
+            out[keep] = ece_label_shift_vectorised(
+                conf_source[keep], conf_target[keep], source_is_class, weights[keep], n_bins, p
+            )
+        return out
+    bin_t = _bin_index(conf_target, edges)
+    bin_s = _bin_index(conf_source, edges)
+    offsets = (np.arange(n_temps) * n_bins)[:, None]
+    size = n_temps * n_bins
+    count_t = np.bincount((bin_t + offsets)[bin_t >= 0], minlength=size).reshape(n_temps, n_bins)
+    positives = (bin_s >= 0) & np.asarray(source_is_class, dtype=bool)[None, :]
+    count_s = np.bincount((bin_s + offsets)[positives], minlength=size).reshape(n_temps, n_bins)
+    normalizer = np.float32((n_t - 1) / n_s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weighted = np.asarray(weights, dtype=np.float32)[:, None] * count_s.astype(np.float32)
+        expected = (normalizer * weighted / (count_t - 1).astype(np.float32)).astype(float)
+    used = count_t > 1
+    rows = np.broadcast_to(np.arange(n_temps)[:, None], bin_t.shape)
+    safe_bin = np.where(bin_t >= 0, bin_t, 0)
+    counted = (bin_t >= 0) & used[rows, safe_bin]
+    gap = np.where(counted, conf_target - expected[rows, safe_bin], 0.0)
+    return np.sum(np.abs(gap) ** p, axis=1) / n_t
+
+
+# ---------------------------------------------------------------------------------------------
+# The search
+
+
+def _scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
+    return softmax(np.asarray(z, dtype=float)[None, :, :] / temps.astype(float)[:, None, None])
+
+
+def _binary_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The two columns of softmax(z / T) for every T as separate contiguous (n_T x n) arrays, with
+    the very operations of ``shared.softmax`` (bit-identical), without stacking them."""
+    z = np.asarray(z, dtype=float)
+    t = temps.astype(float)[:, None]
+    a, b = z[None, :, 0] / t, z[None, :, 1] / t
+    with np.errstate(invalid="ignore", over="ignore"):
+        peak = np.maximum(a, b)
+        ea, eb = np.exp(a - peak), np.exp(b - peak)
+        total = ea + eb
+        return ea / total, eb / total
+
+
+def _argmax(probabilities: np.ndarray) -> np.ndarray:
+    """Hard predictions as abstention computes them (np.argmax: first maximum, NaN counts as max)."""
+    return np.argmax(probabilities, axis=-1)
+
+
+def _binary_argmax(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
+    """np.argmax over two columns: class 1 only if strictly larger. A softmax row is either all NaN
+    (argmax 0, comparison False) or NaN-free, so the comparison is exact."""
+    return (s1 > s0).astype(np.intp)
+
+
+def lascal_losses(
+    z_source,
+    y_source,
+    z_target,
+    estimator: str = "vectorised",
+    solver: str = "closed_form",
+    temps: np.ndarray | None = None,
+) -> np.ndarray:
+    """LasCal's loss (mean over the two classes of the label-shift ECE) at every grid temperature."""
+    check_choice("estimator", estimator, ESTIMATORS)
+    check_choice("solver", solver, SOLVERS)
+    temps = temperature_grid() if temps is None else temps
+    y_source = np.asarray(y_source, dtype=int)
+
+    if estimator == "loop":
+        s_src, s_tgt = _scaled_softmaxes(z_source, temps), _scaled_softmaxes(z_target, temps)
+        pred_src, pred_tgt = _argmax(s_src), _argmax(s_tgt)
+        losses = np.empty(len(temps))
+        for r in range(len(temps)):
+            w = rlls_weights(pred_src[r], y_source, pred_tgt[r], solver)
+            per_class = [
+                ece_label_shift_loop(s_src[r, :, k], s_tgt[r, :, k], y_source == k, w[k])
+                for k in (0, 1)
+            ]
+            losses[r] = np.mean(per_class)
+        return losses
+
+    src, tgt = _binary_scaled_softmaxes(z_source, temps), _binary_scaled_softmaxes(z_target, temps)
+    pred_src, pred_tgt = _binary_argmax(*src), _binary_argmax(*tgt)
+    # The weights depend on the temperature only through the hard predictions: solve once per
+    # distinct prediction pattern.
+    weights = np.empty((len(temps), 2))
+    solved: dict[bytes, np.ndarray] = {}
+    for r in range(len(temps)):
+        key = pred_src[r].tobytes() + b"|" + pred_tgt[r].tobytes()
+        if key not in solved:
+            solved[key] = rlls_weights(pred_src[r], y_source, pred_tgt[r], solver)
+        weights[r] = solved[key]
+    per_class = [
+        ece_label_shift_vectorised(src[k], tgt[k], y_source == k, weights[:, k]) for k in (0, 1)
+    ]
+    return (per_class[0] + per_class[1]) / 2
+
+
+def lascal_temperature(
+    z_source, y_source, z_target, estimator: str = "vectorised", solver: str = "closed_form"
+) -> tuple[float, np.ndarray]:
+    """(temperature, losses); the temperature is -1.0 (REF's sentinel) when no loss is finite."""
+    temps = temperature_grid()
+    losses = lascal_losses(z_source, y_source, z_target, estimator, solver, temps)
+    best = first_strict_minimum(losses)
+    return (-1.0 if best is None else float(temps[best])), losses

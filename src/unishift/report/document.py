@@ -1,0 +1,93 @@
+"""``results/report.pdf``: every table, CD diagram and figure in one LaTeX document.
+
+pdflatex is optional: without it the .tex is still written and :func:`build_report_pdf` says that it
+skipped the compilation (the CI machines have no TeX installation).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from unishift.report.render import render_template
+
+# Packages the generated tables and diagrams need.
+PREAMBLE_PACKAGES = (
+    "amsmath",
+    "amssymb",
+    "booktabs",
+    "multirow",
+    "rotating",
+    "graphicx",
+    "pgfplots",
+)
+
+
+@dataclass
+class ReportContent:
+    """Paths of the pieces to include, each with a caption, in order of appearance."""
+
+    tables: list[tuple[str, Path]] = field(default_factory=list)  # result/Brier tables (.tex)
+    cd: list[tuple[str, Path]] = field(default_factory=list)  # CD tikzpictures (.tex)
+    figures: list[tuple[str, Path]] = field(
+        default_factory=list
+    )  # error-by-shift plots (.pdf/.png)
+    appendix: list[tuple[str, Path]] = field(default_factory=list)  # accuracy tables (.tex)
+    notes: list[str] = field(default_factory=list)  # free text paragraphs (LaTeX)
+
+
+def report_tex(content: ReportContent, title: str = "unishift: reproduction report") -> str:
+    """The document source; pieces are inlined so that the .tex compiles on its own."""
+
+    def read(items):
+        return [(caption, Path(p).read_text(encoding="utf-8")) for caption, p in items]
+
+    return render_template(
+        "report.tex.j2",
+        title=title,
+        packages=PREAMBLE_PACKAGES,
+        tables=read(content.tables),
+        cds=read(content.cd),
+        figures=[(caption, Path(p).resolve().as_posix()) for caption, p in content.figures],
+        appendix=read(content.appendix),
+        notes=content.notes,
+    )
+
+
+def build_report_pdf(
+    content: ReportContent, pdf_path: str | Path, pdflatex: str | None = None
+) -> Path | None:
+    """Write ``<pdf stem>.tex`` next to ``pdf_path`` and compile it; returns the PDF path, or None
+    (with a message on stderr) when pdflatex is not installed. A failed compilation raises with the
+    end of the LaTeX log."""
+    pdf_path = Path(pdf_path)
+    pdf_path.parent.mkdir(parents=True, exist_ok=True)
+    tex_path = pdf_path.with_suffix(".tex")
+    tex_path.write_text(report_tex(content), encoding="utf-8")
+    exe = pdflatex or shutil.which("pdflatex")
+    if exe is None:
+        import sys
+
+        print(f"pdflatex not found: wrote {tex_path}, skipped building {pdf_path}", file=sys.stderr)
+        return None
+    # Fixed dates and IDs so that the same sources give the same PDF bytes.
+    env = dict(os.environ, SOURCE_DATE_EPOCH="0", FORCE_SOURCE_DATE="1")
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(tex_path, Path(tmp) / "report.tex")
+        run = subprocess.run(
+            [exe, "-interaction=nonstopmode", "-halt-on-error", "report.tex"],
+            check=False,
+            cwd=tmp,
+            env=env,
+            capture_output=True,
+            text=True,
+            errors="replace",
+        )
+        if run.returncode != 0:
+            raise RuntimeError(f"pdflatex failed on {tex_path}:\n{run.stdout[-3000:]}")
+        shutil.copy(Path(tmp) / "report.pdf", pdf_path)
+    return pdf_path

@@ -1,0 +1,167 @@
+"""Entry points for the workflow's report rules: each reads files, writes files, returns what it
+computed. File names follow the project's layout (``results/tables``, ``results/cd``, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from unishift.report.appendix import write_accuracy_tex
+from unishift.report.cd import cd_groups_frame, write_cd
+from unishift.report.paper import (
+    compare_summary,
+    load_paper,
+    reproduction_markdown,
+    reproduction_table,
+    verdict,
+    wins_long,
+)
+from unishift.report.plots import plot_error_by_shift
+from unishift.report.tables import (
+    TableResult,
+    compute_table,
+    load_records,
+    write_table_csv,
+    write_table_tex,
+)
+from unishift.stats import ALPHA
+
+# The paper shrinks only the CAP-LS table.
+TABLE_WIDTH = {("cap", "label"): r".9\textwidth"}
+
+
+def table_name(task: str, shift: str, metric: str = "error") -> str:
+    return f"calibration_brier_{shift}" if metric == "brier" else f"{task}_{shift}"
+
+
+def build_table(
+    result_files: Iterable[str | Path],
+    task: str,
+    shift: str,
+    methods: list[str],
+    out_dir: str | Path,
+    metric: str = "error",
+    classifiers: list[str] | None = None,
+    datasets: list[str] | None = None,
+    n_samples: int | None = None,
+    alpha: float = ALPHA,
+) -> TableResult:
+    """Read the per-sample files of one (task, shift) and write ``<name>.csv`` (cells),
+    ``<name>_summary.csv`` (ranks, win rates) and ``<name>.tex`` into ``out_dir``, where name is
+    ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier"."""
+    records = load_records(result_files)
+    result = compute_table(
+        records, task, shift, methods, metric, classifiers, datasets, n_samples, alpha
+    )
+    out_dir = Path(out_dir)
+    name = table_name(task, shift, metric)
+    write_table_csv(result, out_dir / f"{name}.csv")
+    write_table_tex(
+        result, out_dir / f"{name}.tex", width=TABLE_WIDTH.get((task, shift), r"\textwidth")
+    )
+    return result
+
+
+def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> None:
+    """``{task}_{shift}.tex`` (tikzpicture), ``.png`` and ``_groups.csv`` in ``out_dir``."""
+    out_dir = Path(out_dir)
+    stem = f"{result.task}_{result.shift}"
+    cd = write_cd(result, out_dir / f"{stem}.tex", out_dir / f"{stem}.png", alpha)
+    cd_groups_frame(cd).to_csv(out_dir / f"{stem}_groups.csv", index=False, lineterminator="\n")
+
+
+def build_error_by_shift(
+    result_files: Iterable[str | Path], task: str, shift: str, out_dir: str | Path
+) -> None:
+    """``{task}_{shift}_err_by_shift.pdf`` and ``.png`` in ``out_dir`` (paper's method selection,
+    restricted to the methods that have result files)."""
+    records = load_records(result_files)
+    out_dir = Path(out_dir)
+    stem = f"{task}_{shift}_err_by_shift"
+    plot_error_by_shift(records, task, shift, [out_dir / f"{stem}.pdf", out_dir / f"{stem}.png"])
+
+
+def build_reproduction(
+    cells_csv: str | Path,
+    summary_csv: str | Path,
+    task: str,
+    shift: str,
+    out_csv: str | Path,
+    out_md: str | Path,
+) -> pd.DataFrame:
+    """Compare one of our tables with the paper: cell-by-cell CSV and a markdown summary (share of
+    equal cells, bold agreement, largest differences, average ranks and first win rates).
+
+    Calibration under label shift has no published cells; its ranks are compared with the CD
+    diagram's (3 decimals)."""
+    ours = pd.read_csv(cells_csv, dtype={"classifier": str, "dataset": str, "method": str})
+    summary = pd.read_csv(summary_csv, dtype={"method": str}).assign(task=task, shift=shift)
+    repro = reproduction_table(ours, load_paper("cells"), task=task, shift=shift)
+    paper_ranks = load_paper("ranks")
+    paper_ranks = paper_ranks[(paper_ranks["task"] == task) & (paper_ranks["shift"] == shift)]
+    decimals = 2
+    if paper_ranks.empty:
+        cd = load_paper("cd")
+        paper_ranks = cd[(cd["kind"] == "method") & (cd["task"] == task) & (cd["shift"] == shift)]
+        paper_ranks = paper_ranks.rename(columns={"rank": "avg_rank"}).round({"avg_rank": 3})
+        decimals = 3
+    ranks = compare_summary(
+        summary[["task", "shift", "method", "avg_rank"]],
+        paper_ranks[["task", "shift", "method", "avg_rank"]],
+        "avg_rank",
+        decimals,
+    )
+    wins = compare_summary(
+        wins_long(summary, task, shift),
+        load_paper("wins")[["task", "shift", "method", "i", "win_rate", "dagger"]],
+        "win_rate",
+        2,
+        keys=("task", "shift", "method", "i"),
+    )
+    wins = wins[(wins["task"] == task) & (wins["shift"] == shift)]
+    out_csv, out_md = Path(out_csv), Path(out_md)
+    out_csv.parent.mkdir(parents=True, exist_ok=True)
+    out_md.parent.mkdir(parents=True, exist_ok=True)
+    repro.to_csv(out_csv, index=False, lineterminator="\n")
+    text = (
+        reproduction_markdown(repro, ranks, wins)
+        if len(repro)
+        else _ranks_only_markdown(task, shift, ranks)
+    )
+    out_md.write_text(text, encoding="utf-8")
+    return repro
+
+
+def _ranks_only_markdown(task: str, shift: str, ranks: pd.DataFrame) -> str:
+    lines = [f"# {task} under {shift} shift", "", "The paper prints no table body; ranks only.", ""]
+    lines += ["| method | our rank | paper rank | verdict |", "|---|---|---|---|"]
+    for r in ranks.itertuples():
+        lines.append(
+            f"| {r.method} | {r.avg_rank_ours:.3f} | {r.avg_rank_paper:.3f} | {r.verdict} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def build_accuracy(
+    accuracy_csv: str | Path, shift: str, out_tex: str | Path, out_repro: str | Path
+) -> pd.DataFrame:
+    """Appendix accuracy table (.tex) and its comparison with the paper's (tab:sklearn:acc for label
+    shift: columns classifier, dataset, accuracy; tab:lm:acc for covariate shift: model, source,
+    target, accuracy). Returns the comparison (ours, paper, difference, verdict at 3 decimals)."""
+    write_accuracy_tex(accuracy_csv, out_tex, shift)
+    keys = ["classifier", "dataset"] if shift == "label" else ["model", "source", "target"]
+    ours = pd.read_csv(accuracy_csv, dtype={k: str for k in keys})
+    paper = load_paper(f"accuracy_{shift}").drop(columns="table")
+    merged = paper.merge(
+        ours[[*keys, "accuracy"]], on=keys, how="left", suffixes=("_paper", "_ours")
+    )
+    merged["difference"] = merged["accuracy_ours"] - merged["accuracy_paper"]
+    merged["verdict"] = [
+        verdict(o, p, 3) for o, p in zip(merged["accuracy_ours"], merged["accuracy_paper"])
+    ]
+    out_repro = Path(out_repro)
+    out_repro.parent.mkdir(parents=True, exist_ok=True)
+    merged.to_csv(out_repro, index=False, lineterminator="\n")
+    return merged

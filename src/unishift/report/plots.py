@@ -1,0 +1,144 @@
+"""Error as a function of the level of shift (reporting.md §4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from unishift.report.cd import latex_to_mathtext
+from unishift.report.names import resolve_methods
+from unishift.report.names import title as make_title
+
+# REF's method selection and colours per panel (reporting.md §4); names are our registry names.
+PLOT_METHODS = {
+    ("calibration", "covariate"): [
+        ("Platt", "black"), ("Head2Tail", "blueviolet"), ("CPCS", "firebrick"),
+        ("TransCal", "lightgreen"), ("LasCal", "gold"), ("PCC_q2c_5B", "gray"),
+        ("PACC_q2c_5B", "magenta"), ("DoC_a2c_6B", "blue"),
+    ],
+    ("calibration", "label"): [
+        ("Platt", "black"), ("Head2Tail", "blueviolet"), ("CPCS", "firebrick"),
+        ("TransCal", "lightgreen"), ("LasCal", "gold"), ("EMQ_BCTS", "dodgerblue"),
+        ("DMCal", "orangered"),
+    ],
+    ("quantification", "covariate"): [
+        ("CC", "black"), ("PCC", "gray"), ("PACC", "magenta"), ("EMQ", "dodgerblue"),
+        ("KDEy", "green"), ("DoC_a2q", "blue"), ("LEAP_PCC_a2q", "red"), ("TransCal_c2q", "lightgreen"),
+    ],
+    ("quantification", "label"): [
+        ("CC", "black"), ("PACC", "magenta"), ("EMQ", "dodgerblue"), ("KDEy", "green"),
+        ("DoC_a2q", "blue"), ("LasCal_c2q", "gold"),
+    ],
+    ("cap", "covariate"): [
+        ("Naive", "black"), ("ATC", "darkorange"), ("DoC", "blue"), ("LEAP", "cadetblue"),
+        ("LEAP_PCC", "red"), ("PCC_q2a", "gray"), ("LasCal_c2a", "gold"),
+    ],
+    ("cap", "label"): [
+        ("Naive", "black"), ("ATC", "darkorange"), ("DoC", "blue"), ("LEAP", "cadetblue"),
+        ("CPCS_c2a", "firebrick"), ("PACC_q2a", "magenta"),
+    ],
+}  # fmt: skip
+N_BINS = 10
+
+
+def shift_bins(intensity: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
+    """Bin index of each shift intensity: equal-width bins on [0, 1], outer edges widened by 1e-4 so
+    that 0 and 1 fall inside."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    edges[0] -= 1e-4
+    edges[-1] += 1e-4
+    return np.clip(np.digitize(intensity, edges) - 1, 0, n_bins - 1)
+
+
+def error_by_shift(records: pd.DataFrame, methods: list[str], n_bins: int = N_BINS) -> pd.DataFrame:
+    """Per (method, bin): mean shift of the bin's records (x), mean error (y) and count. Errored
+    samples (NaN error) are left out. Rows ordered by method (given order) then bin."""
+    frame = records[records["method"].isin(methods)].copy()
+    frame = frame[np.isfinite(frame["error"].to_numpy(dtype=float))]
+    frame["bin"] = shift_bins(frame["shift_intensity"].to_numpy(dtype=float), n_bins)
+    agg = (
+        frame.groupby(["method", "bin"], sort=True)
+        .agg(shift=("shift_intensity", "mean"), error=("error", "mean"), n=("error", "size"))
+        .reset_index()
+    )
+    agg["method"] = pd.Categorical(agg["method"], categories=list(methods), ordered=True)
+    return agg.sort_values(["method", "bin"]).reset_index(drop=True).astype({"method": str})
+
+
+def density(records: pd.DataFrame, shift: str, n_bins: int = N_BINS) -> np.ndarray:
+    """Background bars: uniform under covariate shift (the mixing protocol is uniform in the level
+    of shift); under label shift the fraction of samples per bin, 0 for empty bins."""
+    if shift == "covariate":
+        return np.full(n_bins, 1.0 / n_bins)
+    one_method = records[records["method"] == records["method"].iloc[0]]
+    bins = shift_bins(one_method["shift_intensity"].to_numpy(dtype=float), n_bins)
+    counts = np.bincount(bins, minlength=n_bins).astype(float)
+    return counts / counts.sum()
+
+
+def plot_error_by_shift(
+    records: pd.DataFrame,
+    task: str,
+    shift: str,
+    paths: list[str | Path],
+    methods: list[tuple[str, str]] | None = None,
+    method_info: dict[str, tuple[str, str]] | None = None,
+) -> pd.DataFrame:
+    """Draw the panel and save it to each of ``paths`` (png/pdf by suffix); returns the plotted
+    points. ``methods`` = [(name, colour)], default the paper's selection restricted to the methods
+    present in ``records``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    records = records[(records["task"] == task) & (records["shift"] == shift)]
+    chosen = methods or PLOT_METHODS.get((task, shift), [])
+    present = set(records["method"])
+    chosen = [(m, c) for m, c in chosen if m in present]
+    if not chosen:
+        raise ValueError(f"none of the plot's methods has {task}/{shift} records")
+    names = [m for m, _ in chosen]
+    displays = {c.name: c.display for c in resolve_methods(task, names, shift, method_info)}
+    points = error_by_shift(records, names)
+    bars = density(records, shift)
+    fig, ax = plt.subplots(figsize=(10, 8))
+    centres = (np.arange(N_BINS) + 0.5) / N_BINS
+    top = float(points["error"].max()) if len(points) else 1.0
+    ax.bar(
+        centres,
+        bars * top / bars.max(),
+        width=0.09,
+        color="lavender",
+        alpha=0.9,
+        label="Density",
+        zorder=0,
+    )
+    for name, colour in chosen:
+        sel = points[points["method"] == name]
+        label, _ = latex_to_mathtext(displays[name])
+        ax.plot(
+            sel["shift"], sel["error"], marker="o", lw=3, ms=10, color=colour, label=label, zorder=2
+        )
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("Level of shift")
+    ax.set_ylabel("ECE" if task == "calibration" else "AE")
+    ax.set_title(make_title(task, shift))
+    ax.minorticks_on()
+    ax.grid(axis="y", linestyle="--", color="lightgray")
+    ax.set_axisbelow(True)
+    ax.legend(title="Method", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    for path in paths:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Fixed metadata so that the same input gives the same bytes.
+        meta = (
+            {"Software": None}
+            if path.suffix == ".png"
+            else {"Creator": None, "Producer": None, "CreationDate": None}
+        )
+        fig.savefig(path, bbox_inches="tight", metadata=meta)
+    plt.close(fig)
+    return points

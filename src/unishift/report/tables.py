@@ -1,0 +1,348 @@
+"""Result tables: one computed object per (task, shift, metric), a machine-readable CSV and the LaTeX
+table of reporting.md §2.6.
+
+Everything (means, colours, bold flags, wins, ranks) is derived from one in-memory matrix per setup,
+[sample x method], whose rows are aligned by sample id across methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from unishift.evaluation import RECORD_COLUMNS
+from unishift.report.names import (
+    MethodColumn,
+    classifier_display,
+    dataset_latex,
+    order_classifiers,
+    order_datasets,
+    resolve_methods,
+)
+from unishift.report.render import render_template
+from unishift.stats import (
+    ALPHA,
+    RANK_DECIMALS,
+    WinRates,
+    bold_row,
+    cell_means,
+    rank_matrix,
+    row_colours,
+    top_ranked,
+    win_rates,
+)
+
+METRICS = ("error", "brier")
+_STR_COLUMNS = ("shift", "task", "method", "classifier", "dataset", "status", "reason")
+
+
+def load_records(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Concatenate per-sample result files (columns exactly ``RECORD_COLUMNS``)."""
+    frames = []
+    for path in paths:
+        frame = pd.read_csv(
+            path, dtype={c: str for c in _STR_COLUMNS}, keep_default_na=False, na_values=[""]
+        )
+        if tuple(frame.columns) != RECORD_COLUMNS:
+            raise ValueError(
+                f"{path}: columns {list(frame.columns)} differ from {list(RECORD_COLUMNS)}"
+            )
+        frames.append(frame)
+    if not frames:
+        raise ValueError("no result files given")
+    return pd.concat(frames, ignore_index=True)
+
+
+@dataclass
+class TableResult:
+    task: str
+    shift: str
+    metric: str
+    methods: list[MethodColumn]
+    setups: list[tuple[str, str]]  # (classifier, dataset), in table row order
+    sample_ids: list[np.ndarray]  # per setup
+    values: list[
+        np.ndarray
+    ]  # per setup: (n_samples, k) metric values, NaN where the sample errored
+    means: np.ndarray  # (S, k)
+    n_samples: np.ndarray  # (S, k) samples with a value
+    n_fallbacks: np.ndarray  # (S, k)
+    n_errors: np.ndarray  # (S, k)
+    bold: np.ndarray  # (S, k)
+    colours: list[list[str | None]]  # (S, k)
+    wins: WinRates
+    avg_ranks: np.ndarray  # (k,)
+    rank_bold: np.ndarray  # (k,)
+    alpha: float
+
+    @property
+    def names(self) -> list[str]:
+        return [m.name for m in self.methods]
+
+    @property
+    def references(self) -> list[str]:
+        return [m.name for m in self.methods if m.group == "reference"]
+
+    def experiments(self) -> np.ndarray:
+        """(N, k) matrix of every (setup, sample) experiment, the input of wins, ranks and CD."""
+        return np.vstack(self.values)
+
+    def failures(self) -> pd.DataFrame:
+        """Per method: fallback and errored samples over the whole table (only methods with any)."""
+        rows = []
+        for j, m in enumerate(self.methods):
+            fb, er = int(self.n_fallbacks[:, j].sum()), int(self.n_errors[:, j].sum())
+            if fb or er:
+                rows.append(
+                    {"method": m.name, "display": m.display, "n_fallbacks": fb, "n_errors": er}
+                )
+        return pd.DataFrame(rows, columns=["method", "display", "n_fallbacks", "n_errors"])
+
+
+def compute_table(
+    records: pd.DataFrame,
+    task: str,
+    shift: str,
+    methods: list[str] | tuple[str, ...],
+    metric: str = "error",
+    classifiers: list[str] | None = None,
+    datasets: list[str] | None = None,
+    n_samples: int | None = None,
+    alpha: float = ALPHA,
+    method_info: dict[str, tuple[str, str]] | None = None,
+) -> TableResult:
+    """Compute every number of one table from the per-sample records.
+
+    ``methods`` in config order (columns are regrouped baseline | reference | adapted, keeping that
+    order within groups). ``classifiers``/``datasets`` fix the row order (default: the paper's).
+    ``n_samples``, if given, is the exact number of samples every cell must have. Samples with status
+    "error" have no value: their cell mean is over the remaining samples ("n/a" when none remain),
+    they lose every win and rank last.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric {metric!r} is not one of {METRICS}")
+    columns = resolve_methods(task, list(methods), shift, method_info)
+    names = [c.name for c in columns]
+    frame = records[(records["task"] == task) & (records["shift"] == shift)]
+    frame = frame[frame["method"].isin(names)]
+    absent = sorted(set(names) - set(frame["method"]))
+    if absent:
+        raise ValueError(f"no {task}/{shift} records for methods {absent}")
+    classifiers = classifiers or order_classifiers(frame["classifier"])
+    datasets = datasets or order_datasets(frame["dataset"])
+    dupes = frame.duplicated(["method", "classifier", "dataset", "sample_id"])
+    if dupes.any():
+        raise ValueError(
+            f"duplicate records, e.g. {frame[dupes].iloc[0][['method', 'classifier', 'dataset', 'sample_id']].to_dict()}"
+        )
+
+    setups, sample_ids, values = [], [], []
+    fallbacks, errors = [], []
+    grouped = dict(tuple(frame.groupby(["classifier", "dataset"], sort=False)))
+    for clf in classifiers:
+        for ds in datasets:
+            block = grouped.get((clf, ds))
+            if block is None:
+                continue
+            value = block.pivot(index="sample_id", columns="method", values=metric)
+            present = [m for m in names if m not in value.columns]
+            if present:
+                raise ValueError(f"({clf}, {ds}): no records for {present}")
+            value = value[names].sort_index()
+            counts = block.groupby("method")["sample_id"].nunique()
+            if counts.nunique() != 1 or counts.iloc[0] != len(value):
+                raise ValueError(
+                    f"({clf}, {ds}): sample ids differ across methods: {counts.to_dict()}"
+                )
+            if n_samples is not None and len(value) != n_samples:
+                raise ValueError(f"({clf}, {ds}): {len(value)} samples, expected {n_samples}")
+            status = block.pivot(index="sample_id", columns="method", values="status")[
+                names
+            ].sort_index()
+            matrix = value.to_numpy(dtype=float, copy=True)
+            matrix[(status == "error").to_numpy()] = np.nan
+            setups.append((clf, ds))
+            sample_ids.append(value.index.to_numpy())
+            values.append(matrix)
+            fallbacks.append((status == "fallback").sum(axis=0).to_numpy())
+            errors.append((~np.isfinite(matrix)).sum(axis=0))
+    if not setups:
+        raise ValueError(
+            f"no {task}/{shift} setups among classifiers {classifiers} and datasets {datasets}"
+        )
+
+    means = np.vstack([cell_means(v) for v in values])
+    bold = np.vstack([bold_row(v, alpha).bold for v in values])
+    colours = [row_colours(m) for m in means]
+    experiments = np.vstack(values)
+    references = [c.name for c in columns if c.group == "reference"]
+    wins = win_rates(experiments, names, references, alpha)
+    avg = rank_matrix(experiments, RANK_DECIMALS).mean(axis=0)
+    return TableResult(
+        task=task,
+        shift=shift,
+        metric=metric,
+        methods=columns,
+        setups=setups,
+        sample_ids=sample_ids,
+        values=values,
+        means=means,
+        n_samples=np.vstack([np.isfinite(v).sum(axis=0) for v in values]),
+        n_fallbacks=np.vstack(fallbacks).astype(int),
+        n_errors=np.vstack(errors).astype(int),
+        bold=bold,
+        colours=colours,
+        wins=wins,
+        avg_ranks=avg,
+        rank_bold=top_ranked(avg, len(references)),
+        alpha=alpha,
+    )
+
+
+def table_frame(result: TableResult) -> pd.DataFrame:
+    """One row per (classifier, dataset, method) cell."""
+    rows = []
+    for s, (clf, ds) in enumerate(result.setups):
+        for j, m in enumerate(result.methods):
+            rows.append(
+                {
+                    "classifier": clf,
+                    "dataset": ds,
+                    "method": m.name,
+                    "group": m.group,
+                    "mean_error": result.means[s, j],
+                    "n_samples": int(result.n_samples[s, j]),
+                    "n_fallbacks": int(result.n_fallbacks[s, j]),
+                    "n_errors": int(result.n_errors[s, j]),
+                    "bold": bool(result.bold[s, j]),
+                    "colour": result.colours[s][j] or "",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def summary_frame(result: TableResult) -> pd.DataFrame:
+    """One row per method: average rank (+ bold) and, for each i, the win rate Pr(M > iR), its count,
+    binomial p-value and dagger (empty for reference methods)."""
+    wins = result.wins
+    rows = []
+    for j, m in enumerate(result.methods):
+        row = {
+            "method": m.name,
+            "group": m.group,
+            "avg_rank": result.avg_ranks[j],
+            "rank_bold": bool(result.rank_bold[j]),
+            "n_experiments": wins.n_experiments,
+        }
+        for i in range(len(wins.references)):
+            ref = m.group == "reference"
+            row[f"wins_{i + 1}"] = np.nan if ref else wins.rates[i, j]
+            row[f"wins_{i + 1}_count"] = pd.NA if ref else int(wins.counts[i, j])
+            row[f"wins_{i + 1}_pvalue"] = wins.pvalues[i, j]
+            row[f"wins_{i + 1}_dagger"] = pd.NA if ref else bool(wins.dagger[i, j])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _write_csv(frame: pd.DataFrame, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False, lineterminator="\n")
+
+
+def write_table_csv(
+    result: TableResult, path: str | Path, summary_path: str | Path | None = None
+) -> None:
+    """Cells to ``path``; per-method ranks and win rates to ``summary_path`` (default:
+    ``<stem>_summary.csv`` next to it)."""
+    path = Path(path)
+    _write_csv(table_frame(result), path)
+    summary_path = summary_path or path.with_name(f"{path.stem}_summary.csv")
+    _write_csv(summary_frame(result), summary_path)
+
+
+def _cell(mean: float, bold: bool, colour: str | None, decimals: int) -> str:
+    if not np.isfinite(mean):
+        return "n/a"
+    number = f"{mean:.{decimals}f}"
+    number = rf"\textbf{{{number}}}" if bold else number
+    return f"${number}$\\cellcolor{{{colour}}}"
+
+
+def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: int = 3) -> str:
+    """The LaTeX table of reporting.md §2.6, followed by a note on fallbacks and errors if any."""
+    k = len(result.methods)
+    groups = []
+    for group, label in (
+        ("baseline", "Baselines"),
+        ("reference", "Reference"),
+        ("adapted", "Adapted Methods"),
+    ):
+        n = sum(m.group == group for m in result.methods)
+        if n:
+            groups.append((label, n))
+    col_spec = "cc|" + "|".join("c" * n for _, n in groups)
+    group_cells = [
+        rf"\multicolumn{{{n}}}{{c{'|' if g < len(groups) - 1 else ''}}}{{{label}}}"
+        for g, (label, n) in enumerate(groups)
+    ]
+    blocks = []
+    for clf in dict.fromkeys(c for c, _ in result.setups):
+        rows = []
+        for s, (c, ds) in enumerate(result.setups):
+            if c != clf:
+                continue
+            cells = [
+                _cell(result.means[s, j], result.bold[s, j], result.colours[s][j], decimals)
+                for j in range(k)
+            ]
+            rows.append({"dataset": dataset_latex(ds), "cells": cells})
+        blocks.append({"label": classifier_display(clf), "rows": rows})
+    wins = result.wins
+    win_rows = []
+    for i in range(len(wins.references)):
+        cells = []
+        for j, m in enumerate(result.methods):
+            if m.group == "reference":
+                cells.append("---")
+            else:
+                dag = r"\dag " if wins.dagger[i, j] else ""
+                cells.append(f"${dag}{100 * wins.rates[i, j]:.2f}\\%$")
+        win_rows.append({"i": i + 1, "cells": cells})
+    ranks = [
+        rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
+        for r, b in zip(result.avg_ranks, result.rank_bold)
+    ]
+    failures = result.failures()
+    notes = [
+        {
+            "display": row.display,
+            "n_fallbacks": row.n_fallbacks,
+            "n_errors": row.n_errors,
+        }
+        for row in failures.itertuples()
+    ]
+    na_cells = int((result.n_samples == 0).sum())
+    return render_template(
+        "result_table.tex.j2",
+        width=width,
+        col_spec=col_spec,
+        group_cells=group_cells,
+        headers=[m.display for m in result.methods],
+        blocks=blocks,
+        win_rows=win_rows,
+        ranks=ranks,
+        notes=notes,
+        na_cells=na_cells,
+        n_experiments=wins.n_experiments,
+    )
+
+
+def write_table_tex(result: TableResult, path: str | Path, width: str = r"\textwidth") -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_table_tex(result, width=width), encoding="utf-8")

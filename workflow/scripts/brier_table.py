@@ -1,0 +1,19 @@
+from pathlib import Path
+
+from unishift.jobs import start_job
+from unishift.report.pipeline import build_table
+
+start_job(snakemake.log[0])
+params = snakemake.params
+build_table(
+    snakemake.input,
+    "calibration",
+    snakemake.wildcards.shift,
+    methods=params.methods,
+    out_dir=Path(snakemake.output.cells).parent,
+    metric="brier",
+    classifiers=params.classifiers,
+    datasets=params.datasets,
+    n_samples=params.n_samples,
+    alpha=params.alpha,
+)

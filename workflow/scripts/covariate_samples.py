@@ -1,0 +1,29 @@
+import pandas as pd
+
+from unishift.io import write_npz
+from unishift.jobs import start_job
+from unishift.protocols.mixture import mixture_indices
+
+log = start_job(snakemake.log[0])
+n_source = len(pd.read_parquet(snakemake.input.source, columns=["label"]))
+n_target = len(pd.read_parquet(snakemake.input.target, columns=["label"]))
+samples = mixture_indices(
+    n_source,
+    n_target,
+    sample_size=snakemake.params.sample_size,
+    repeats=snakemake.params.n_samples,
+    seed=snakemake.params.seed,
+    counts=snakemake.params.counts,
+)
+log.info(
+    "%s->%s: %d samples of %d items from pools of %d + %d; target counts %s ... %s (%s rule)",
+    snakemake.wildcards.source,
+    snakemake.wildcards.target,
+    *samples["indices"].shape,
+    n_source,
+    n_target,
+    samples["target_counts"][:4].tolist(),
+    samples["target_counts"][-2:].tolist(),
+    snakemake.params.counts,
+)
+write_npz(snakemake.output[0], **samples)

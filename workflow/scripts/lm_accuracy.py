@@ -1,0 +1,9 @@
+from unishift.data.covariate import lm_accuracies
+from unishift.io import write_csv
+from unishift.jobs import start_job
+
+log = start_job(snakemake.log[0])
+caches = {tuple(key): path for key, path in zip(snakemake.params.pairs, snakemake.input)}
+table = lm_accuracies(caches, snakemake.params.domains)
+log.info("\n%s", table.to_string(index=False))
+write_csv(snakemake.output[0], table)

@@ -1,0 +1,19 @@
+from pathlib import Path
+
+from unishift.jobs import start_job
+from unishift.report.document import ReportContent, build_report_pdf
+
+
+def captioned(paths):
+    return [(Path(p).stem.replace("_", " "), Path(p)) for p in paths]
+
+
+log = start_job(snakemake.log[0])
+content = ReportContent(
+    tables=captioned(snakemake.input.tables),
+    cd=captioned(snakemake.input.cd),
+    figures=captioned(snakemake.input.figures),
+    appendix=captioned(snakemake.input.appendix),
+)
+if build_report_pdf(content, snakemake.output[0]) is None:
+    raise RuntimeError("pdflatex is not installed; set report_pdf: false or install TeX Live")
