@@ -16,6 +16,8 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/classifiers.smk"
 include: "workflow/rules/samples.smk"
+include: "workflow/rules/text.smk"
+include: "workflow/rules/lm.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/report.smk"
 

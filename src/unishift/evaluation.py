@@ -9,12 +9,13 @@ evaluated on exactly the same samples.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
-from unishift.methods.base import LabelledSet, Method, Sample, SampleContext, Setting, TASKS
+from unishift.methods.base import TASKS, LabelledSet, Method, Sample, SampleContext, Setting
 from unishift.metrics import absolute_error, brier, ece_positive_class, ece_top_label
 
 RECORD_COLUMNS = (
@@ -63,12 +64,16 @@ class SetupData:
         return Sample(items.posteriors, items.features, items.logits), items.labels
 
 
-def _score(task: str, output: Any, sample: Sample, labels: np.ndarray, ece: str) -> dict[str, float]:
+def _score(
+    task: str, output: Any, sample: Sample, labels: np.ndarray, ece: str
+) -> dict[str, float]:
     labels = np.asarray(labels)
     if task == "calibration":
         calibrated = np.asarray(output, dtype=float)
         if calibrated.shape != sample.posteriors.shape:
-            raise ValueError(f"calibrator returned shape {calibrated.shape}, expected {sample.posteriors.shape}")
+            raise ValueError(
+                f"calibrator returned shape {calibrated.shape}, expected {sample.posteriors.shape}"
+            )
         if not np.all(np.isfinite(calibrated)):
             raise ValueError("calibrator returned non-finite posteriors")
         top, positive = ece_top_label(calibrated, labels), ece_positive_class(calibrated, labels)
@@ -137,11 +142,15 @@ def evaluate_setup(
     records, apply_seconds = [], 0.0
     for sample_id in sample_ids:
         sample, labels = setup.sample(sample_id)
-        record = dict(base, sample_id=int(sample_id), shift_intensity=float(setup.shift_intensity[sample_id]))
+        record = dict(
+            base, sample_id=int(sample_id), shift_intensity=float(setup.shift_intensity[sample_id])
+        )
         if fit_error is not None:
             records.append(dict(record, status="error", reason=fit_error))
             continue
-        context = SampleContext(setting_key=setup.key, sample_id=int(sample_id), seed=setup.setting.seed)
+        context = SampleContext(
+            setting_key=setup.key, sample_id=int(sample_id), seed=setup.setting.seed
+        )
         context.notes.extend(fit_notes)
         if setup.sample_artifacts is not None:
             context.store.update(setup.sample_artifacts(int(sample_id)))
@@ -184,7 +193,12 @@ def evaluate_method(
         )
         records.extend(rows)
         timings.append(
-            {"method": method_name, "classifier": setup.classifier, "dataset": setup.dataset, **timing}
+            {
+                "method": method_name,
+                "classifier": setup.classifier,
+                "dataset": setup.dataset,
+                **timing,
+            }
         )
     frame = pd.DataFrame.from_records(records, columns=list(RECORD_COLUMNS))
     return frame, pd.DataFrame.from_records(timings)

@@ -10,8 +10,9 @@ list of modules to import is ``METHOD_MODULES``.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from unishift.methods.base import SHIFTS, TASKS, Method
 

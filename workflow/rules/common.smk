@@ -94,8 +94,9 @@ def row_orders(shift):
 
 
 def samples_per_setup(shift):
-    section = "label_shift" if shift == "label" else "covariate_shift"
-    return config[section]["n_samples"]
+    if shift == "label":
+        return config["label_shift"]["n_samples"]
+    return COVARIATE["mixture"]["n_samples"]
 
 
 def eval_files(shift, task):
@@ -140,11 +141,20 @@ def table_targets(shift):
         if task == "calibration":
             targets["tables"].append(f"{RESULTS}/tables/calibration_brier_{shift}.tex")
     targets["appendix"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.tex")
+    targets["other"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.csv")
     return targets
 
 
 def report_pdf_inputs(kind):
     return [path for shift in enabled_shifts() for path in table_targets(shift)[kind]]
+
+
+def evaluation_setups(shift):
+    """Setups in table order: (data set, classifier) under label shift, (model, source, target) under
+    covariate shift; lined up with the input lists of evaluation_inputs."""
+    if shift == "label":
+        return [[d, c] for c in label_classifiers() for d in label_datasets()]
+    return [list(setup) for setup in covariate_setups()]
 
 
 def evaluation_inputs(wildcards):
@@ -154,9 +164,12 @@ def evaluation_inputs(wildcards):
 
 
 def covariate_setup_files():
-    raise ValueError(
-        "the covariate-shift branch is not configured in this workflow yet"
-    )
+    return covariate_setup_inputs()
+
+
+def covariate_row_orders():
+    """Models are the row blocks; source->target pairs the rows (source-major)."""
+    return covariate_models(), [f"{s}->{t}" for s, t in covariate_pairs()]
 
 
 def all_outputs():

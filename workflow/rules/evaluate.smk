@@ -16,8 +16,7 @@ rule evaluate:
         mem_mb=4000,
     params:
         method_params=lambda wc: method_params(wc.task, wc.method),
-        datasets=label_datasets(),
-        classifiers=label_classifiers(),
+        setups=lambda wc: evaluation_setups(wc.shift),
         ece=config["ece"],
         seed=config["seed"],
     script:

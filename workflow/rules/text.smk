@@ -1,29 +1,8 @@
 # Covariate-shift text domains and mixture samples (protocols.md §3.1, §3.2, §3.7).
-# Needs from common.smk: config (seed, data_root, covariate) and RESULTS.
-import re
-
-from unishift.lm.config import ENCODE_KEYS, covariate_options, domain_pairs
-
-COVARIATE = covariate_options(config)
+# Needs config (seed, data_root, covariate) and RESULTS; include before lm.smk.
 
 
-def covariate_domains():
-    return list(COVARIATE["domains"])
-
-
-def covariate_models():
-    return list(COVARIATE["models"])
-
-
-def covariate_pairs():
-    return domain_pairs(covariate_domains())
-
-
-wildcard_constraints:
-    domain="|".join(map(re.escape, covariate_domains())) or "^$",
-    source="|".join(map(re.escape, covariate_domains())) or "^$",
-    target="|".join(map(re.escape, covariate_domains())) or "^$",
-    model=r"[A-Za-z0-9_]+",
+include: "covariate_common.smk"
 
 
 rule text_domain:
@@ -33,18 +12,22 @@ rule text_domain:
         validation=f"{RESULTS}/text/{{domain}}/validation.parquet",
         test=f"{RESULTS}/text/{{domain}}/test.parquet",
         summary=f"{RESULTS}/text/{{domain}}/summary.json",
-    params:
-        text_source=COVARIATE["text_source"],
-        options=COVARIATE,
-        data_root=config["data_root"],
-        seed=config["seed"],
     log:
         f"{RESULTS}/logs/text/{{domain}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/text/{{domain}}.tsv"
+    conda:
+        "../../envs/lm.yaml"
     threads: 1
     resources:
         mem_mb=8000,
+    params:
+        text_source=COVARIATE["text_source"],
+        options=text_options(),
+        data_root=(
+            config["data_root"] if COVARIATE["text_source"] == "data_root" else None
+        ),
+        seed=config["seed"],
     script:
         "../scripts/text_domain.py"
 
@@ -56,15 +39,17 @@ rule covariate_samples:
         target=f"{RESULTS}/text/{{target}}/test.parquet",
     output:
         f"{RESULTS}/samples/covariate/{{source}}__{{target}}.npz",
+    log:
+        f"{RESULTS}/logs/samples/covariate/{{source}}__{{target}}.log",
+    conda:
+        "../../envs/lm.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
     params:
         sample_size=COVARIATE["mixture"]["sample_size"],
         n_samples=COVARIATE["mixture"]["n_samples"],
         counts=COVARIATE["mixture"]["counts"],
         seed=config["seed"],
-    log:
-        f"{RESULTS}/logs/samples/covariate/{{source}}__{{target}}.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
     script:
         "../scripts/covariate_samples.py"

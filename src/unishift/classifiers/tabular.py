@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from sklearn.linear_model import LogisticRegression
 from sklearn.naive_bayes import GaussianNB
@@ -31,7 +31,9 @@ CLASSIFIERS = {
             "k Nearest Neighbor",
             lambda seed: KNeighborsClassifier(n_neighbors=10, weights="uniform"),
         ),
-        ClassifierSpec("MLP", "Multi-layer Perceptron", lambda seed: MLPClassifier(random_state=seed)),
+        ClassifierSpec(
+            "MLP", "Multi-layer Perceptron", lambda seed: MLPClassifier(random_state=seed)
+        ),
     )
 }
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -185,7 +185,10 @@ def _read_cmc(paths: list[Path]) -> dict:
 
 def _read_yeast(paths: list[Path]) -> dict:
     frame = pd.read_csv(paths[0], sep=r"\s+", header=None)
-    return {"X": frame.iloc[:, 1:9].to_numpy(dtype=float), "y": frame.iloc[:, 9].to_numpy(dtype=object)}
+    return {
+        "X": frame.iloc[:, 1:9].to_numpy(dtype=float),
+        "y": frame.iloc[:, 9].to_numpy(dtype=object),
+    }
 
 
 def _read_wine_quality(paths: list[Path]) -> dict:
@@ -207,7 +210,10 @@ def _read_ctg(paths: list[Path]) -> dict:
     header = sheet.iloc[0]
     body = sheet.iloc[1:]
     body.columns = header
-    return {"X": body.iloc[:, :21].astype(float).to_numpy(), "y": body["NSP"].astype(int).to_numpy()}
+    return {
+        "X": body.iloc[:, :21].astype(float).to_numpy(),
+        "y": body["NSP"].astype(int).to_numpy(),
+    }
 
 
 def _read_semeion(paths: list[Path]) -> dict:
@@ -218,12 +224,18 @@ def _read_semeion(paths: list[Path]) -> dict:
 
 def _read_pageblocks(paths: list[Path]) -> dict:
     frame = pd.read_csv(paths[0], header=None, sep=r"\s+")
-    return {"X": frame.iloc[:, :10].to_numpy(dtype=float), "y": frame.iloc[:, 10].to_numpy(dtype=np.int64)}
+    return {
+        "X": frame.iloc[:, :10].to_numpy(dtype=float),
+        "y": frame.iloc[:, 10].to_numpy(dtype=np.int64),
+    }
 
 
 def _read_spambase(paths: list[Path]) -> dict:
     frame = pd.read_csv(paths[0], header=None)
-    return {"X": frame.iloc[:, :57].to_numpy(dtype=float), "y": frame.iloc[:, 57].to_numpy(dtype=np.int64)}
+    return {
+        "X": frame.iloc[:, :57].to_numpy(dtype=float),
+        "y": frame.iloc[:, 57].to_numpy(dtype=np.int64),
+    }
 
 
 READERS: dict[str, Callable[[list[Path]], dict]] = {

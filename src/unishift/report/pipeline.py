@@ -65,11 +65,31 @@ def build_table(
 
 
 def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> None:
-    """``{task}_{shift}.tex`` (tikzpicture), ``.png`` and ``_groups.csv`` in ``out_dir``."""
+    """``{task}_{shift}.tex`` (tikzpicture), ``.png`` and ``_groups.csv`` in ``out_dir``.
+
+    A comparison needs two methods: with fewer, the three files say so instead of a diagram."""
     out_dir = Path(out_dir)
     stem = f"{result.task}_{result.shift}"
+    if len(result.names) < 2:
+        _write_no_cd(out_dir, stem, "a critical-difference diagram needs at least two methods")
+        return
     cd = write_cd(result, out_dir / f"{stem}.tex", out_dir / f"{stem}.png", alpha)
     cd_groups_frame(cd).to_csv(out_dir / f"{stem}_groups.csv", index=False, lineterminator="\n")
+
+
+def _write_no_cd(out_dir: Path, stem: str, reason: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / f"{stem}.tex").write_text(f"% {reason}\n", encoding="utf-8")
+    figure = plt.figure(figsize=(4, 1))
+    figure.text(0.5, 0.5, reason, ha="center", va="center", fontsize=8)
+    figure.savefig(out_dir / f"{stem}.png", metadata={"Software": None})
+    plt.close(figure)
+    (out_dir / f"{stem}_groups.csv").write_text("method,avg_rank,groups,friedman_pvalue\n")
 
 
 def build_error_by_shift(

@@ -1,13 +1,15 @@
 """Quantifiers: estimate the positive-class prevalence of an unlabelled sample."""
 
-from unishift.methods.quantification.reference import CC, EMQ, PACC, PCC, EMQBCTS, KDEy
+from unishift.methods.quantification.reference import CC, EMQ, EMQBCTS, PACC, PCC, KDEy
 from unishift.registry import MethodSpec, register
 
 _TASK = "quantification"
 
 register(MethodSpec("CC", _TASK, "baseline", CC, "CC", description="classify and count"))
 register(MethodSpec("PCC", _TASK, "reference", PCC, "PCC", description="probabilistic CC"))
-register(MethodSpec("PACC", _TASK, "reference", PACC, "PACC", description="probabilistic adjusted CC"))
+register(
+    MethodSpec("PACC", _TASK, "reference", PACC, "PACC", description="probabilistic adjusted CC")
+)
 register(
     MethodSpec(
         "EMQ",

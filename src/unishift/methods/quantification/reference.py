@@ -85,7 +85,10 @@ class KDEy(_QuaPyQuantifier):
             P = np.vstack([P, np.full((len(missing), 2), 0.5)])
             y = np.concatenate([y, missing])
             self.fit_notes.append(
-                ("fallback", f"KDEy: class {missing} absent from validation; uniform-point kernel used")
+                (
+                    "fallback",
+                    f"KDEy: class {missing} absent from validation; uniform-point kernel used",
+                )
             )
         self.quantifier_ = self._make()
         quiet(self.quantifier_.fit, P, y)

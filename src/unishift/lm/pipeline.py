@@ -1,0 +1,205 @@
+"""Fine-tune one model on one source domain and cache what the methods need (protocols.md §3.4, §3.6).
+
+The cache of a (model, source) pair holds, for the sets ``train`` (the first ``train_subset`` stored
+rows of the training split), ``validation``, ``test`` and ``target_<domain>`` (each other domain's test
+split): ``logits`` (n x 2, float32), ``hidden`` (n x d, the last layer's first-token vector, float32,
+not the pooled output) and ``labels`` (int64). Everything is extracted in eval mode without gradients.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+import time
+
+import numpy as np
+import pandas as pd
+
+from unishift.lm.cache import pack, unpack  # noqa: F401  (re-exported)
+from unishift.lm.finetune import FinetuneSettings, train_faithful, train_head_on_cache
+from unishift.lm.models import encode_texts, freeze_backbone, head_logits, load_classifier
+
+log = logging.getLogger("unishift.lm")
+
+ENCODED_SPLITS = ("train", "validation", "test")
+
+
+def _encode_kwargs(settings: FinetuneSettings, device: str) -> dict:
+    return dict(
+        batch_size=settings.extract_batch_size,
+        max_length=settings.max_length,
+        padding=settings.padding,
+        device=device,
+    )
+
+
+def encode_domain(
+    model_name: str, splits: dict[str, pd.DataFrame], settings, device
+) -> tuple[dict, dict]:
+    """Head inputs and first-token vectors of every split of a domain (``cached`` mode's encoder pass).
+
+    The backbone is frozen and identical for every source, so one pass per (model, domain) serves all
+    fine-tunings; the fresh head's logits are not stored.
+    """
+    tokenizer, model = load_classifier(model_name, settings.seed)
+    freeze_backbone(model)
+    sets, speed = {}, {}
+    for split in ENCODED_SPLITS:
+        frame = splits[split]
+        out = encode_texts(
+            model,
+            tokenizer,
+            frame["text"],
+            desc=f"encode {split}",
+            **_encode_kwargs(settings, device),
+        )
+        arrays = {"hidden": out["hidden"], "labels": frame["label"].to_numpy(np.int64)}
+        # only BERT's head reads something other than the first-token vector (the pooled output)
+        if model.config.model_type == "bert":
+            arrays["head_input"] = out["head_input"]
+        sets[split] = arrays
+        speed[split] = {"rows": len(frame), "examples_per_second": out["examples_per_second"]}
+    return sets, {"architecture": model.config.model_type, "encode": speed}
+
+
+def _head_input(arrays: dict) -> np.ndarray:
+    return arrays["head_input"] if "head_input" in arrays else arrays["hidden"]
+
+
+def _accuracy(arrays: dict) -> float:
+    return (
+        float(np.mean(np.argmax(arrays["logits"], axis=1) == arrays["labels"]))
+        if len(arrays["labels"])
+        else float("nan")
+    )
+
+
+def finetune_cached(
+    model_name, source_sets: dict, target_tests: dict, settings, device, workdir=None
+):
+    """Train the head on the encoded source training split; logits for every cached set."""
+    _, model = load_classifier(model_name, settings.seed)
+    frozen = freeze_backbone(model)
+    train = {
+        "head_input": _head_input(source_sets["train"]),
+        "labels": source_sets["train"]["labels"],
+    }
+    validation = {
+        "head_input": _head_input(source_sets["validation"]),
+        "labels": source_sets["validation"]["labels"],
+    }
+    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+        history = train_head_on_cache(model, train, validation, settings, scratch, device)
+    model.to(device)
+    sets = {}
+    named = {
+        "train": _first_rows(source_sets["train"], settings.train_subset),
+        "validation": source_sets["validation"],
+        "test": source_sets["test"],
+        **{f"target_{name}": arrays for name, arrays in target_tests.items()},
+    }
+    for name, arrays in named.items():
+        sets[name] = {
+            "logits": head_logits(model, _head_input(arrays), device),
+            "hidden": arrays["hidden"].astype(np.float32),
+            "labels": arrays["labels"].astype(np.int64),
+        }
+    return sets, model, {"frozen": frozen, "training": history}
+
+
+def _first_rows(arrays: dict, n: int) -> dict:
+    return {key: value[:n] for key, value in arrays.items()}
+
+
+def finetune_faithful(
+    model_name, source_splits: dict, target_tests: dict, settings, device, workdir=None
+):
+    """Train through the full model, then extract every set in eval mode."""
+    tokenizer, model = load_classifier(model_name, settings.seed)
+    frozen = freeze_backbone(model)
+    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+        history = train_faithful(
+            model,
+            tokenizer,
+            source_splits["train"],
+            source_splits["validation"],
+            settings,
+            scratch,
+            device,
+        )
+    frames = {
+        "train": source_splits["train"].iloc[: settings.train_subset],
+        "validation": source_splits["validation"],
+        "test": source_splits["test"],
+        **{f"target_{name}": frame for name, frame in target_tests.items()},
+    }
+    sets, speed = {}, {}
+    for name, frame in frames.items():
+        out = encode_texts(
+            model,
+            tokenizer,
+            frame["text"],
+            desc=f"extract {name}",
+            **_encode_kwargs(settings, device),
+        )
+        sets[name] = {
+            "logits": out["logits"],
+            "hidden": out["hidden"],
+            "labels": frame["label"].to_numpy(np.int64),
+        }
+        speed[name] = {"rows": len(frame), "examples_per_second": out["examples_per_second"]}
+    return sets, model, {"frozen": frozen, "training": history, "extract": speed}
+
+
+def run_finetune(
+    model_name, source, inputs: dict, target_inputs: dict, settings, device, workdir=None
+):
+    """Dispatch on ``settings.mode``; returns (sets, model, report) with accuracies in the report."""
+    started = time.perf_counter()
+    if settings.mode == "cached":
+        sets, model, report = finetune_cached(
+            model_name, inputs, target_inputs, settings, device, workdir
+        )
+    else:
+        sets, model, report = finetune_faithful(
+            model_name, inputs, target_inputs, settings, device, workdir
+        )
+    report.update(
+        model=model_name,
+        source=source,
+        device=device,
+        settings=settings.as_dict(),
+        seconds=time.perf_counter() - started,
+        accuracy={name: _accuracy(arrays) for name, arrays in sets.items()},
+        sizes={name: int(len(arrays["labels"])) for name, arrays in sets.items()},
+        train_subset_prevalence=float(np.mean(sets["train"]["labels"]))
+        if len(sets["train"]["labels"])
+        else None,
+    )
+    log.info(
+        "accuracy per set: %s", json.dumps({k: round(v, 4) for k, v in report["accuracy"].items()})
+    )
+    log.info(
+        "prevalence of the %d-row training subset: %.4f",
+        len(sets["train"]["labels"]),
+        report["train_subset_prevalence"],
+    )
+    return sets, model, report
+
+
+def save_head(model, path) -> None:
+    """The trained head's weights (the frozen backbone is the published checkpoint)."""
+    from safetensors.torch import save_file
+
+    from unishift.io import atomic_path
+    from unishift.lm.models import HEAD_MODULES
+
+    prefixes = HEAD_MODULES[model.config.model_type]
+    state = {
+        k: v.detach().cpu().contiguous()
+        for k, v in model.state_dict().items()
+        if k.split(".")[0] in prefixes
+    }
+    with atomic_path(path) as partial:
+        save_file(state, str(partial))

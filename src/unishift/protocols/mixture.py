@@ -1,0 +1,76 @@
+"""Covariate-shift test samples: mixtures of source and target test items (protocols.md §3.7).
+
+Sample k holds ``sample_size - m_k`` items drawn uniformly with replacement from the source test set,
+followed by ``m_k`` items drawn the same way from the target test set. Indices point into the
+concatenation ``[source test ; target test]`` (target indices are offset by the source size).
+
+``counts="round"`` (default, the reference code that produced the tables): m_k = round(linspace(0, S, R)).
+``counts="ceil"`` (the paper's formula): n_A(i) = ceil(S (1 - (i-1)/(R-1))), m = S - n_A.
+
+Draws use NumPy's legacy global RNG seeded once per setup (as the reference code does), inside a
+temporary seeding that restores the caller's global state; all index sets are drawn before use.
+"""
+
+from __future__ import annotations
+
+import math
+from contextlib import contextmanager
+
+import numpy as np
+
+COUNT_RULES = ("round", "ceil")
+
+
+def target_counts(sample_size: int = 250, repeats: int = 100, counts: str = "round") -> np.ndarray:
+    if counts not in COUNT_RULES:
+        raise ValueError(f"counts={counts!r} is not one of {COUNT_RULES}")
+    if repeats < 2:
+        raise ValueError(
+            "the mixture protocol needs at least two samples (from pure source to pure target)"
+        )
+    if counts == "round":
+        # numpy's round is half-to-even, like the reference code's np.round on linspace
+        return np.round(np.linspace(0, sample_size, repeats)).astype(np.int64)
+    n_source = [
+        math.ceil(sample_size * (1 - (i - 1) / (repeats - 1))) for i in range(1, repeats + 1)
+    ]
+    return sample_size - np.asarray(n_source, dtype=np.int64)
+
+
+@contextmanager
+def _legacy_seed(seed: int):
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        yield
+    finally:
+        np.random.set_state(state)
+
+
+def mixture_indices(
+    n_source: int,
+    n_target: int,
+    sample_size: int = 250,
+    repeats: int = 100,
+    seed: int = 0,
+    counts: str = "round",
+) -> dict[str, np.ndarray]:
+    """``indices`` (repeats x sample_size into [source ; target]), ``target_counts``, ``shift_intensity``."""
+    if n_source < 1 or n_target < 1:
+        raise ValueError(
+            f"both test pools must be non-empty (source {n_source}, target {n_target})"
+        )
+    m = target_counts(sample_size, repeats, counts)
+    rows = []
+    with _legacy_seed(seed):
+        for m_k in m:
+            from_source = np.random.choice(n_source, sample_size - m_k, replace=True)
+            from_target = np.random.choice(n_target, m_k, replace=True)
+            rows.append(np.concatenate([from_source, n_source + from_target]))
+    return {
+        "indices": np.asarray(rows, dtype=np.int64),
+        "target_counts": m,
+        "shift_intensity": m / sample_size,
+        "n_source": np.int64(n_source),
+        "n_target": np.int64(n_target),
+    }

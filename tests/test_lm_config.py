@@ -1,0 +1,37 @@
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from unishift.lm.config import COVARIATE_DEFAULTS, ENCODE_KEYS, PAPER_LM
+from unishift.lm.finetune import FinetuneSettings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_embedded_config_schema_and_defaults_agree():
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
+    embedded = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    jsonschema.validate(embedded, schema)
+    assert embedded["covariate_shift"] == COVARIATE_DEFAULTS
+    fragment = {"covariate_shift": schema["properties"]["covariate_shift"]}
+    properties = fragment["covariate_shift"]["properties"]
+    for key, value in COVARIATE_DEFAULTS.items():
+        if isinstance(value, dict) and key != "models":
+            assert {k: properties[key]["properties"][k]["default"] for k in value} == value, key
+        else:
+            assert properties[key]["default"] == value, key
+    bad = {"covariate_shift": {**COVARIATE_DEFAULTS, "lm": {"mode": "half"}}}
+    try:
+        jsonschema.validate(bad, {"type": "object", "properties": fragment})
+    except jsonschema.ValidationError:
+        pass
+    else:
+        raise AssertionError("an unknown lm.mode passed the schema")
+
+
+def test_settings_accept_the_config_sections():
+    assert FinetuneSettings.from_config(COVARIATE_DEFAULTS["lm"]).mode == "cached"
+    paper = FinetuneSettings.from_config(PAPER_LM)
+    assert paper == FinetuneSettings(mode="faithful", precision="bf16", device="auto")
+    assert set(ENCODE_KEYS) <= set(PAPER_LM)

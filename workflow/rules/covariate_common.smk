@@ -1,0 +1,88 @@
+# Shared helpers of the covariate-shift rules (text.smk, lm.smk); included by text.smk.
+# Needs config (seed, data_root, covariate) and RESULTS from the including Snakefile.
+import re
+
+from unishift.lm.config import ENCODE_KEYS, covariate_options, domain_pairs
+
+COVARIATE = covariate_options(config)
+
+
+def covariate_domains():
+    return list(COVARIATE["domains"])
+
+
+def covariate_models():
+    return list(COVARIATE["models"])
+
+
+def covariate_pairs():
+    return domain_pairs(covariate_domains())
+
+
+def text_options():
+    """Only the chosen source's options, so unrelated config changes do not rebuild the texts."""
+    section = {"hf": "hf", "data_root": "offline", "tweets": "tweets"}[
+        COVARIATE["text_source"]
+    ]
+    return {section: COVARIATE[section]}
+
+
+def lm_settings():
+    return dict(COVARIATE["lm"])
+
+
+def lm_encode_settings():
+    """Only the settings that change the encoder's output, so head-training changes reuse the pass."""
+    return {key: COVARIATE["lm"][key] for key in ENCODE_KEYS}
+
+
+def lm_model_path(wildcards):
+    return COVARIATE["models"][wildcards.model]
+
+
+def lm_targets(wildcards):
+    return [d for d in covariate_domains() if d != wildcards.source]
+
+
+def lm_finetune_inputs(wildcards):
+    """cached mode reads the encoder pass of each domain; faithful mode reads the texts."""
+    targets = lm_targets(wildcards)
+    if COVARIATE["lm"]["mode"] == "cached":
+        return {
+            "source": f"{RESULTS}/lm/{wildcards.model}/encoded/{wildcards.source}.npz",
+            "targets": [
+                f"{RESULTS}/lm/{wildcards.model}/encoded/{t}.npz" for t in targets
+            ],
+        }
+    return {
+        **{
+            s: f"{RESULTS}/text/{wildcards.source}/{s}.parquet"
+            for s in ("train", "validation", "test")
+        },
+        "targets": [f"{RESULTS}/text/{t}/test.parquet" for t in targets],
+    }
+
+
+def lm_outputs(model, source):
+    return f"{RESULTS}/lm/{model}/{source}/outputs.npz"
+
+
+def covariate_setups():
+    """(model, source, target) of every covariate-shift setup, in table order (model-major)."""
+    return [(m, s, t) for m in covariate_models() for s, t in covariate_pairs()]
+
+
+def covariate_setup_inputs():
+    """Per setup, in covariate_setups() order: the (model, source) cache and the pair's samples."""
+    setups = covariate_setups()
+    return {
+        "lm_outputs": [lm_outputs(m, s) for m, s, _ in setups],
+        "samples": [f"{RESULTS}/samples/covariate/{s}__{t}.npz" for _, s, t in setups],
+    }
+
+
+wildcard_constraints:
+    domain="|".join(map(re.escape, covariate_domains())) or "^$",
+    source="|".join(map(re.escape, covariate_domains())) or "^$",
+    target="|".join(map(re.escape, covariate_domains())) or "^$",
+    model=r"[A-Za-z0-9_]+",
