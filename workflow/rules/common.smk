@@ -179,4 +179,5 @@ def all_outputs():
             outputs += paths
     if build_report_pdf():
         outputs.append(f"{RESULTS}/report.pdf")
+    outputs.append(f"{RESULTS}/provenance.json")
     return outputs

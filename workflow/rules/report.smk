@@ -126,3 +126,21 @@ rule report_pdf:
         f"{RESULTS}/logs/report_pdf.log",
     script:
         "../scripts/report_pdf.py"
+
+
+rule provenance:
+    """The config (and its hash), seeds and package versions that produced these results."""
+    output:
+        report(
+            f"{RESULTS}/provenance.json",
+            caption="../report/provenance.rst",
+            category="provenance",
+        ),
+    params:
+        config=config,
+    conda:
+        "../../envs/core.yaml"
+    log:
+        f"{RESULTS}/logs/provenance.log",
+    script:
+        "../scripts/provenance.py"

@@ -1,0 +1,6 @@
+from unishift.io import write_json
+from unishift.jobs import start_job
+from unishift.provenance import provenance
+
+start_job(snakemake.log[0])
+write_json(snakemake.output[0], provenance(dict(snakemake.params.config)))
