@@ -1,8 +1,9 @@
 """A real SLURM run: a one-node cluster on localhost executes `.test/config.yaml` through the
 snakemake SLURM executor plugin with `profiles/slurm`, and its results equal a local run's byte for byte.
 
-Slow (daemon start-up, sbatch/sacct polling) and it needs root to install `slurm-wlm` and `munge`, so
-it runs only where asked for: in CI (`CI` set) or with `UNISHIFT_CLUSTER_TESTS=1`.
+Slow (every job waits for the plugin's squeue polling) and it needs root (apt-get for `slurm-wlm` and
+`munge`, slurmd, /etc/slurm/slurm.conf), so it runs only where asked for: in CI (`CI` set) or with
+`UNISHIFT_CLUSTER_TESTS=1`; `UNISHIFT_CLUSTER_TESTS=0` turns it off in CI too.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
 # The command the README's cluster section shows, with the tiny config.
 SLURM_ARGS = ("--executor", "slurm", "--profile", "profiles/slurm", "--workflow-profile", "none")
 TEST_CONFIG = ("--configfile", ".test/config.yaml")
-# Wall-clock budget of the SLURM run of `.test/config.yaml` (about 5 minutes when the machine is idle:
-# every job waits for the plugin's status polling). CI has 90 minutes; the rest of the suite takes ~8.
-RUN_BUDGET_S = 1500
+# Wall-clock limit of the SLURM run of `.test/config.yaml`. Measured on the shared 2-core build machine
+# (load average 8-10 from other jobs): 8.7 min for the SLURM run, 17 min for the whole test with its
+# local reference run. CI has 90 minutes on 2 cores and the rest of the suite takes ~8.
+RUN_BUDGET_S = 1800
 DAEMONS = ("munged", "slurmctld", "slurmd")
 PACKAGES = ("slurm-wlm", "munge")
 # The job-step plugin strips SLURM_* variables (SLURM_CONF included) before its inner `srun`, so the
@@ -43,7 +45,10 @@ MARKER = "# written by unishift tests/test_cluster_slurm.py"
 
 
 def _enabled() -> bool:
-    return bool(os.environ.get("CI")) or os.environ.get("UNISHIFT_CLUSTER_TESTS") == "1"
+    switch = os.environ.get("UNISHIFT_CLUSTER_TESTS")
+    if switch is not None:
+        return switch == "1"
+    return bool(os.environ.get("CI"))
 
 
 def _install_slurm() -> str | None:
@@ -243,7 +248,7 @@ def local_slurm(root: Path):
 @pytest.fixture
 def slurm_cluster(tmp_path):
     if not _enabled():
-        pytest.skip("SLURM test runs in CI or with UNISHIFT_CLUSTER_TESTS=1")
+        pytest.skip("the SLURM test runs in CI (CI set) or with UNISHIFT_CLUSTER_TESTS=1")
     if sys.platform != "linux":
         pytest.skip("the local SLURM cluster needs Linux")
     if os.geteuid() != 0:

@@ -112,12 +112,16 @@ def test_config_defaults_and_domain_checks():
     options = covariate_options({"seed": 0, "data_root": None})
     assert options["domains"] == ["airline", "apple", "coachella"]
     assert options["lm"]["mode"] == "cached" and options["mixture"]["counts"] == "round"
-    merged = covariate_options({"covariate": {"lm": {"mode": "faithful"}}})
+    merged = covariate_options({"covariate_shift": {"lm": {"mode": "faithful"}}})
     assert merged["lm"]["mode"] == "faithful" and merged["lm"]["learning_rate"] == 5e-3
     with pytest.raises(ValueError, match="at least two"):
-        covariate_options({"covariate": {"text_source": "hf", "domains": ["airline", "imdb"]}})
+        covariate_options(
+            {"covariate_shift": {"text_source": "hf", "domains": ["airline", "imdb"]}}
+        )
     with pytest.raises(ValueError, match="data_root"):
-        covariate_options({"covariate": {"text_source": "data_root", "domains": ["imdb", "rt"]}})
+        covariate_options(
+            {"covariate_shift": {"text_source": "data_root", "domains": ["imdb", "rt"]}}
+        )
     assert domain_pairs(["imdb", "rt", "yelp"]) == [
         ("imdb", "rt"),
         ("imdb", "yelp"),

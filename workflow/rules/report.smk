@@ -20,16 +20,16 @@ rule tables:
             subcategory="{shift} shift",
         ),
         cd_groups=f"{RESULTS}/cd/{{task}}_{{shift}}_groups.csv",
+    log:
+        f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
+    conda:
+        "../../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
         alpha=config["alpha"],
-    conda:
-        "../../envs/core.yaml"
-    log:
-        f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
     script:
         "../scripts/tables.py"
 
@@ -42,16 +42,16 @@ rule brier_table:
         cells=f"{RESULTS}/tables/calibration_brier_{{shift}}.csv",
         summary=f"{RESULTS}/tables/calibration_brier_{{shift}}_summary.csv",
         tex=f"{RESULTS}/tables/calibration_brier_{{shift}}.tex",
+    log:
+        f"{RESULTS}/logs/tables/calibration_brier_{{shift}}.log",
+    conda:
+        "../../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, "calibration"),
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
         alpha=config["alpha"],
-    conda:
-        "../../envs/core.yaml"
-    log:
-        f"{RESULTS}/logs/tables/calibration_brier_{{shift}}.log",
     script:
         "../scripts/brier_table.py"
 
@@ -68,10 +68,10 @@ rule error_by_shift:
             category="{task}",
             subcategory="{shift} shift",
         ),
-    conda:
-        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/plots/{{task}}_{{shift}}_err_by_shift.log",
+    conda:
+        "../../envs/core.yaml"
     script:
         "../scripts/error_by_shift.py"
 
@@ -88,10 +88,10 @@ rule reproduction:
             caption="../report/reproduction.rst",
             category="reproduction",
         ),
-    conda:
-        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/reproduction/{{task}}_{{shift}}.log",
+    conda:
+        "../../envs/core.yaml"
     script:
         "../scripts/reproduction.py"
 
@@ -103,10 +103,10 @@ rule accuracy_appendix:
     output:
         tex=f"{RESULTS}/tables/classifier_accuracy_{{shift}}.tex",
         csv=f"{RESULTS}/reproduction/classifier_accuracy_{{shift}}.csv",
-    conda:
-        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_{{shift}}_tex.log",
+    conda:
+        "../../envs/core.yaml"
     script:
         "../scripts/accuracy_appendix.py"
 
@@ -120,10 +120,10 @@ rule report_pdf:
         appendix=report_pdf_inputs("appendix"),
     output:
         f"{RESULTS}/report.pdf",
-    conda:
-        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/report_pdf.log",
+    conda:
+        "../../envs/core.yaml"
     script:
         "../scripts/report_pdf.py"
 
@@ -136,11 +136,11 @@ rule provenance:
             caption="../report/provenance.rst",
             category="provenance",
         ),
-    params:
-        config=config,
-    conda:
-        "../../envs/core.yaml"
     log:
         f"{RESULTS}/logs/provenance.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        config=config,
     script:
         "../scripts/provenance.py"

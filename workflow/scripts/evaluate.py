@@ -5,7 +5,11 @@ from unishift.io import read_npz, write_csv
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0], snakemake.threads)
-shift, task, method = snakemake.wildcards.shift, snakemake.wildcards.task, snakemake.wildcards.method
+shift, task, method = (
+    snakemake.wildcards.shift,
+    snakemake.wildcards.task,
+    snakemake.wildcards.method,
+)
 params, inputs = snakemake.params, snakemake.input
 
 
