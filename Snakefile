@@ -6,7 +6,12 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The embedded default is read only when no --configfile is given: a config file passed on the
+# command line replaces it instead of being merged into it (merging would, e.g., add the default's
+# language model to the paper's three).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 report: "workflow/report/workflow.rst"
