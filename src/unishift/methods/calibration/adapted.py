@@ -81,7 +81,23 @@ class EMQBCTSCalibrator(Calibrator):
         return quiet(self.quantifier_.quantifier_.predict_proba, posteriors)
 
 
-class EMQTransCal(TransCal):
+class _ThenEM:
+    """Mixin for a calibrator followed by EM (B4) from the prior of ``train_prevalence`` (§2.8)."""
+
+    def _set_prior_source(self, train_prevalence: str) -> None:
+        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
+        self.train_prevalence = train_prevalence
+
+    def fit(self, setting):
+        super().fit(setting)
+        self.prior_ = _prevalence(setting, self.train_prevalence)
+        return self
+
+    def calibrate(self, sample, context):
+        return em(self.prior_, super().calibrate(sample, context))[1]
+
+
+class EMQTransCal(_ThenEM, TransCal):
     """TransCal (§2.4) followed by EM from the training prevalence (§2.8; CS table: logits "L").
 
     Args: those of :class:`TransCal`, plus ``train_prevalence`` ("training" | "validation").
@@ -96,19 +112,10 @@ class EMQTransCal(TransCal):
         train_prevalence: str = "training",
     ):
         super().__init__(logits, weights, zero_posteriors, variance_term)
-        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
-        self.train_prevalence = train_prevalence
-
-    def fit(self, setting):
-        super().fit(setting)
-        self.prior_ = _prevalence(setting, self.train_prevalence)
-        return self
-
-    def calibrate(self, sample, context):
-        return em(self.prior_, super().calibrate(sample, context))[1]
+        self._set_prior_source(train_prevalence)
 
 
-class EMQLasCal(LasCal):
+class EMQLasCal(_ThenEM, LasCal):
     """LasCal (§2.5) followed by EM from the training prevalence (§2.8; LS table: logits "S").
 
     Shares LasCal's per-sample temperature search through the context.
@@ -119,16 +126,7 @@ class EMQLasCal(LasCal):
 
     def __init__(self, logits: str = "S", solver: str = "closed_form", train_prevalence="training"):
         super().__init__(logits, solver)
-        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
-        self.train_prevalence = train_prevalence
-
-    def fit(self, setting):
-        super().fit(setting)
-        self.prior_ = _prevalence(setting, self.train_prevalence)
-        return self
-
-    def calibrate(self, sample, context):
-        return em(self.prior_, super().calibrate(sample, context))[1]
+        self._set_prior_source(train_prevalence)
 
 
 class PacCalSigma(Calibrator):
