@@ -107,8 +107,3 @@ def get_method(task: str, name: str, shift: str | None = None) -> MethodSpec:
             f"valid ones are {method_names(task, shift)}"
         )
     return spec
-
-
-def slug(name: str) -> str:
-    """A file-name-safe form of a method name (names are already restricted to safe characters)."""
-    return name
