@@ -3,6 +3,8 @@
 # Accuracy Prediction under Dataset Shift". See README.md and config/README.md.
 from snakemake.utils import min_version
 
+from unishift.workflow_checks import check_config_files
+
 min_version("9.0")
 
 
@@ -10,6 +12,8 @@ min_version("9.0")
 # command line replaces it instead of being merged into it (merging would, e.g., add the default's
 # language model to the paper's three).
 if not workflow.overwrite_configfiles:
+    # Snakemake's own message for a YAML error names neither the file nor the line; ours does.
+    check_config_files(["config/config.yaml"])
 
     configfile: "config/config.yaml"
 

@@ -280,3 +280,13 @@ def test_inner_methods_must_belong_to_the_expected_task():
         QuantificationToCAP(LabelCAP).fit(setting_of(items([0.2, 0.8], [0, 1])))
     with pytest.raises(KeyError):
         QuantificationToCAP("NoSuchQuantifier").fit(setting_of(items([0.2, 0.8], [0, 1])))
+
+
+def test_q2c_abscissa_is_the_bin_mean_not_its_median(captured_maps):
+    # a skewed bin [0, .2): mean .06, median .02; the bins above are empty or single
+    data = items([0.01, 0.02, 0.15, 0.9], [0, 0, 1, 1])
+    method = QuantificationToCalibration(LabelQuantifier, bins=5).fit(setting_of(data))
+    method.calibrate(sample_of(data), fresh_context(setting_of(data)))
+    x, y = captured_maps[0]
+    assert x[0] == pytest.approx(0.06) and y[0] == pytest.approx(1 / 3)
+    assert x[4] == pytest.approx(0.9) and y[4] == 1.0

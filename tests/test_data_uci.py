@@ -51,6 +51,7 @@ def test_unobtainable_dataset_names_the_file_to_provide(tmp_path, monkeypatch):
         raise ConnectionError("no network")
 
     monkeypatch.setattr(qp.datasets, "fetch_UCIBinaryDataset", offline)
+    monkeypatch.setattr(qp.datasets, "fetch_UCIBinaryLabelledCollection", offline)
     with pytest.raises(uci.DataUnavailableError, match=r"<data_root>/uci/CTG.xls \(sha256 8a37"):
         uci.fetch_binary_dataset("ctg.1", tmp_path, None)
 

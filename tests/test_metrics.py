@@ -37,3 +37,99 @@ def test_brier_and_absolute_error():
     P = np.array([[0.25, 0.75], [0.5, 0.5]])
     assert brier(P, np.array([1, 0])) == pytest.approx((0.25**2 + 0.5**2) / 2)
     assert absolute_error(0.3, 0.45) == pytest.approx(0.15)
+
+
+# ------------------------------------------------------------------------------------------------
+# Inputs that tell the variants apart. Every confidence below is either exact in any floating-point
+# arithmetic (0.5 from a tie, 1.0 from a zero posterior) or at least 1e-3 away from a bin edge, so
+# the expected values hold whether the ECE is computed in float32 or float64.
+
+
+def ece_oracle(scores, targets, n_bins, right_closed):
+    """A literal loop over the bins: (lo, hi] (right_closed) or [lo, hi), the last bin closed."""
+    scores, targets = np.asarray(scores, float), np.asarray(targets, float)
+    total = 0.0
+    for b in range(n_bins):
+        lo, hi = b / n_bins, (b + 1) / n_bins
+        if right_closed:
+            inside = (scores > lo) & (scores <= hi)
+        else:
+            inside = (scores >= lo) & ((scores < hi) | ((b == n_bins - 1) & (scores == hi)))
+        if inside.any():
+            gap = scores[inside].mean() - targets[inside].mean()
+            total += inside.sum() / len(scores) * gap**2
+    return total
+
+
+def top_label_oracle(posteriors, labels, n_bins=15):
+    posteriors = np.asarray(posteriors, float)
+    predicted = (posteriors[:, 1] > posteriors[:, 0]).astype(int)  # a tie is class 0
+    confidence = posteriors.max(axis=1)
+    correct = (predicted == np.asarray(labels)).astype(float)
+    return round(ece_oracle(confidence, correct, n_bins, right_closed=True), 4) * 100
+
+
+def test_top_label_bins_are_closed_on_the_right():
+    # with 2 bins the tie's confidence 0.5 is an edge: (0, .5] holds it alone, [.5, 1) would pool it
+    P = np.array([[0.5, 0.5], [0.1, 0.9]])
+    y = np.array([1, 1])  # the tie is predicted 0 (wrong), the other item is right
+    assert ece_top_label(P, y, n_bins=2) == pytest.approx(100 * (0.5 * 0.5**2 + 0.5 * 0.1**2))
+    assert ece_top_label(P, y, n_bins=2) != pytest.approx(100 * 0.2**2)  # the [l, u) value
+
+
+def test_top_label_tie_is_predicted_as_class_zero():
+    # the tie (confidence .5) shares the bin (7/15, 8/15] with a right prediction at .52
+    P = np.array([[0.5, 0.5], [0.48, 0.52]])
+    y = np.array([1, 1])
+    # tie wrong: accuracy 1/2 against confidence .51 (a tie read as class 1 would give .49**2)
+    assert ece_top_label(P, y) == pytest.approx(100 * 0.01**2, abs=1e-9)
+
+
+def test_a_confidence_of_one_shares_the_last_bin():
+    # a wrong prediction made with certainty and a right one at .95 share the bin (14/15, 1]
+    P = np.array([[0.0, 1.0], [0.05, 0.95]])
+    y = np.array([0, 1])
+    assert ece_top_label(P, y) == pytest.approx(100 * round(0.475**2, 4))
+    # positive-class ECE: 1.0 and .95 share the last, closed bin [14/15, 1]
+    assert ece_positive_class(P, y) == pytest.approx(100 * 0.475**2)
+
+
+def test_positive_class_bins_are_closed_on_the_left():
+    edges = np.linspace(0, 1, 16)
+    on_edge = edges[5]  # exactly the lower edge of bin 5
+    scores = np.array([on_edge, on_edge + 0.03, on_edge - 0.03])
+    P = np.column_stack([1 - scores, scores])
+    y = np.array([1, 0, 1])
+    # the edge score pools with the score above it, not with the one below it
+    expected = 100 * ece_oracle(scores, y, 15, right_closed=False)
+    assert ece_positive_class(P, y) == pytest.approx(expected)
+    assert ece_positive_class(P, y) != pytest.approx(100 * ece_oracle(scores, y, 15, True))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_top_label_ece_equals_a_literal_loop_with_fifteen_bins(seed):
+    rng = np.random.default_rng(seed)
+    positive = rng.uniform(0, 1, 200)
+    # keep every confidence at least 1e-3 away from a bin edge (see the note above)
+    confidence = np.maximum(positive, 1 - positive)
+    distance = np.abs(confidence * 15 - np.round(confidence * 15)) / 15
+    positive = positive[distance > 1e-3]
+    P = np.column_stack([1 - positive, positive])
+    y = (rng.uniform(0, 1, len(positive)) < positive).astype(int)
+    y[::7] = 1 - y[::7]  # a miscalibrated share so that the gaps are not all tiny
+    assert ece_top_label(P, y) == pytest.approx(top_label_oracle(P, y), abs=0.011)
+    assert ece_top_label(P, y) != pytest.approx(top_label_oracle(P, y, n_bins=10), abs=0.011)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_positive_class_ece_equals_a_literal_loop(seed):
+    rng = np.random.default_rng(100 + seed)
+    positive = rng.uniform(0, 1, 300)
+    P = np.column_stack([1 - positive, positive])
+    y = (rng.uniform(0, 1, 300) < positive**2).astype(int)
+    assert ece_positive_class(P, y) == pytest.approx(100 * ece_oracle(positive, y, 15, False))
+
+
+def test_brier_uses_the_positive_column():
+    P = np.array([[0.9, 0.1], [0.2, 0.8]])
+    assert brier(P, np.array([1, 1])) == pytest.approx((0.9**2 + 0.2**2) / 2)

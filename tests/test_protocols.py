@@ -32,3 +32,20 @@ def test_npp_is_uniform_with_replacement_and_seeded():
     a = npp_indices(20, sample_size=250, repeats=4, seed=0)
     assert a.shape == (4, 250) and a.max() < 20
     assert np.array_equal(a, npp_indices(20, 250, 4, 0))
+
+
+@pytest.mark.parametrize("seed", [0, 7, 12345])
+def test_npp_equals_seeded_uniform_draws_with_replacement(seed):
+    # QuaPy's NPP: under a temporary legacy seed, one uniform draw with replacement per sample
+    state = np.random.RandomState(seed)
+    expected = np.array([state.choice(30, 12, replace=True) for _ in range(6)])
+    np.testing.assert_array_equal(npp_indices(30, sample_size=12, repeats=6, seed=seed), expected)
+
+
+def test_upp_depends_on_its_seed_only():
+    labels = np.array([0] * 40 + [1] * 20)
+    first, again = upp_indices(labels, 25, 8, seed=3), upp_indices(labels, 25, 8, seed=3)
+    np.testing.assert_array_equal(first, again)
+    state = np.random.RandomState(3)
+    positives = labels[first].sum(axis=1)
+    assert np.all(np.abs(positives - np.round(25 * state.rand(8))) <= 1)

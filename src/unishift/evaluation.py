@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from unishift.io import one_line
 from unishift.methods.base import TASKS, LabelledSet, Method, Sample, SampleContext, Setting
 from unishift.metrics import absolute_error, brier, ece_positive_class, ece_top_label
 
@@ -104,7 +105,8 @@ def _status(notes: list[tuple[str, str]]) -> tuple[str, str]:
         return "ok", ""
     statuses = {status for status, _ in notes}
     status = "error" if "error" in statuses else sorted(statuses)[0]
-    reasons = list(dict.fromkeys(reason for _, reason in notes))
+    # one short line per reason: a multi-line message (e.g. scipy's) would break the CSV's rows
+    reasons = list(dict.fromkeys(one_line(reason) for _, reason in notes))
     return status, "; ".join(reasons)
 
 
@@ -135,7 +137,7 @@ def evaluate_setup(
     try:
         method.fit(setup.setting)
     except Exception as err:  # a method that cannot be fitted fails every sample of this setup
-        fit_error = f"fit failed: {type(err).__name__}: {err}"
+        fit_error = f"fit failed: {type(err).__name__}: {one_line(str(err))}"
     fit_seconds = time.perf_counter() - started
     fit_notes = list(getattr(method, "fit_notes", []) or [])
 
@@ -160,7 +162,7 @@ def evaluate_setup(
             record.update(_score(task, output, sample, labels, ece))
             status, reason = _status(context.notes)
         except Exception as err:
-            status, reason = "error", f"{type(err).__name__}: {err}"
+            status, reason = "error", f"{type(err).__name__}: {one_line(str(err))}"
         apply_seconds += time.perf_counter() - tick
         records.append(dict(record, status=status, reason=reason))
     timing = {

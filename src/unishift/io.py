@@ -1,14 +1,28 @@
-"""Atomic writing of result artifacts: write to a temporary sibling, then rename over the target."""
+"""Atomic writing of result artifacts (write to a temporary sibling, then rename over the target) and
+validated reading: a damaged or partial file is reported with its path and the fix, never half-read."""
 
 from __future__ import annotations
 
 import json
 import os
+import zipfile
+import zlib
+from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+REBUILD = "delete it and rerun snakemake: it is rebuilt, and so is everything computed from it"
+
+
+class DamagedFileError(ValueError):
+    """An intermediate artifact cannot be read, or lacks what it must hold."""
+
+    def __init__(self, path, problem: str, fix: str = REBUILD):
+        self.path, self.problem = str(path), problem
+        super().__init__(f"{path} is damaged or incomplete ({problem}); {fix}")
 
 
 @contextmanager
@@ -31,14 +45,50 @@ def write_npz(path, **arrays) -> None:
             np.savez(handle, **arrays)
 
 
-def read_npz(path) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as data:
-        return {key: data[key] for key in data.files}
+def read_npz(path, required: Iterable[str] = ()) -> dict[str, np.ndarray]:
+    """Every array of an ``.npz`` file; raises :class:`DamagedFileError` naming the file when it is
+    truncated, corrupt or lacks one of the ``required`` arrays."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, OSError, KeyError) as err:
+        raise DamagedFileError(path, f"{type(err).__name__}: {one_line(str(err))}") from err
+    missing = [key for key in required if key not in arrays]
+    if missing:
+        raise DamagedFileError(path, f"no array named {', '.join(missing)}")
+    return arrays
+
+
+def npz_problem(path) -> str | None:
+    """A cheap check (the zip directory only) that an ``.npz`` file is complete; None when it is."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
+        return f"{type(err).__name__}: {one_line(str(err))}"
+    if not names or not all(name.endswith(".npy") for name in names):
+        return "not an array archive"
+    return None
 
 
 def write_csv(path, frame: pd.DataFrame) -> None:
     with atomic_path(path) as partial:
         frame.to_csv(partial, index=False, lineterminator="\n")
+
+
+def csv_problem(path) -> str | None:
+    """A cheap check that a CSV written by :func:`write_csv` is complete: a header and a final
+    newline (a file cut anywhere but at a line end lacks it); None when it is."""
+    size = os.path.getsize(path)
+    if size == 0:
+        return "empty file"
+    with open(path, "rb") as handle:
+        handle.seek(size - 1)
+        if handle.read(1) != b"\n":
+            return "the last line is cut off (no final newline)"
+    return None
 
 
 def write_text(path, text: str) -> None:
@@ -48,3 +98,13 @@ def write_text(path, text: str) -> None:
 
 def write_json(path, payload) -> None:
     write_text(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """The first non-empty line of ``text``, cut to ``limit`` characters (reasons, messages)."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    more = len(lines) > 1
+    if len(first) > limit:
+        first, more = first[: limit - 1].rstrip(), True
+    return first + (" ..." if more else "")

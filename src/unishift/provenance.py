@@ -28,7 +28,11 @@ def config_hash(config: dict) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def provenance(config: dict) -> dict:
+def provenance(config: dict, code_version: str | None = None) -> dict:
+    """``code_version``: the content hash of the library's code (default: computed now; see
+    :mod:`unishift.codeversion`), so that results name the code that made them."""
+    from unishift.codeversion import library_version
+
     versions = {}
     for name in PACKAGES:
         try:
@@ -39,6 +43,7 @@ def provenance(config: dict) -> dict:
         "config_sha256": config_hash(config),
         "seed": config.get("seed"),
         "config": config,
+        "code_version": code_version or library_version(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": versions,

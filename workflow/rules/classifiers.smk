@@ -16,6 +16,7 @@ rule train_classifier:
         mem_mb=2000,
     params:
         seed=config["seed"],
+        code=code_version("train_classifier.py"),
     script:
         "../scripts/train_classifier.py"
 
@@ -40,5 +41,6 @@ rule classifier_accuracy_label:
     params:
         datasets=label_datasets(),
         classifiers=label_classifiers(),
+        code=code_version("classifier_accuracy.py"),
     script:
         "../scripts/classifier_accuracy.py"

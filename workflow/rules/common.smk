@@ -4,37 +4,48 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from unishift.classifiers import CLASSIFIERS
-from unishift.data.uci import DATASETS
+from unishift.codeversion import (
+    library_version,
+    method_code_version,
+    script_code_version,
+)
 from unishift.methods.base import SHIFTS, TASKS
-from unishift.registry import get_method
+from unishift.workflow_checks import (
+    check_config,
+    check_config_files,
+    check_intermediates,
+)
 
+# YAML syntax and duplicate keys (with file and line), the schema, then what the schema cannot say:
+# all before any job runs.
+check_config_files(workflow.overwrite_configfiles or workflow.configfiles)
 validate(config, schema="../schemas/config.schema.yaml")
-
-
-def _check_methods():
-    """Unknown method names fail before any job runs, naming the valid ones."""
-    for shift, tasks in config["methods"].items():
-        for task, names in tasks.items():
-            for name in names:
-                try:
-                    get_method(task, name, shift)
-                except KeyError as err:
-                    raise ValueError(
-                        f"config methods.{shift}.{task}: {err.args[0]}"
-                    ) from None
-    for key in config["method_params"]:
-        task, _, name = key.partition("/")
-        if task not in TASKS:
-            raise ValueError(
-                f"config method_params key {key!r} must read '<task>/<method>'"
-            )
-        get_method(task, name)
-
-
-_check_methods()
+check_config(config)
 
 RESULTS = "results"
+SCRIPTS = Path(workflow.current_basedir).parent / "scripts"
+
+if workflow.is_main_process:
+    # A damaged file of a previous run would make every job reading it fail after Snakemake removed
+    # that job's good outputs, or be read partially: refuse to plan on top of it.
+    check_intermediates(RESULTS)
+
+
+def code_version(script):
+    """Content hash of the library modules a script runs (comments and docstrings excluded): a
+    params entry, so that Snakemake re-runs the jobs whose code changed (docs/code-version.md).
+    """
+    return script_code_version(SCRIPTS / script)
+
+
+def evaluation_code_version(wildcards):
+    return method_code_version(
+        wildcards.task,
+        wildcards.method,
+        wildcards.shift,
+        SCRIPTS / "evaluate.py",
+        method_params(wildcards.task, wildcards.method),
+    )
 
 
 wildcard_constraints:
@@ -177,6 +188,9 @@ def all_outputs():
     for shift in enabled_shifts():
         for paths in table_targets(shift).values():
             outputs += paths
+        for task in TASKS:
+            # targets themselves, so that a plain rerun regenerates a missing per-sample file
+            outputs += eval_files(shift, task)
     if build_report_pdf():
         outputs.append(f"{RESULTS}/report.pdf")
     outputs.append(f"{RESULTS}/provenance.json")

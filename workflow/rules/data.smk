@@ -11,5 +11,6 @@ rule uci_dataset:
     params:
         data_home=quapy_home(),
         seed=config["seed"],
+        code=code_version("uci_dataset.py"),
     script:
         "../scripts/uci_dataset.py"

@@ -19,5 +19,6 @@ rule evaluate:
         setups=lambda wc: evaluation_setups(wc.shift),
         ece=config["ece"],
         seed=config["seed"],
+        code=evaluation_code_version,
     script:
         "../scripts/evaluate.py"

@@ -25,6 +25,7 @@ rule lm_encode:
     params:
         model_path=lm_model_path,
         settings=lm_encode_settings(),
+        code=code_version("lm_encode.py"),
     script:
         "../scripts/lm_encode.py"
 
@@ -53,6 +54,7 @@ rule lm_finetune:
         model_path=lm_model_path,
         settings=lm_settings(),
         targets=lm_targets,
+        code=code_version("lm_finetune.py"),
     script:
         "../scripts/lm_finetune.py"
 
@@ -73,5 +75,6 @@ rule classifier_accuracy_covariate:
     params:
         pairs=[[m, s] for m in covariate_models() for s in covariate_domains()],
         domains=covariate_domains(),
+        code=code_version("lm_accuracy.py"),
     script:
         "../scripts/lm_accuracy.py"

@@ -30,6 +30,7 @@ rule tables:
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
         alpha=config["alpha"],
+        code=code_version("tables.py"),
     script:
         "../scripts/tables.py"
 
@@ -52,6 +53,7 @@ rule brier_table:
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
         alpha=config["alpha"],
+        code=code_version("brier_table.py"),
     script:
         "../scripts/brier_table.py"
 
@@ -72,6 +74,12 @@ rule error_by_shift:
         f"{RESULTS}/logs/plots/{{task}}_{{shift}}_err_by_shift.log",
     conda:
         "../../envs/core.yaml"
+    params:
+        methods=lambda wc: methods_of(wc.shift, wc.task),
+        classifiers=lambda wc: row_orders(wc.shift)[0],
+        datasets=lambda wc: row_orders(wc.shift)[1],
+        n_samples=lambda wc: samples_per_setup(wc.shift),
+        code=code_version("error_by_shift.py"),
     script:
         "../scripts/error_by_shift.py"
 
@@ -92,6 +100,8 @@ rule reproduction:
         f"{RESULTS}/logs/reproduction/{{task}}_{{shift}}.log",
     conda:
         "../../envs/core.yaml"
+    params:
+        code=code_version("reproduction.py"),
     script:
         "../scripts/reproduction.py"
 
@@ -107,6 +117,8 @@ rule accuracy_appendix:
         f"{RESULTS}/logs/tables/classifier_accuracy_{{shift}}_tex.log",
     conda:
         "../../envs/core.yaml"
+    params:
+        code=code_version("accuracy_appendix.py"),
     script:
         "../scripts/accuracy_appendix.py"
 
@@ -124,6 +136,8 @@ rule report_pdf:
         f"{RESULTS}/logs/report_pdf.log",
     conda:
         "../../envs/core.yaml"
+    params:
+        code=code_version("report_pdf.py"),
     script:
         "../scripts/report_pdf.py"
 
@@ -142,5 +156,6 @@ rule provenance:
         "../../envs/core.yaml"
     params:
         config=config,
+        code=library_version(),
     script:
         "../scripts/provenance.py"

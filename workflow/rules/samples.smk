@@ -11,6 +11,8 @@ rule label_samples:
     params:
         sample_size=config["label_shift"]["sample_size"],
         n_samples=config["label_shift"]["n_samples"],
+        allow_larger=config["label_shift"]["allow_sample_larger_than_pool"],
         seed=config["seed"],
+        code=code_version("label_samples.py"),
     script:
         "../scripts/label_samples.py"

@@ -28,6 +28,7 @@ rule text_domain:
             config["data_root"] if COVARIATE["text_source"] == "data_root" else None
         ),
         seed=config["seed"],
+        code=code_version("text_domain.py"),
     script:
         "../scripts/text_domain.py"
 
@@ -50,6 +51,8 @@ rule covariate_samples:
         sample_size=COVARIATE["mixture"]["sample_size"],
         n_samples=COVARIATE["mixture"]["n_samples"],
         counts=COVARIATE["mixture"]["counts"],
+        allow_larger=COVARIATE["mixture"]["allow_sample_larger_than_pool"],
         seed=config["seed"],
+        code=code_version("covariate_samples.py"),
     script:
         "../scripts/covariate_samples.py"

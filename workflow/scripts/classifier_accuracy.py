@@ -2,14 +2,15 @@ import itertools
 
 import pandas as pd
 
-from unishift.io import read_npz, write_csv
+from unishift.data.label_shift import read_posteriors
+from unishift.io import write_csv
 from unishift.jobs import start_job
 
 start_job(snakemake.log[0])
 datasets, classifiers = snakemake.params.datasets, snakemake.params.classifiers
 pairs = list(itertools.product(datasets, classifiers))
 rows = [
-    {"classifier": c, "dataset": d, "accuracy": float(read_npz(path)["test_accuracy"])}
+    {"classifier": c, "dataset": d, "accuracy": float(read_posteriors(path)["test_accuracy"])}
     for (d, c), path in zip(pairs, snakemake.input.posteriors)
 ]
 write_csv(snakemake.output[0], pd.DataFrame(rows))

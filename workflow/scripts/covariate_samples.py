@@ -1,12 +1,19 @@
-import pandas as pd
-
+from unishift.data.label_shift import check_sample_size
+from unishift.data.text import read_split
 from unishift.io import write_npz
 from unishift.jobs import start_job
 from unishift.protocols.mixture import mixture_indices
 
 log = start_job(snakemake.log[0])
-n_source = len(pd.read_parquet(snakemake.input.source, columns=["label"]))
-n_target = len(pd.read_parquet(snakemake.input.target, columns=["label"]))
+n_source = len(read_split(snakemake.input.source))
+n_target = len(read_split(snakemake.input.target))
+for pool in (n_source, n_target):
+    check_sample_size(
+        snakemake.params.sample_size,
+        pool,
+        snakemake.params.allow_larger,
+        "covariate_shift.mixture",
+    )
 samples = mixture_indices(
     n_source,
     n_target,

@@ -4,9 +4,14 @@ from unishift.jobs import start_job
 from unishift.report.pipeline import build_error_by_shift
 
 start_job(snakemake.log[0])
+params = snakemake.params
 build_error_by_shift(
     snakemake.input,
     snakemake.wildcards.task,
     snakemake.wildcards.shift,
     Path(snakemake.output.pdf).parent,
+    methods=params.methods,
+    classifiers=params.classifiers,
+    datasets=params.datasets,
+    n_samples=params.n_samples,
 )

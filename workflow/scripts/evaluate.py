@@ -1,7 +1,7 @@
 from unishift.data.covariate import load_covariate_setup
-from unishift.data.label_shift import load_label_setup
+from unishift.data.label_shift import read_label_setup
 from unishift.evaluation import evaluate_method
-from unishift.io import read_npz, write_csv
+from unishift.io import write_csv
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0], snakemake.threads)
@@ -21,10 +21,10 @@ def label_setups():
     samples = dict(zip(datasets, inputs.samples))
     posteriors = dict(zip([(d, c) for d in datasets for c in classifiers], inputs.posteriors))
     for dataset, classifier in params.setups:
-        yield load_label_setup(
-            read_npz(splits[dataset]),
-            read_npz(posteriors[dataset, classifier]),
-            read_npz(samples[dataset]),
+        yield read_label_setup(
+            splits[dataset],
+            posteriors[dataset, classifier],
+            samples[dataset],
             dataset,
             classifier,
             params.seed,

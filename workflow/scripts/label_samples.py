@@ -1,13 +1,14 @@
-from unishift.data.label_shift import label_shift_samples
-from unishift.io import read_npz, write_npz
+from unishift.data.label_shift import label_shift_samples, read_splits
+from unishift.io import write_npz
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0])
 samples = label_shift_samples(
-    read_npz(snakemake.input.splits),
+    read_splits(snakemake.input.splits),
     sample_size=snakemake.params.sample_size,
     n_samples=snakemake.params.n_samples,
     seed=snakemake.params.seed,
+    allow_larger=snakemake.params.allow_larger,
 )
 log.info(
     "%d samples of %d items; positive prevalence %.3f..%.3f",

@@ -3,4 +3,5 @@ from unishift.jobs import start_job
 from unishift.provenance import provenance
 
 start_job(snakemake.log[0])
-write_json(snakemake.output[0], provenance(dict(snakemake.params.config)))
+record = provenance(dict(snakemake.params.config), code_version=snakemake.params.code)
+write_json(snakemake.output[0], record)

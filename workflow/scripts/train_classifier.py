@@ -1,11 +1,11 @@
 import pickle
 
-from unishift.data.label_shift import train_and_predict
-from unishift.io import atomic_path, read_npz, write_npz
+from unishift.data.label_shift import read_splits, train_and_predict
+from unishift.io import atomic_path, write_npz
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0], snakemake.threads)
-splits = read_npz(snakemake.input.splits)
+splits = read_splits(snakemake.input.splits)
 model, posteriors = train_and_predict(splits, snakemake.wildcards.classifier, snakemake.params.seed)
 log.info(
     "%s on %s: test-pool accuracy %.4f",

@@ -58,7 +58,8 @@ def load_covariate_setup(
 ) -> SetupData:
     """The :class:`SetupData` of ``model`` on ``source->target`` from its cache and persisted samples."""
     sets = read_lm_outputs(lm_outputs) if not isinstance(lm_outputs, dict) else lm_outputs
-    samples = read_npz(samples) if not isinstance(samples, dict) else samples
+    if not isinstance(samples, dict):
+        samples = read_npz(samples, ("indices", "shift_intensity", "n_source", "n_target"))
     target_key = f"target_{target}"
     if target_key not in sets:
         raise KeyError(

@@ -9,8 +9,42 @@ import numpy as np
 from unishift.classifiers import make_classifier
 from unishift.data.uci import fetch_binary_dataset
 from unishift.evaluation import SetupData
+from unishift.io import DamagedFileError, read_npz
 from unishift.methods.base import LabelledSet, Setting
 from unishift.protocols import upp_indices
+
+# What each intermediate file of a label-shift setup must hold.
+SPLIT_ARRAYS = ("X_h", "y_h", "X_val", "y_val", "X_test", "y_test", "prevalence_full")
+POSTERIOR_ARRAYS = ("P_h", "P_val", "P_test", "test_accuracy")
+SAMPLE_ARRAYS = ("indices", "prevalence", "shift_intensity")
+
+
+def read_splits(path) -> dict:
+    return read_npz(path, SPLIT_ARRAYS)
+
+
+def read_posteriors(path) -> dict:
+    return read_npz(path, POSTERIOR_ARRAYS)
+
+
+def read_samples(path) -> dict:
+    return read_npz(path, SAMPLE_ARRAYS)
+
+
+def label_pool_size(n_items: int, train_fraction: float = 0.7) -> int:
+    """Items in the test pool of a data set of ``n_items``: QuaPy's stratified split keeps
+    floor(0.7 n) for training (scikit-learn's train_size rounding), the rest is the test pool."""
+    return n_items - int(np.floor(train_fraction * n_items))
+
+
+def check_sample_size(sample_size: int, pool_size: int, allow_larger: bool, where: str) -> None:
+    """A sample larger than the pool it is drawn from repeats items; only on explicit request."""
+    if sample_size > pool_size and not allow_larger:
+        raise ValueError(
+            f"{where}: sample_size={sample_size} is larger than the test pool ({pool_size} items), so "
+            f"every item would be drawn about {sample_size / pool_size:.1f} times; lower sample_size "
+            "or set allow_sample_larger_than_pool: true"
+        )
 
 
 def prepare_splits(name: str, data_home, data_root=None, seed: int = 0) -> tuple[dict, str]:
@@ -51,8 +85,17 @@ def train_and_predict(splits: dict, classifier: str, seed: int) -> tuple[object,
     return model, posteriors
 
 
-def label_shift_samples(splits: dict, sample_size: int, n_samples: int, seed: int) -> dict:
-    """UPP indices into the test pool, each sample's positive prevalence and shift intensity (§2.4-2.5)."""
+def label_shift_samples(
+    splits: dict, sample_size: int, n_samples: int, seed: int, allow_larger: bool = False
+) -> dict:
+    """UPP indices into the test pool, each sample's positive prevalence and shift intensity (§2.4-2.5).
+
+    A ``sample_size`` above the pool size raises unless ``allow_larger``; UPP needs ``n_samples >= 2``
+    (QuaPy's prevalence grid).
+    """
+    if n_samples < 2:
+        raise ValueError(f"n_samples={n_samples}: UPP needs at least 2 samples per setup")
+    check_sample_size(sample_size, len(splits["y_test"]), allow_larger, "label_shift")
     indices = upp_indices(splits["y_test"], sample_size, n_samples, seed)
     prevalence = splits["y_test"][indices].mean(axis=1)
     return {
@@ -62,9 +105,47 @@ def label_shift_samples(splits: dict, sample_size: int, n_samples: int, seed: in
     }
 
 
+def check_setup_parts(splits: dict, posteriors: dict, samples: dict, names=None) -> None:
+    """The posteriors and samples of a setup must have been made from its split; ``names`` (the
+    file of each part) go into the error."""
+    names = names or {"posteriors": "the posteriors", "samples": "the samples"}
+    n_test = len(splits["y_test"])
+    for key, n in (
+        ("P_val", len(splits["y_val"])),
+        ("P_h", len(splits["y_h"])),
+        ("P_test", n_test),
+    ):
+        if len(posteriors[key]) != n:
+            raise DamagedFileError(
+                names["posteriors"],
+                f"{key} has {len(posteriors[key])} rows where the split has {n} items",
+                "it was computed from another split: delete it and rerun snakemake",
+            )
+    indices = np.asarray(samples["indices"])
+    if indices.size and (indices.min() < 0 or indices.max() >= n_test):
+        raise DamagedFileError(
+            names["samples"],
+            f"indices up to {indices.max()} for a test pool of {n_test} items",
+            "they were drawn from another split: delete the file and rerun snakemake",
+        )
+
+
+def read_label_setup(
+    splits_path, posteriors_path, samples_path, dataset: str, classifier: str, seed: int
+) -> SetupData:
+    """:func:`load_label_setup` from the three files, each validated (errors name the file)."""
+    splits, posteriors = read_splits(splits_path), read_posteriors(posteriors_path)
+    samples = read_samples(samples_path)
+    check_setup_parts(
+        splits, posteriors, samples, {"posteriors": posteriors_path, "samples": samples_path}
+    )
+    return load_label_setup(splits, posteriors, samples, dataset, classifier, seed)
+
+
 def load_label_setup(
     splits: dict, posteriors: dict, samples: dict, dataset: str, classifier: str, seed: int
 ) -> SetupData:
+    check_setup_parts(splits, posteriors, samples)
     setting = Setting(
         validation=LabelledSet(posteriors["P_val"], splits["y_val"], splits["X_val"]),
         training=LabelledSet(posteriors["P_h"], splits["y_h"], splits["X_h"]),

@@ -420,7 +420,14 @@ def write_split(frame: pd.DataFrame, path: str | Path) -> None:
 
 
 def read_split(path: str | Path) -> pd.DataFrame:
-    frame = pd.read_parquet(path)
+    from unishift.io import DamagedFileError, one_line
+
+    try:
+        frame = pd.read_parquet(path, columns=["text", "label"])
+    except FileNotFoundError:
+        raise
+    except Exception as err:  # pyarrow raises its own types for a truncated or foreign file
+        raise DamagedFileError(path, f"{type(err).__name__}: {one_line(str(err))}") from err
     return _frame(frame["text"], frame["label"])
 
 

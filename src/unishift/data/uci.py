@@ -249,42 +249,144 @@ READERS: dict[str, Callable[[list[Path]], dict]] = {
 }
 
 
+# sha256 of each binarised collection as QuaPy builds it before the split (features as float64,
+# labels as int64, see collection_sha256), measured from the exact UCI copies. Whatever QuaPy reads
+# (a pickle built here, one left by an earlier run, or one it just downloaded over plain http) must
+# hold exactly these data.
+CONTENT_SHA256 = {
+    "cmc.3": "1ce3ae8e0f134263f61bb9319ddff019e29c0c126c52a5dfa32ac9f279cbdb0b",
+    "yeast": "4b15911ebc062bd67c21bcb07988c59ed1fca4f457ff6a58ce0d6e9be0b20825",
+    "semeion": "692bb19fb3b950b369cc4c8331a9c54051143aa3ad020731812ddb07d7d44650",
+    "wine-q-red": "db9167bebe4a98319d811fdc59b065e22792c14cf389110d5d90a89c88d8d6d8",
+    "ctg.1": "30d9bbbb0213d4be4b696eece7ddca5a9b3727580a50e9f7f073126fa61922b0",
+    "ctg.2": "ed2862e5c8c8f337da1a460e980096e060c7d356cd24985c180738ccfc7dd794",
+    "ctg.3": "84ff416004adbc4fa9c161045a0ff148a01e109f136f588cc999941dda543685",
+    "spambase": "2777f969af4c78fb9e3dbba829eab1cb613807deb8e5cab885557d992bae95b5",
+    "wine-q-white": "1c9aa86647f2cc5135224415bdaffed9832dc87666b17f0d04c95a7b7fb9a641",
+    "pageblocks.5": "0efde1d4013fd14cb84d1c61b7ce9216faa18433ec75dfb46c678b131bdd0d43",
+}
+
+
+def collection_sha256(X, y) -> str:
+    X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
+    y = np.ascontiguousarray(np.asarray(y).astype(np.int64))
+    digest = hashlib.sha256(repr((X.shape, y.shape)).encode())
+    digest.update(X.tobytes())
+    digest.update(y.tobytes())
+    return digest.hexdigest()
+
+
 def group_cache_path(group: str, data_home: str | os.PathLike) -> Path:
     return Path(data_home) / "uci_datasets" / f"{group}.pkl"
+
+
+def read_group_cache(path: Path) -> dict:
+    """QuaPy's pickle of a group; a truncated or foreign file raises DamagedFileError."""
+    from unishift.io import DamagedFileError, one_line
+
+    try:
+        with open(path, "rb") as handle:
+            content = pickle.load(handle)
+    except (pickle.UnpicklingError, EOFError, ValueError, AttributeError, ImportError) as err:
+        raise DamagedFileError(
+            path,
+            f"QuaPy cache unreadable, {type(err).__name__}: {one_line(str(err))}",
+            "delete it and rerun: it is rebuilt from the offline copy or downloaded again",
+        ) from err
+    if not isinstance(content, dict) or not {"X", "y"} <= set(content):
+        raise DamagedFileError(
+            path, "not a QuaPy UCI cache (no X and y)", "delete it and rerun to rebuild it"
+        )
+    return content
+
+
+def _same_content(a: dict, b: dict) -> bool:
+    return set(a) == set(b) and all(
+        np.asarray(a[k]).shape == np.asarray(b[k]).shape
+        and np.array_equal(np.asarray(a[k]), np.asarray(b[k]))
+        for k in a
+    )
+
+
+def _write_cache(target: Path, content: dict) -> None:
+    """Atomic write under a name of its own, so that two jobs of one group never share a partial."""
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
+    )
+    try:
+        with os.fdopen(handle, "wb") as out:
+            pickle.dump(content, out, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
 
 
 def seed_quapy_cache(
     name: str, data_home: str | os.PathLike, data_root: str | os.PathLike | None
 ) -> str:
-    """Make sure QuaPy will find ``name``'s group pickle; returns where the data came from."""
+    """Make sure QuaPy will find ``name``'s group pickle; returns where the data came from.
+
+    With a verified offline copy the pickle is (re)built from it whenever it is missing, unreadable
+    or different, and the returned text says so. Without one, an existing pickle must at least be
+    readable (its content is checked by :func:`fetch_binary_dataset`).
+    """
+    from unishift.io import DamagedFileError
+
     group = check_dataset_name(name).group
     target = group_cache_path(group, data_home)
-    if target.is_file():
-        return f"existing QuaPy cache {target}"
     paths = locate_offline_files(group, data_root)
     if paths is None:
+        if target.is_file():
+            read_group_cache(target)
+            return f"existing QuaPy cache {target}"
         return "QuaPy download"
     content = READERS[group](paths)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".pkl.partial")
-    with open(partial, "wb") as handle:
-        pickle.dump(content, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(partial, target)
-    return "offline copy " + ", ".join(map(str, paths))
+    copies = ", ".join(map(str, paths))
+    if target.is_file():
+        try:
+            if _same_content(read_group_cache(target), content):
+                return f"existing QuaPy cache {target}, equal to the verified offline copy {copies}"
+            why = "differed from"
+        except DamagedFileError as err:
+            why = f"was damaged ({err.problem}), unlike"
+        _write_cache(target, content)
+        return f"QuaPy cache {target} {why} the verified offline copy {copies}: rebuilt from it"
+    _write_cache(target, content)
+    return "offline copy " + copies
+
+
+def check_collection(name: str, collection, source: str, data_home) -> None:
+    """The binarised collection QuaPy loaded must be exactly the one of the UCI copy."""
+    actual = collection_sha256(collection.X, collection.y)
+    if actual != CONTENT_SHA256[name]:
+        group = DATASETS[name].group
+        raise ChecksumError(
+            f"{name}: the data QuaPy loaded ({source}) differ from the exact UCI copy the paper used "
+            f"(content sha256 {actual}, expected {CONTENT_SHA256[name]}); delete "
+            f"{group_cache_path(group, data_home)} and rerun, or to run offline "
+            f"{_how_to_provide(group)}"
+        )
 
 
 def fetch_binary_dataset(name: str, data_home: str | os.PathLike, data_root=None):
     """QuaPy's ``fetch_UCIBinaryDataset`` (70/30 stratified split, seed 0, standardised on the 70 %).
 
     QuaPy 0.2.3 passes its ``verbose`` flag into the collection loader's ``standardize`` slot, so the
-    collection itself is not standardised before the split — exactly as in the paper's runs.
+    collection itself is not standardised before the split — exactly as in the paper's runs. The
+    collection is checked against its content checksum first, whatever its source.
     """
     import quapy as qp
 
     check_dataset_name(name)
     source = seed_quapy_cache(name, data_home, data_root)
     try:
-        dataset = qp.datasets.fetch_UCIBinaryDataset(name, data_home=str(data_home))
+        collection = qp.datasets.fetch_UCIBinaryLabelledCollection(
+            name, data_home=str(data_home), standardize=False
+        )
     except Exception as err:
         if source != "QuaPy download":
             raise
@@ -293,4 +395,6 @@ def fetch_binary_dataset(name: str, data_home: str | os.PathLike, data_root=None
             f"UCI data set {name!r} is not cached and could not be downloaded "
             f"({type(err).__name__}: {err}); to run offline, {_how_to_provide(group)}"
         ) from err
+    check_collection(name, collection, source, data_home)
+    dataset = qp.datasets.fetch_UCIBinaryDataset(name, data_home=str(data_home))
     return dataset, source

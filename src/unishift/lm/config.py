@@ -39,7 +39,12 @@ COVARIATE_DEFAULTS = {
         "logging_steps": 10,
         "train_subset": 5000,
     },
-    "mixture": {"sample_size": 250, "n_samples": 100, "counts": "round"},
+    "mixture": {
+        "sample_size": 250,
+        "n_samples": 100,
+        "counts": "round",
+        "allow_sample_larger_than_pool": False,
+    },
 }
 # The paper's language-model settings (protocols.md §3.3), for the paper config.
 PAPER_LM = {

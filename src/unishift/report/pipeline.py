@@ -21,6 +21,7 @@ from unishift.report.paper import (
 from unishift.report.plots import plot_error_by_shift
 from unishift.report.tables import (
     TableResult,
+    check_complete,
     compute_table,
     load_records,
     write_table_csv,
@@ -50,8 +51,13 @@ def build_table(
 ) -> TableResult:
     """Read the per-sample files of one (task, shift) and write ``<name>.csv`` (cells),
     ``<name>_summary.csv`` (ranks, win rates) and ``<name>.tex`` into ``out_dir``, where name is
-    ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier"."""
+    ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier".
+
+    With ``classifiers``, ``datasets`` and ``n_samples`` given, every file must hold every setup and
+    sample (nothing is drawn from partial results)."""
+    result_files = list(result_files)
     records = load_records(result_files)
+    _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
     result = compute_table(
         records, task, shift, methods, metric, classifiers, datasets, n_samples, alpha
     )
@@ -92,12 +98,32 @@ def _write_no_cd(out_dir: Path, stem: str, reason: str) -> None:
     (out_dir / f"{stem}_groups.csv").write_text("method,avg_rank,groups,friedman_pvalue\n")
 
 
+def _check_complete_if_known(records, methods, files, classifiers, datasets, n_samples) -> None:
+    if classifiers is None or datasets is None or n_samples is None:
+        return
+    # the workflow names each per-sample file after its method
+    by_method = {Path(path).stem: str(path) for path in files}
+    setups = [(c, d) for c in classifiers for d in datasets]
+    check_complete(records, methods, setups, n_samples, by_method)
+
+
 def build_error_by_shift(
-    result_files: Iterable[str | Path], task: str, shift: str, out_dir: str | Path
+    result_files: Iterable[str | Path],
+    task: str,
+    shift: str,
+    out_dir: str | Path,
+    methods: list[str] | None = None,
+    classifiers: list[str] | None = None,
+    datasets: list[str] | None = None,
+    n_samples: int | None = None,
 ) -> None:
     """``{task}_{shift}_err_by_shift.pdf`` and ``.png`` in ``out_dir`` (paper's method selection,
-    restricted to the methods that have result files)."""
+    restricted to the methods that have result files). With the expected methods, setups and
+    ``n_samples`` given, incomplete result files are refused as in :func:`build_table`."""
+    result_files = list(result_files)
     records = load_records(result_files)
+    if methods is not None:
+        _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
     out_dir = Path(out_dir)
     stem = f"{task}_{shift}_err_by_shift"
     plot_error_by_shift(records, task, shift, [out_dir / f"{stem}.pdf", out_dir / f"{stem}.png"])

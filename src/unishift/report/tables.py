@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.evaluation import RECORD_COLUMNS
+from unishift.io import DamagedFileError, csv_problem, one_line
 from unishift.report.names import (
     MethodColumn,
     classifier_display,
@@ -40,21 +41,86 @@ METRICS = ("error", "brier")
 _STR_COLUMNS = ("shift", "task", "method", "classifier", "dataset", "status", "reason")
 
 
-def load_records(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """Concatenate per-sample result files (columns exactly ``RECORD_COLUMNS``)."""
-    frames = []
-    for path in paths:
+STATUSES = ("ok", "fallback", "error")
+_CALIBRATION_VALUES = ("ece", "ece_positive", "brier")
+
+
+def read_records(path: str | Path) -> pd.DataFrame:
+    """One per-sample result file, validated: complete last line, the exact columns, every required
+    field present and parseable. A damaged file raises :class:`DamagedFileError` naming the file and
+    the first bad line, so that no table is drawn from a partial file."""
+    problem = csv_problem(path)
+    if problem:
+        raise DamagedFileError(path, problem)
+    try:
         frame = pd.read_csv(
             path, dtype={c: str for c in _STR_COLUMNS}, keep_default_na=False, na_values=[""]
         )
-        if tuple(frame.columns) != RECORD_COLUMNS:
-            raise ValueError(
-                f"{path}: columns {list(frame.columns)} differ from {list(RECORD_COLUMNS)}"
-            )
-        frames.append(frame)
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
+        raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
+    if tuple(frame.columns) != RECORD_COLUMNS:
+        raise DamagedFileError(
+            path, f"columns {list(frame.columns)} differ from {list(RECORD_COLUMNS)}"
+        )
+    numeric = frame.drop(columns=list(_STR_COLUMNS)).apply(pd.to_numeric, errors="coerce")
+    bad = (numeric.isna() & frame.drop(columns=list(_STR_COLUMNS)).notna()).any(axis=1)
+    for column in ("shift", "task", "method", "classifier", "dataset", "status"):
+        bad |= frame[column].isna()
+    bad |= ~frame["status"].isin(STATUSES) | numeric["sample_id"].isna()
+    scored = frame["status"] != "error"
+    bad |= scored & ~np.isfinite(numeric["error"])
+    calibration = scored & (frame["task"] == "calibration")
+    for column in _CALIBRATION_VALUES:
+        bad |= calibration & ~np.isfinite(numeric[column])
+    bad |= ~scored & frame["reason"].isna()
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise DamagedFileError(
+            path, f"line {row + 2} lacks a required field or holds an unparseable value"
+        )
+    frame[list(numeric.columns)] = numeric
+    return frame
+
+
+def load_records(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Concatenate validated per-sample result files (columns exactly ``RECORD_COLUMNS``)."""
+    frames = [read_records(path) for path in paths]
     if not frames:
         raise ValueError("no result files given")
     return pd.concat(frames, ignore_index=True)
+
+
+def check_complete(
+    records: pd.DataFrame,
+    methods: Iterable[str],
+    setups: Iterable[tuple[str, str]],
+    n_samples: int,
+    files: dict[str, str | Path] | None = None,
+) -> None:
+    """Every method has every (classifier, data set) setup with sample ids exactly 0..n-1, once each;
+    otherwise the error names the method's file and what is missing."""
+    files = files or {}
+    keys = ["method", "classifier", "dataset"]
+    stats_ = records.groupby(keys)["sample_id"].agg(["size", "nunique", "min", "max"])
+    for method in methods:
+        for classifier, dataset in setups:
+            where = files.get(method, f"the results of {method}")
+            key = (method, classifier, dataset)
+            if key not in stats_.index:
+                raise DamagedFileError(
+                    where, f"no records of setup {classifier}/{dataset}", _RERUN_EVALUATION
+                )
+            size, unique, low, high = stats_.loc[key]
+            if not (size == unique == n_samples and low == 0 and high == n_samples - 1):
+                raise DamagedFileError(
+                    where,
+                    f"setup {classifier}/{dataset} has {size} records of {unique} distinct samples "
+                    f"(ids {low}..{high}), expected samples 0..{n_samples - 1} once each",
+                    _RERUN_EVALUATION,
+                )
+
+
+_RERUN_EVALUATION = "delete it and rerun snakemake to re-evaluate that method"
 
 
 @dataclass
@@ -147,7 +213,7 @@ def compute_table(
         for ds in datasets:
             block = grouped.get((clf, ds))
             if block is None:
-                continue
+                raise ValueError(f"no {task}/{shift} records of setup ({clf}, {ds})")
             value = block.pivot(index="sample_id", columns="method", values=metric)
             present = [m for m in names if m not in value.columns]
             if present:

@@ -142,8 +142,13 @@ class EMQBCTS(_QuaPyQuantifier):
                 setting.validation.labels,
             )
         except Exception as err:  # abstention raises AssertionError; QuaPy wraps it in RuntimeError
+            from unishift.io import one_line
+
             self.fallback_prior_ = _prevalence(setting, self.fallback_prevalence)
-            self.fit_notes.append(("fallback", f"BCTS failed at fit time ({err}); plain EMQ used"))
+            reason = one_line(str(err), limit=120)
+            self.fit_notes.append(
+                ("fallback", f"BCTS failed at fit time ({reason}); plain EMQ used")
+            )
         return self
 
     def quantify(self, sample, context):

@@ -1,0 +1,252 @@
+"""What the workflow checks when it is parsed, before any job runs: the config beyond what its schema
+can say, and the intermediate files a previous run left under ``results/``.
+
+Every error names the config file or key (or the damaged file), the problem and the fix. No Snakemake
+imports: ``workflow/rules/common.smk`` calls these, and the tests call them directly.
+
+    python -m unishift.workflow_checks my_config.yaml   # YAML syntax and duplicate keys, with lines
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import yaml
+
+from unishift.io import REBUILD, csv_problem, npz_problem
+
+
+class ConfigError(ValueError):
+    """A config that would fail in a job, or silently produce nothing or something else."""
+
+
+class DamagedIntermediatesError(ValueError):
+    """Files of a previous run that are cut or corrupt."""
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML files
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys (PyYAML silently keeps the last one)."""
+
+
+def _construct_mapping(loader, node, deep=False):
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            mark = key_node.start_mark
+            raise ConfigError(
+                f"line {mark.line + 1}, column {mark.column + 1}: key {key!r} appears twice "
+                f"(first on line {seen[key] + 1}); YAML keeps only the last one, so delete one of them"
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_config_file(path: str | Path) -> dict:
+    """A YAML config file; syntax errors and duplicate keys name the file, line and column."""
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            content = yaml.load(handle, Loader=_StrictLoader)
+    except ConfigError as err:
+        raise ConfigError(f"{path}, {err}") from None
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
+        problem = " ".join(str(part) for part in (err.context, err.problem) if part)
+        raise ConfigError(
+            f"{path}, {where}: not valid YAML ({problem}); fix the syntax there "
+            "(indentation, a missing ':' or an unclosed bracket or quote)"
+        ) from None
+    if content is None:
+        return {}
+    if not isinstance(content, dict):
+        raise ConfigError(
+            f"{path}: a config must be a mapping of keys, got {type(content).__name__}"
+        )
+    return content
+
+
+def check_config_files(paths: Iterable[str | Path]) -> None:
+    for path in paths:
+        load_config_file(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The config's meaning
+
+
+def _check_branches(config: dict) -> None:
+    shifts = list(config.get("shifts") or [])
+    if not shifts:
+        raise ConfigError(
+            "config key shifts is empty: the run would produce no table; list label and/or covariate"
+        )
+    for shift in shifts:
+        tasks = (config.get("methods") or {}).get(shift) or {}
+        if not any(tasks.get(task) for task in ("calibration", "quantification", "cap")):
+            raise ConfigError(
+                f"config key shifts lists {shift!r} but methods.{shift} names no method, so that "
+                f"branch would produce no result table; add methods under "
+                f"methods.{shift}.<calibration|quantification|cap> or remove {shift!r} from shifts"
+            )
+
+
+def _check_data_root(config: dict) -> None:
+    root = config.get("data_root")
+    if root is not None and not Path(root).is_dir():
+        raise ConfigError(
+            f"config key data_root: {root!r} is not a folder (it resolves to "
+            f"{Path(root).resolve()}; relative paths are relative to the working directory "
+            f"{Path.cwd()}); point it at the folder holding the offline copies (uci/, text/) or set "
+            "it to null"
+        )
+
+
+def _check_sample_sizes(config: dict) -> None:
+    from unishift.data.label_shift import check_sample_size, label_pool_size
+    from unishift.data.uci import DATASETS
+
+    if "label" not in (config.get("shifts") or []):
+        return
+    label = config.get("label_shift") or {}
+    size, allow = label.get("sample_size", 250), label.get("allow_sample_larger_than_pool", False)
+    for name in label.get("datasets", []):
+        pool = label_pool_size(DATASETS[name].n_items)
+        try:
+            check_sample_size(size, pool, allow, f"label_shift.datasets {name}")
+        except ValueError as err:
+            raise ConfigError(f"config key label_shift.sample_size: {err}") from None
+
+
+def _check_methods(config: dict) -> None:
+    """Method names per shift and task, and method_params keys against the method's parameters;
+    every configured method is built once so that a bad parameter value fails here, not in a job."""
+    from unishift.registry import get_method
+
+    listed: dict[tuple[str, str], list[str]] = {}
+    for shift, tasks in (config.get("methods") or {}).items():
+        for task, names in (tasks or {}).items():
+            for name in names:
+                try:
+                    get_method(task, name, shift)
+                except KeyError as err:
+                    raise ConfigError(f"config methods.{shift}.{task}: {err.args[0]}") from None
+                listed.setdefault((task, name), []).append(shift)
+    for key, params in (config.get("method_params") or {}).items():
+        task, _, name = key.partition("/")
+        where = f"config method_params.{key!r}"
+        try:
+            spec = get_method(task, name)
+        except KeyError as err:
+            raise ConfigError(
+                f"{where}: keys read '<task>/<method>' with task calibration, quantification or "
+                f"cap; {err.args[0]}"
+            ) from None
+        if not isinstance(params, dict):
+            raise ConfigError(f"{where} must map parameter names to values, got {params!r}")
+        signature = inspect.signature(spec.factory)
+        accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+        unknown = sorted(set(params) - set(signature.parameters))
+        if unknown and not accepts_any:
+            raise ConfigError(
+                f"{where}: {', '.join(map(repr, unknown))} is not a parameter of {task} method "
+                f"{name}; its parameters are {sorted(signature.parameters)}"
+            )
+        for shift in listed.get((task, name), [spec.shifts[0]]):
+            try:
+                spec.build(shift, params)
+            except (TypeError, ValueError) as err:
+                raise ConfigError(f"{where} (under {shift} shift): {err}") from None
+
+
+def check_config(config: dict) -> None:
+    """Everything a valid schema does not guarantee; raises :class:`ConfigError`."""
+    _check_branches(config)
+    _check_data_root(config)
+    _check_sample_sizes(config)
+    _check_methods(config)
+
+
+# ---------------------------------------------------------------------------------------------
+# Intermediate files of a previous run
+
+# (folder under results/, glob, cheap check); final tables and plots are rebuilt from these.
+INTERMEDIATES = (
+    ("data", "**/*.npz", npz_problem),
+    ("posteriors", "**/*.npz", npz_problem),
+    ("samples", "**/*.npz", npz_problem),
+    ("lm", "**/*.npz", npz_problem),
+    ("text", "**/*.parquet", None),
+    ("eval", "**/*.csv", csv_problem),
+)
+
+
+def parquet_problem(path) -> str | None:
+    """A parquet file starts and ends with the magic bytes PAR1; a cut file does not end with them."""
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+        handle.seek(0, 2)
+        if handle.tell() < 12:
+            return "too short to be a parquet file"
+        handle.seek(-4, 2)
+        tail = handle.read(4)
+    return None if head == tail == b"PAR1" else "not a complete parquet file"
+
+
+def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
+    """(path, problem) of every intermediate file under ``results`` that is visibly cut or corrupt."""
+    results = Path(results)
+    found = []
+    for folder, pattern, check in INTERMEDIATES:
+        check = check or parquet_problem
+        for path in sorted((results / folder).glob(pattern)):
+            if path.name.startswith("."):
+                continue
+            problem = check(path)
+            if problem:
+                found.append((str(path), problem))
+    return found
+
+
+def check_intermediates(results: str | Path) -> None:
+    """Refuse to plan on top of damaged intermediate files: a job reading one would fail after
+    Snakemake removed its previous (good) outputs, or worse, read it partially."""
+    damaged = damaged_intermediates(results)
+    if damaged:
+        listing = "\n".join(f"  {path}: {problem}" for path, problem in damaged)
+        paths = " ".join(path for path, _ in damaged)
+        raise DamagedIntermediatesError(
+            f"damaged intermediate files under {results}/ (no job was started):\n{listing}\n"
+            f"Fix: {REBUILD}, e.g. rm {paths}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    paths = sys.argv[1:] if argv is None else argv
+    if not paths:
+        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
+        return 2
+    status = 0
+    for path in paths:
+        try:
+            load_config_file(path)
+            print(f"{path}: valid YAML, no duplicate keys")
+        except (ConfigError, OSError) as err:
+            print(err, file=sys.stderr)
+            status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

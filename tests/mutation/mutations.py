@@ -1,0 +1,803 @@
+"""The mutations of the mutation check (``python -m tests.mutation.run``): small, realistic bugs, one per
+entry, each an exact snippet of one file and its replacement.
+
+Keep each snippet unique in its file and as short as that allows; when the code changes, the runner
+reports a mutation whose snippet no longer applies as stale, and the entry must be updated (not
+dropped). ``tests`` overrides the test files of the area.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SRC = "src/unishift/"
+
+
+@dataclass(frozen=True)
+class Mutation:
+    id: str
+    area: str
+    file: str
+    old: str
+    new: str
+    description: str
+    tests: tuple[str, ...] = ()
+    slow: bool = False  # needs a workflow run
+
+
+AREA_TESTS = {
+    "metrics": ("tests/test_metrics.py", "tests/test_evaluation.py"),
+    "binning": (
+        "tests/test_binning.py",
+        "tests/test_adapt_reductions.py",
+        "tests/test_calibration_adapted.py",
+    ),
+    "adapt": (
+        "tests/test_adapt_reductions.py",
+        "tests/test_oracles.py",
+        "tests/test_adapt_registry.py",
+    ),
+    "calibrators": (
+        "tests/test_calibration_reference.py",
+        "tests/test_calibration_adapted.py",
+        "tests/test_calibration_lascal.py",
+        "tests/test_calibration_support.py",
+        "tests/test_calibration_values.py",
+    ),
+    "quantifiers": ("tests/test_quantification_reference.py",),
+    "cap": ("tests/test_cap_methods.py",),
+    "stats": (
+        "tests/test_stats_ranks_cd.py",
+        "tests/test_stats_significance.py",
+        "tests/test_stats_oracles.py",
+    ),
+    "tables": (
+        "tests/test_report_tables.py",
+        "tests/test_report_pipeline.py",
+        "tests/test_report_figures.py",
+        "tests/test_report_table_values.py",
+    ),
+    "protocols": ("tests/test_protocols.py", "tests/test_mixture_protocol.py"),
+    "data": ("tests/test_data_uci.py", "tests/test_damaged_files.py"),
+    "evaluation": ("tests/test_evaluation.py",),
+}
+
+
+def m(id, area, file, old, new, description, tests=(), slow=False) -> Mutation:
+    return Mutation(id, area, file, old, new, description, tuple(tests), slow)
+
+
+ERRORS = SRC + "metrics/errors.py"
+BINNING = SRC + "methods/binning.py"
+TO_CAL = SRC + "methods/adapt/to_calibration.py"
+TO_CAP = SRC + "methods/adapt/to_cap.py"
+TO_Q = SRC + "methods/adapt/to_quantification.py"
+COMMON = SRC + "methods/adapt/common.py"
+SHARED = SRC + "methods/calibration/shared.py"
+TEMPERATURE = SRC + "methods/calibration/temperature.py"
+ADAPTED = SRC + "methods/calibration/adapted.py"
+LASCAL = SRC + "methods/calibration/lascal.py"
+PLATT = SRC + "methods/calibration/platt.py"
+BASE = SRC + "methods/base.py"
+REFERENCE = SRC + "methods/quantification/reference.py"
+BRIDGE = SRC + "methods/quantification/qp_bridge.py"
+LEAP = SRC + "methods/cap/leap.py"
+ATC = SRC + "methods/cap/atc.py"
+DOC = SRC + "methods/cap/doc.py"
+SIGNIFICANCE = SRC + "stats/significance.py"
+RANKS = SRC + "stats/ranks.py"
+CD = SRC + "stats/cd.py"
+TABLES = SRC + "report/tables.py"
+SAMPLING = SRC + "protocols/sampling.py"
+MIXTURE = SRC + "protocols/mixture.py"
+LABEL_SHIFT = SRC + "data/label_shift.py"
+UCI = SRC + "data/uci.py"
+EVALUATION = SRC + "evaluation.py"
+
+MUTATIONS = [
+    # ---------------------------------------------------------------- metrics
+    m(
+        "M1",
+        "metrics",
+        ERRORS,
+        "ece = _squared_binned_gap(confidence, correct, edges, right_closed=True)",
+        "ece = _squared_binned_gap(confidence, correct, edges, right_closed=False)",
+        "top-label ECE bins [l, u) instead of (l, u]",
+    ),
+    m(
+        "M2",
+        "metrics",
+        ERRORS,
+        "positive, np.asarray(labels, dtype=float), edges, right_closed=False",
+        "positive, np.asarray(labels, dtype=float), edges, right_closed=True",
+        "positive-class ECE bins (l, u] instead of [l, u)",
+    ),
+    m(
+        "M3",
+        "metrics",
+        ERRORS,
+        "index = np.clip(index, 0, len(edges) - 2)",
+        "index = np.clip(index, 0, None)",
+        "a score of exactly 1.0 gets a bin of its own (no upper clip)",
+    ),
+    m(
+        "M4",
+        "metrics",
+        ERRORS,
+        "predicted = (probabilities[:, 1] > probabilities[:, 0]).astype(int)",
+        "predicted = (probabilities[:, 1] >= probabilities[:, 0]).astype(int)",
+        "ECE: a 0.5 tie predicted as class 1",
+    ),
+    m(
+        "M5",
+        "metrics",
+        ERRORS,
+        "return float(np.sum(counts[filled] / n * gaps**2))",
+        "return float(np.sum(counts[filled] / n * np.abs(gaps)))",
+        "ECE with absolute instead of squared gaps",
+    ),
+    m(
+        "M6",
+        "metrics",
+        ERRORS,
+        "return round(ece, 4) * 100",
+        "return round(ece * 100, 4)",
+        "top-label ECE rounded after scaling by 100",
+    ),
+    m(
+        "M7",
+        "metrics",
+        ERRORS,
+        "return float(np.mean((np.asarray(labels, dtype=float) - posteriors[:, 1]) ** 2))",
+        "return float(np.mean((np.asarray(labels, dtype=float) - posteriors[:, 0]) ** 2))",
+        "Brier score on the negative-class column",
+    ),
+    m(
+        "M8",
+        "metrics",
+        ERRORS,
+        "N_BINS = 15",
+        "N_BINS = 10",
+        "ECE with 10 bins instead of 15",
+    ),
+    # ---------------------------------------------------------------- binning (B1-B3)
+    m(
+        "B1",
+        "binning",
+        BINNING,
+        "return [(scores >= lo) & (scores < hi) for lo, hi",
+        "return [(scores >= lo) & (scores <= hi) for lo, hi",
+        "binning: bins closed on both sides",
+    ),
+    m(
+        "B2",
+        "binning",
+        BINNING,
+        "return [(scores >= lo) & (scores < hi) for lo, hi",
+        "return [(scores > lo) & (scores <= hi) for lo, hi",
+        "binning: bins (l, u] instead of [l, u)",
+    ),
+    m(
+        "B3",
+        "binning",
+        BINNING,
+        '        raise ValueError(f"bins={bins} must be even so that no bin straddles 0.5")\n'
+        "    edges = np.linspace(0.0, 1.0, bins + 1)\n"
+        "    edges[-1] += 1e-5\n",
+        '        raise ValueError(f"bins={bins} must be even so that no bin straddles 0.5")\n'
+        "    edges = np.linspace(0.0, 1.0, bins + 1)\n",
+        "a2c bins: a score of exactly 1.0 falls in no bin",
+    ),
+    m(
+        "B4",
+        "binning",
+        BINNING,
+        "y[interior] = np.maximum.accumulate(y[:-1])[1:]",
+        "y[1:-1] = np.maximum(y[1:-1], y[:-2])",
+        "B1: pairwise maximum instead of the running maximum",
+    ),
+    m(
+        "B5",
+        "binning",
+        BINNING,
+        "y[interior] = (y[:-2] + y[1:-1] + y[2:]) / 3.0",
+        "y[interior] = (y[:-2] + y[1:-1] + y[1:-1]) / 3.0",
+        "B1: smoothing window uses the point twice instead of its right neighbour",
+    ),
+    m(
+        "B6",
+        "binning",
+        BINNING,
+        "y[missing] = np.interp(x[missing], x[~missing], y[~missing])",
+        "y[missing] = np.interp(np.flatnonzero(missing), np.flatnonzero(~missing), y[~missing])",
+        "B1: empty bins imputed by position instead of abscissa",
+    ),
+    m(
+        "B7",
+        "binning",
+        BINNING,
+        "return np.column_stack([1.0 - calibrated, calibrated])",
+        "return np.column_stack([calibrated, 1.0 - calibrated])",
+        "apply_map returns the columns swapped",
+    ),
+    # ---------------------------------------------------------------- the six adaptations
+    m(
+        "A1",
+        "adapt",
+        TO_CAL,
+        'abscissae.append(scores[mask].mean() if self.abscissa == "bin_mean" else centre)',
+        'abscissae.append(np.median(scores[mask]) if self.abscissa == "bin_mean" else centre)',
+        "rho2zeta: abscissa at the bin median instead of the bin mean",
+    ),
+    m(
+        "A2",
+        "adapt",
+        TO_CAL,
+        "return accuracy if upper_side else 1.0 - accuracy",
+        "return 1.0 - accuracy if upper_side else accuracy",
+        "alpha2zeta: bin side flipped",
+    ),
+    m(
+        "A3",
+        "adapt",
+        TO_CAL,
+        "                ordinates.append(np.nan)\n        x, y = postprocess_map(centres,",
+        "                ordinates.append(0.0)\n        x, y = postprocess_map(centres,",
+        "alpha2zeta: an empty bin gets ordinate 0 instead of being imputed",
+    ),
+    m(
+        "A4",
+        "adapt",
+        TO_CAP,
+        "correct += float(np.sum(calibrated[:, cls]))",
+        "correct += float(np.sum(calibrated[:, 1]))",
+        "zeta2alpha: positive column summed on the predicted negatives too",
+    ),
+    m(
+        "A5",
+        "adapt",
+        TO_CAP,
+        "correct += len(part) * (positive_rate if cls == 1 else 1.0 - positive_rate)",
+        "correct += len(part) * positive_rate",
+        "rho2alpha: the negatives' positive rate not complemented",
+    ),
+    m(
+        "A6",
+        "adapt",
+        TO_Q,
+        "positives += len(part) * (accuracy if cls == 1 else 1.0 - accuracy)",
+        "positives += len(part) * (accuracy if cls == 0 else 1.0 - accuracy)",
+        "alpha2rho: partitions swapped",
+    ),
+    m(
+        "A7",
+        "adapt",
+        TO_Q,
+        "return positives / len(sample)",
+        "return positives / len(part)",
+        "alpha2rho: normalised by the last part's size (stale loop variable)",
+    ),
+    m(
+        "A8",
+        "adapt",
+        TO_Q,
+        'source = setting.training if self.train_prevalence == "training" else setting.validation',
+        "source = setting.validation",
+        "EMQ on calibrated posteriors ignores its prior source",
+    ),
+    m(
+        "A9",
+        "adapt",
+        COMMON,
+        "part = setting.restrict_validation(masks[cls], tag)",
+        "part = setting.restrict_validation(masks[1 - cls], tag)",
+        "partitioned fit: each model fitted on the other prediction partition",
+    ),
+    # ---------------------------------------------------------------- calibrators
+    m(
+        "C1",
+        "calibrators",
+        SHARED,
+        "return proba[:, :1] / proba[:, 1:]",
+        "return proba[:, 1:] / proba[:, :1]",
+        "domain-classifier weights inverted",
+    ),
+    m(
+        "C2",
+        "calibrators",
+        TEMPERATURE,
+        "eta_1 = -cov_1 / np.var(omega, ddof=1)",
+        "eta_1 = cov_1 / np.var(omega, ddof=1)",
+        "TransCal: variance term eta_1 with its sign flipped",
+    ),
+    m(
+        "C3",
+        "calibrators",
+        TEMPERATURE,
+        "- eta_2 * source_confidence",
+        "+ eta_2 * source_confidence",
+        "TransCal: second control variate with its sign flipped",
+    ),
+    m(
+        "C4",
+        "calibrators",
+        TEMPERATURE,
+        "omega = weights ** x[1]",
+        "omega = weights",
+        "TransCal: lambda not applied to the weights",
+    ),
+    m(
+        "C5",
+        "calibrators",
+        TEMPERATURE,
+        "return np.mean(brier * weights)",
+        "return np.mean(brier)",
+        "CPCS: Brier loss not importance-weighted",
+    ),
+    m(
+        "C6",
+        "calibrators",
+        PLATT,
+        "_SigmoidCalibration().fit(validation.posteriors[:, 1], validation.labels)",
+        "_SigmoidCalibration().fit(validation.posteriors[:, 0], validation.labels)",
+        "Platt fitted on the negative-class column",
+    ),
+    m(
+        "C7",
+        "calibrators",
+        ADAPTED,
+        "float(conditional[1, 1]), float(conditional[1, 0])",
+        "float(conditional[1, 1]), float(conditional[0, 1])",
+        "PacCal: fpr read from the wrong cell of the confusion matrix",
+    ),
+    m(
+        "C8",
+        "calibrators",
+        ADAPTED,
+        "if np.any(adjusted > 1) or np.any(adjusted < 0):",
+        "if np.any(adjusted > 1) and np.any(adjusted < 0):",
+        "PacCal: sigma only when values leave [0, 1] on both sides",
+    ),
+    m(
+        "C9",
+        "calibrators",
+        ADAPTED,
+        "hist_neg, hist_pos = (h.flatten()[::-1] for h",
+        "hist_neg, hist_pos = (h.flatten() for h",
+        "DMCal: histograms indexed by the negative posterior",
+    ),
+    m(
+        "C10",
+        "calibrators",
+        ADAPTED,
+        "positive = hist_pos * prevalence[1] + DMCAL_EPSILON",
+        "positive = hist_pos * prevalence[0] + DMCAL_EPSILON",
+        "DMCal: positive histogram mixed with the negative prevalence",
+    ),
+    m(
+        "C11",
+        "calibrators",
+        ADAPTED,
+        'return setting.train_prevalence if source == "training" else setting.validation.prevalence',
+        'return setting.validation.prevalence if source == "training" else setting.train_prevalence',
+        "EMQ calibrators: training and validation prior swapped",
+    ),
+    m(
+        "C12",
+        "calibrators",
+        LASCAL,
+        "return (s1 > s0).astype(np.intp)",
+        "return (s1 >= s0).astype(np.intp)",
+        "LasCal: a 0.5 tie predicted as class 1",
+    ),
+    m(
+        "C13",
+        "calibrators",
+        BASE,
+        "return (posteriors[:, 1] > posteriors[:, 0]).astype(int)",
+        "return (posteriors[:, 1] >= posteriors[:, 0]).astype(int)",
+        "crisp predictions: a 0.5 tie predicted as class 1",
+        tests=(
+            "tests/test_calibration_reference.py",
+            "tests/test_calibration_support.py",
+            "tests/test_cap_methods.py",
+            "tests/test_adapt_reductions.py",
+        ),
+    ),
+    m(
+        "C14",
+        "calibrators",
+        SHARED,
+        "return int(np.argmin(np.where(valid, losses, np.inf)))",
+        "return len(losses) - 1 - int(np.argmin(np.where(valid, losses, np.inf)[::-1]))",
+        "temperature grid search keeps the last instead of the first minimum",
+    ),
+    m(
+        "C15",
+        "calibrators",
+        LASCAL,
+        "return C, mu_t - mu_s",
+        "return C, mu_s - mu_t",
+        "RLLS right-hand side with its sign flipped",
+    ),
+    m(
+        "C16",
+        "calibrators",
+        TEMPERATURE,
+        "tail = labels == 1",
+        "tail = labels == 0",
+        "Head2Tail: the head class reweighted instead of the tail",
+    ),
+    m(
+        "C17",
+        "calibrators",
+        LASCAL,
+        'below[r] = np.searchsorted(edges[r], values[r], side="left")',
+        'below[r] = np.searchsorted(edges[r], values[r], side="right")',
+        "LasCal's ECE estimator: bins [l, u) instead of (l, u]",
+    ),
+    # ---------------------------------------------------------------- quantifiers
+    m(
+        "Q1",
+        "quantifiers",
+        REFERENCE,
+        'return setting.train_prevalence if source == "training" else setting.validation.prevalence',
+        'return setting.validation.prevalence if source == "training" else setting.train_prevalence',
+        "EMQ: training and validation prior swapped",
+    ),
+    m(
+        "Q2",
+        "quantifiers",
+        REFERENCE,
+        "def __init__(self, bandwidth: float = 0.1,",
+        "def __init__(self, bandwidth: float = 0.05,",
+        "KDEy bandwidth 0.05 instead of 0.1",
+    ),
+    m(
+        "Q3",
+        "quantifiers",
+        REFERENCE,
+        "y = np.concatenate([y, missing])",
+        "y = np.concatenate([y, [1 - c for c in missing]])",
+        "KDEy: the uniform kernel given to the present class",
+    ),
+    m(
+        "Q4",
+        "quantifiers",
+        REFERENCE,
+        "self.fallback_prior_ = _prevalence(setting, self.fallback_prevalence)",
+        'self.fallback_prior_ = _prevalence(setting, "training")',
+        "EMQ-BCTS fallback ignores its configured prior source",
+    ),
+    m(
+        "Q5",
+        "quantifiers",
+        BRIDGE,
+        "def em(train_prevalence: float, posteriors: np.ndarray, epsilon: float = 1e-4):",
+        "def em(train_prevalence: float, posteriors: np.ndarray, epsilon: float = 1e-6):",
+        "EM stopping tolerance 1e-6 instead of 1e-4",
+    ),
+    # ---------------------------------------------------------------- CAP methods
+    m(
+        "P1",
+        "cap",
+        LEAP,
+        "self.tpr_ = float(table[1, 1] / table[1].sum())",
+        "self.tpr_ = float(table[1, 1] / table[:, 1].sum())",
+        "LEAP: precision instead of recall",
+    ),
+    m(
+        "P2",
+        "cap",
+        LEAP,
+        "[0.0, 0.0, -tpr, 1.0 - tpr],",
+        "[0.0, -tpr, 0.0, 1.0 - tpr],",
+        "LEAP: tpr row on the wrong cell",
+    ),
+    m(
+        "P3",
+        "cap",
+        ATC,
+        "return float(np.mean(max_confidence(sample.posteriors) >= self.threshold_))",
+        "return float(np.mean(max_confidence(sample.posteriors) > self.threshold_))",
+        "ATC: items at the threshold not counted",
+    ),
+    m(
+        "P4",
+        "cap",
+        ATC,
+        "if value < best:",
+        "if value <= best:",
+        "ATC: the last instead of the first best threshold",
+    ),
+    m(
+        "P5",
+        "cap",
+        DOC,
+        "drops = self.val_accuracy_ - correct[indices].mean(axis=1)",
+        "drops = correct[indices].mean(axis=1) - self.val_accuracy_",
+        "DoC: accuracy drop with its sign flipped",
+    ),
+    m(
+        "P6",
+        "cap",
+        DOC,
+        "return upp_indices(labels, self.sample_size, self.repeats, self.seed)",
+        "return upp_indices(labels, self.sample_size, self.repeats, self.seed + 1)",
+        "DoC: validation samples drawn with the wrong seed",
+    ),
+    # ---------------------------------------------------------------- statistics
+    m(
+        "S1",
+        "stats",
+        SIGNIFICANCE,
+        "return bool(np.isnan(p) or p >= alpha)",
+        "return bool(p >= alpha)",
+        'bolding: a NaN p-value no longer counted as "not different"',
+    ),
+    m(
+        "S2",
+        "stats",
+        CD,
+        "adjacency = adjusted >= alpha",
+        "adjacency = raw >= alpha",
+        "CD graph built from raw instead of Holm-adjusted p-values",
+    ),
+    m(
+        "S3",
+        "stats",
+        CD,
+        "if friedman.pvalue >= alpha:",
+        "if False:",
+        "CD: the Friedman gate removed",
+    ),
+    m(
+        "S4",
+        "stats",
+        CD,
+        "adjusted[order] = np.maximum.accumulate(scaled)",
+        "adjusted[order] = scaled",
+        "Holm without the step-down running maximum",
+    ),
+    m(
+        "S5",
+        "stats",
+        CD,
+        "            if np.isnan(value):\n                value = 1.0",
+        "            if np.isnan(value):\n                value = 0.0",
+        'CD: a NaN p-value counted as "different"',
+    ),
+    m(
+        "S6",
+        "stats",
+        RANKS,
+        "float(np.sum((avg_ranks - (k + 1) / 2.0) ** 2))",
+        "float(np.sum((avg_ranks - k / 2.0) ** 2))",
+        "Friedman statistic centred on k/2",
+    ),
+    m(
+        "S7",
+        "stats",
+        RANKS,
+        "df1, df2 = k - 1, (k - 1) * (n - 1)",
+        "df1, df2 = k - 1, (k - 1) * n",
+        "Iman-Davenport with the wrong denominator degrees of freedom",
+    ),
+    m(
+        "S8",
+        "stats",
+        RANKS,
+        'return stats.rankdata(errors, method="average", axis=1)',
+        'return stats.rankdata(errors, method="min", axis=1)',
+        "ties get the minimum instead of the average rank",
+    ),
+    m(
+        "S9",
+        "stats",
+        SIGNIFICANCE,
+        "beats = (np.isfinite(mine) & ~np.isfinite(theirs)) | (mine <= theirs)",
+        "beats = (np.isfinite(mine) & ~np.isfinite(theirs)) | (mine < theirs)",
+        "win rates: ties no longer count as wins",
+    ),
+    m(
+        "S10",
+        "stats",
+        SIGNIFICANCE,
+        "gate_open = bool(dagger[i - 1, j])",
+        "gate_open = True",
+        "win rates: binomial tests no longer sequentially gated",
+    ),
+    m(
+        "S11",
+        "stats",
+        SIGNIFICANCE,
+        "p = binomial_greater_pvalue(k_i, n, 1.0 - i / (r + 1))",
+        "p = binomial_greater_pvalue(k_i, n, 1.0 - i / r)",
+        "win rates: wrong binomial null",
+    ),
+    m(
+        "S12",
+        "stats",
+        SIGNIFICANCE,
+        "keep = np.isfinite(x) & np.isfinite(y)",
+        "keep = np.isfinite(x)",
+        "Wilcoxon keeps pairs whose other value is NaN",
+    ),
+    m(
+        "S13",
+        "stats",
+        SIGNIFICANCE,
+        "out[j] = f\"{'green' if v <= 0 else 'red'}!{tone}\"",
+        "out[j] = f\"{'green' if v < 0 else 'red'}!{tone}\"",
+        "colours: the row's midpoint coloured red",
+    ),
+    m(
+        "S14",
+        "stats",
+        RANKS,
+        "return np.where(finite, errors, 2.0 * top + 1.0)",
+        "return np.where(finite, errors, top)",
+        "a failed sample ties with the worst finite error",
+    ),
+    m(
+        "S15",
+        "stats",
+        SIGNIFICANCE,
+        "return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)",
+        "return np.where(counts > 0, sums / values.shape[0], np.nan)",
+        "cell means divide by all samples, errored ones included",
+    ),
+    # ---------------------------------------------------------------- tables
+    m(
+        "T1",
+        "tables",
+        TABLES,
+        "experiments = np.vstack(values)\n",
+        "experiments = values[-1]\n",
+        "win rates and ranks taken from the last setup only",
+    ),
+    m(
+        "T2",
+        "tables",
+        TABLES,
+        "bold = np.vstack([bold_row(v, alpha).bold for v in values])",
+        "bold = np.vstack([bold_row(values[0], alpha).bold for v in values])",
+        "every row bolded like the first",
+    ),
+    m(
+        "T3",
+        "tables",
+        TABLES,
+        "avg = rank_matrix(experiments, RANK_DECIMALS).mean(axis=0)",
+        "avg = rank_matrix(experiments, None).mean(axis=0)",
+        "ranks on unrounded errors",
+    ),
+    m(
+        "T4",
+        "tables",
+        TABLES,
+        "rank_bold=top_ranked(avg, len(references)),",
+        "rank_bold=top_ranked(avg, 1),",
+        "only the first average rank bolded",
+    ),
+    m(
+        "T5",
+        "tables",
+        TABLES,
+        'value = block.pivot(index="sample_id", columns="method", values=metric)',
+        'value = block.pivot(index="sample_id", columns="method", values="error")',
+        "the Brier table reports the ECE",
+    ),
+    m(
+        "T6",
+        "tables",
+        TABLES,
+        'classifiers = classifiers or order_classifiers(frame["classifier"])',
+        'classifiers = order_classifiers(frame["classifier"])',
+        "table rows ignore the configured classifier order",
+    ),
+    m(
+        "T7",
+        "tables",
+        TABLES,
+        'def render_table_tex(result: TableResult, width: str = r"\\textwidth", decimals: int = 3)',
+        'def render_table_tex(result: TableResult, width: str = r"\\textwidth", decimals: int = 2)',
+        "LaTeX cells with 2 instead of 3 decimals",
+    ),
+    # ---------------------------------------------------------------- protocols
+    m(
+        "R1",
+        "protocols",
+        SAMPLING,
+        '        repeats=repeats,\n        random_state=seed,\n        return_type="index",\n'
+        "    )\n    return np.array(list(protocol()), dtype=np.int64)\n\n\ndef npp_indices",
+        '        repeats=repeats,\n        random_state=seed + 1,\n        return_type="index",\n'
+        "    )\n    return np.array(list(protocol()), dtype=np.int64)\n\n\ndef npp_indices",
+        "UPP drawn with the wrong seed",
+    ),
+    m(
+        "R2",
+        "protocols",
+        SAMPLING,
+        "        _collection(np.zeros(n_items, dtype=int)),\n        sample_size=sample_size,\n"
+        "        repeats=repeats,\n        random_state=seed,",
+        "        _collection(np.zeros(n_items, dtype=int)),\n        sample_size=sample_size,\n"
+        "        repeats=repeats,\n        random_state=0,",
+        "NPP drawn with the wrong seed",
+    ),
+    m(
+        "R3",
+        "protocols",
+        LABEL_SHIFT,
+        '"shift_intensity": np.abs(prevalence - float(splits["prevalence_full"])),',
+        '"shift_intensity": prevalence - float(splits["prevalence_full"]),',
+        "label-shift intensity without the absolute value",
+        tests=("tests/test_protocols.py", "tests/test_data_uci.py"),
+    ),
+    m(
+        "R4",
+        "protocols",
+        MIXTURE,
+        "return np.round(np.linspace(0, sample_size, repeats)).astype(np.int64)",
+        "return np.floor(np.linspace(0, sample_size, repeats)).astype(np.int64)",
+        "mixture target counts floored instead of rounded",
+    ),
+    m(
+        "R5",
+        "protocols",
+        MIXTURE,
+        "rows.append(np.concatenate([from_source, n_source + from_target]))",
+        "rows.append(np.concatenate([from_source, from_target]))",
+        "mixture target indices not offset by the source size",
+    ),
+    # ---------------------------------------------------------------- data loading
+    m(
+        "D1",
+        "data",
+        UCI,
+        "        if actual != spec.sha256:",
+        '        if spec.location == "data_root" and actual != spec.sha256:',
+        "checksum skipped for package-shipped files",
+    ),
+    m(
+        "D2",
+        "data",
+        UCI,
+        'zip(parts, ("red", "white"))',
+        'zip(parts, ("white", "red"))',
+        "wine quality: colours swapped",
+    ),
+    m(
+        "D3",
+        "data",
+        LABEL_SHIFT,
+        "training, validation = dataset.training.split_stratified(0.5, random_state=seed)",
+        "training, validation = dataset.training.split_stratified(0.5, random_state=0)",
+        "classifier-training / validation split ignores the seed",
+    ),
+    m(
+        "D4",
+        "data",
+        LABEL_SHIFT,
+        '"prevalence_full": np.array(dataset.training.prevalence()[1]),',
+        '"prevalence_full": np.array(dataset.test.prevalence()[1]),',
+        "shift intensity measured from the test pool's prevalence",
+    ),
+    # ---------------------------------------------------------------- evaluation
+    m(
+        "E1",
+        "evaluation",
+        EVALUATION,
+        '"error": top if ece == "top_label" else positive,',
+        '"error": positive if ece == "top_label" else top,',
+        "the calibration table reports the other ECE definition",
+    ),
+    m(
+        "E2",
+        "evaluation",
+        EVALUATION,
+        "true_value = float(np.mean(sample.predictions == labels))",
+        "true_value = float(np.mean(labels))",
+        "CAP truth is the prevalence instead of the accuracy",
+    ),
+]

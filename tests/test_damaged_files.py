@@ -1,0 +1,280 @@
+"""Damaged and partial intermediate files: every reader names the file and the fix, nothing partial is
+turned into a table, QuaPy's cache is verified (rebuilt from the verified copy where there is one) and
+whatever QuaPy loads must match the content checksum of the exact UCI copy."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.test_report_tables import INFO, _records, _values
+from unishift.data import uci
+from unishift.data.label_shift import (
+    label_pool_size,
+    label_shift_samples,
+    prepare_splits,
+    read_label_setup,
+    train_and_predict,
+)
+from unishift.evaluation import RECORD_COLUMNS, SetupData, evaluate_setup
+from unishift.io import DamagedFileError, csv_problem, npz_problem, read_npz, write_csv, write_npz
+from unishift.methods.base import LabelledSet, Quantifier, Setting
+from unishift.report.pipeline import build_error_by_shift, build_table
+from unishift.report.tables import check_complete, load_records
+from unishift.workflow_checks import DamagedIntermediatesError, check_intermediates
+
+FIX = "delete it and rerun"
+
+
+def truncate(path, keep=0.6, drop=None):
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - drop] if drop else data[: int(len(data) * keep)])
+
+
+# ------------------------------------------------------------------------------------------------
+# npz
+
+
+def test_a_truncated_npz_names_the_file_and_the_fix(tmp_path):
+    path = tmp_path / "samples" / "cmc.3.npz"
+    write_npz(path, indices=np.arange(5000).reshape(50, 100), prevalence=np.ones(50))
+    assert read_npz(path, ("indices",))["indices"].shape == (50, 100)
+    assert npz_problem(path) is None
+    truncate(path)
+    assert npz_problem(path)
+    with pytest.raises(DamagedFileError, match=rf"{path}.*{FIX}"):
+        read_npz(path)
+
+
+def test_an_npz_without_a_required_array_is_refused(tmp_path):
+    path = tmp_path / "x.npz"
+    write_npz(path, indices=np.zeros(3))
+    with pytest.raises(DamagedFileError, match="no array named shift_intensity"):
+        read_npz(path, ("indices", "shift_intensity"))
+
+
+@pytest.fixture(scope="module")
+def cmc_files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cmc")
+    splits, _ = prepare_splits("cmc.3", root / "home")
+    _, posteriors = train_and_predict(splits, "LR", 0)
+    samples = label_shift_samples(splits, 50, 4, 0)
+    paths = {name: root / f"{name}.npz" for name in ("splits", "posteriors", "samples")}
+    for name, arrays in (("splits", splits), ("posteriors", posteriors), ("samples", samples)):
+        write_npz(paths[name], **arrays)
+    return paths, splits
+
+
+def test_a_setup_from_damaged_or_mismatched_files_names_the_file(cmc_files, tmp_path):
+    paths, splits = cmc_files
+    setup = read_label_setup(
+        paths["splits"], paths["posteriors"], paths["samples"], "cmc.3", "LR", 0
+    )
+    assert len(setup.pool) == label_pool_size(1473) == len(splits["y_test"]) == 442
+    bad = tmp_path / "samples.npz"
+    bad.write_bytes(paths["samples"].read_bytes()[:300])
+    with pytest.raises(DamagedFileError, match=str(bad)):
+        read_label_setup(paths["splits"], paths["posteriors"], bad, "cmc.3", "LR", 0)
+    # samples drawn from a larger pool (another split): refused, naming the samples file
+    other = tmp_path / "other.npz"
+    write_npz(
+        other, indices=np.full((4, 50), 1000), prevalence=np.ones(4), shift_intensity=np.ones(4)
+    )
+    with pytest.raises(DamagedFileError, match=rf"{other}.*another split"):
+        read_label_setup(paths["splits"], paths["posteriors"], other, "cmc.3", "LR", 0)
+
+
+# ------------------------------------------------------------------------------------------------
+# per-sample CSVs
+
+
+def write_records(path, frame):
+    write_csv(path, frame[list(RECORD_COLUMNS)].sort_values(["classifier", "dataset", "sample_id"]))
+
+
+def test_a_row_cut_mid_field_is_refused_not_misread(tmp_path):
+    path = tmp_path / "A1.csv"
+    records = _records(_values())
+    write_records(path, records[records.method == "A1"])
+    assert csv_problem(path) is None and len(load_records([path])) == 120
+    truncate(path, drop=7)  # the last row loses the end of its error value and what follows
+    assert csv_problem(path) == "the last line is cut off (no final newline)"
+    with pytest.raises(DamagedFileError, match=rf"{path}.*last line is cut off.*{FIX}"):
+        load_records([path])
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [("status", "done"), ("status", None), ("error", None), ("sample_id", "x"), ("method", None)],
+)
+def test_a_row_without_a_required_field_is_refused(tmp_path, column, value):
+    records = _records(_values())
+    frame = records[records.method == "A1"].copy()
+    frame[column] = frame[column].astype(object)
+    frame.iloc[7, frame.columns.get_loc(column)] = value
+    path = tmp_path / "A1.csv"
+    write_records(path, frame)
+    with pytest.raises(DamagedFileError, match=rf"{path}.*line \d+ lacks a required field"):
+        load_records([path])
+
+
+def test_incomplete_results_are_refused_before_any_table(tmp_path):
+    records = _records(_values())
+    paths = []
+    for method in INFO:
+        path = tmp_path / "eval" / f"{method}.csv"
+        part = records[records.method == method]
+        if method == "R2":  # one sample of one setup missing (a whole line lost at a line end)
+            part = part[
+                ~((part.classifier == "NB") & (part.dataset == "yeast") & (part.sample_id == 3))
+            ]
+        write_records(path, part)
+        paths.append(path)
+    kwargs = {"classifiers": ["LR", "NB"], "datasets": ["cmc.3", "yeast"], "n_samples": 30}
+    with pytest.raises(DamagedFileError, match=r"R2.csv.*NB/yeast has 29 records"):
+        build_table(paths, "cap", "label", list(INFO), tmp_path / "tables", **kwargs)
+    assert not (tmp_path / "tables").exists()
+    with pytest.raises(DamagedFileError, match="R2.csv"):
+        build_error_by_shift(paths, "cap", "label", tmp_path / "plots", list(INFO), **kwargs)
+    assert not (tmp_path / "plots").exists()
+
+
+def test_check_complete_names_missing_setups_and_duplicates():
+    records = _records(_values())
+    setups = [("LR", "cmc.3"), ("LR", "yeast"), ("NB", "cmc.3"), ("NB", "yeast")]
+    check_complete(records, list(INFO), setups, 30)
+    with pytest.raises(DamagedFileError, match="no records of setup kNN/yeast"):
+        check_complete(records, list(INFO), [*setups, ("kNN", "yeast")], 30)
+    doubled = pd.concat([records, records[(records.method == "B") & (records.sample_id == 0)]])
+    with pytest.raises(DamagedFileError, match="expected samples 0..29 once each"):
+        check_complete(doubled, list(INFO), setups, 30, {"B": "results/eval/B.csv"})
+
+
+def test_fallback_and_error_reasons_are_one_line(tmp_path):
+    class Chatty(Quantifier):
+        def fit(self, setting):
+            self.fit_notes = [("fallback", "solver gave up:\n  line two\n  line three")]
+            return self
+
+        def quantify(self, sample, context):
+            if context.sample_id == 1:
+                raise ValueError("first line\nsecond line")
+            return 0.5
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 40)
+    pool = LabelledSet(np.column_stack([1 - y * 0.8, y * 0.8 + 0.0]), y)
+    setup = SetupData(
+        "label", "LR", "toy", Setting(pool, pool, "label", "toy/LR"), pool,
+        rng.integers(0, 40, (3, 10)), np.zeros(3),
+    )  # fmt: skip
+    records, _ = evaluate_setup("quantification", "Chatty", Chatty, setup)
+    assert [r["reason"] for r in records] == [
+        "solver gave up: ...",
+        "ValueError: first line ...",
+        "solver gave up: ...",
+    ]
+    path = tmp_path / "Chatty.csv"
+    write_csv(path, pd.DataFrame.from_records(records, columns=list(RECORD_COLUMNS)))
+    assert len(path.read_text().splitlines()) == 4
+
+
+def test_emq_bcts_fallback_reason_is_one_line():
+    from unishift.methods.quantification.reference import EMQBCTS
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 2, 60)
+    P = np.column_stack([1.0 - y, y.astype(float)])  # exact 0/1 posteriors: BCTS fails
+    P[:30] = rng.dirichlet([2, 2], 30)
+    model = EMQBCTS().fit(Setting(LabelledSet(P, y), LabelledSet(P, y), "label", "k"))
+    [(status, reason)] = model.fit_notes
+    assert status == "fallback" and "\n" not in reason and len(reason) < 220
+
+
+# ------------------------------------------------------------------------------------------------
+# parse-time scan of a results folder
+
+
+def test_the_results_scan_lists_every_damaged_intermediate(tmp_path):
+    results = tmp_path / "results"
+    write_npz(results / "samples" / "label" / "cmc.3.npz", indices=np.zeros((3, 4)))
+    write_npz(results / "posteriors" / "label" / "cmc.3" / "LR.npz", P_val=np.zeros((3, 2)))
+    records = _records(_values())
+    write_records(results / "eval" / "label" / "cap" / "A1.csv", records[records.method == "A1"])
+    check_intermediates(results)
+    truncate(results / "samples" / "label" / "cmc.3.npz")
+    truncate(results / "eval" / "label" / "cap" / "A1.csv", drop=3)
+    with pytest.raises(DamagedIntermediatesError) as caught:
+        check_intermediates(results)
+    message = str(caught.value)
+    assert "samples/label/cmc.3.npz" in message and "eval/label/cap/A1.csv" in message
+    assert "posteriors" not in message.split("Fix")[0]
+    assert "rm " in message and "rerun" in message
+
+
+# ------------------------------------------------------------------------------------------------
+# QuaPy's cache and the content checksum
+
+
+def test_a_truncated_quapy_cache_is_rebuilt_from_the_verified_copy(tmp_path):
+    cache = uci.group_cache_path("cmc", tmp_path)
+    uci.seed_quapy_cache("cmc.3", tmp_path, None)
+    good = cache.read_bytes()
+    truncate(cache)
+    source = uci.seed_quapy_cache("cmc.3", tmp_path, None)
+    assert "was damaged" in source and "rebuilt" in source
+    assert pickle.loads(cache.read_bytes()).keys() == pickle.loads(good).keys()
+    assert uci.seed_quapy_cache("cmc.3", tmp_path, None).startswith("existing QuaPy cache")
+
+
+def test_a_quapy_cache_that_differs_from_the_verified_copy_is_rebuilt(tmp_path):
+    cache = uci.group_cache_path("cmc", tmp_path)
+    uci.seed_quapy_cache("cmc.3", tmp_path, None)
+    content = pickle.loads(cache.read_bytes())
+    content["X"][0, 0] += 1
+    cache.write_bytes(pickle.dumps(content))
+    assert "differed from" in uci.seed_quapy_cache("cmc.3", tmp_path, None)
+    assert pickle.loads(cache.read_bytes())["X"][0, 0] == content["X"][0, 0] - 1
+
+
+@pytest.fixture
+def no_offline_copy(monkeypatch):
+    """As on a machine without the offline copy: QuaPy's cache (or a download) is the only source."""
+    monkeypatch.setattr(uci, "locate_offline_files", lambda group, data_root: None)
+
+
+def test_without_an_offline_copy_a_damaged_cache_names_the_file(tmp_path, no_offline_copy):
+    cache = uci.group_cache_path("cmc", tmp_path)
+    cache.parent.mkdir(parents=True)
+    cache.write_bytes(b"\x80\x05\x95garbage")
+    with pytest.raises(DamagedFileError, match=rf"{cache}.*QuaPy cache unreadable.*delete it"):
+        uci.fetch_binary_dataset("cmc.3", tmp_path)
+
+
+def test_downloaded_or_cached_data_must_match_the_content_checksum(tmp_path, monkeypatch):
+    uci.seed_quapy_cache("cmc.3", tmp_path, None)  # an exact cache, as a correct download leaves
+    monkeypatch.setattr(uci, "locate_offline_files", lambda group, data_root: None)
+    dataset, source = uci.fetch_binary_dataset("cmc.3", tmp_path)
+    assert source.startswith("existing QuaPy cache") and len(dataset.test) == 442
+    cache = uci.group_cache_path("cmc", tmp_path)
+    content = pickle.loads(cache.read_bytes())
+    content["y"] = content["y"][::-1].copy()  # e.g. a download with the rows in another order
+    cache.write_bytes(pickle.dumps(content))
+    with pytest.raises(uci.ChecksumError, match=rf"cmc.3: the data QuaPy loaded.*delete {cache}"):
+        uci.fetch_binary_dataset("cmc.3", tmp_path)
+
+
+def test_a_modified_package_copy_fails_its_checksum(tmp_path, monkeypatch):
+    source = uci._package_root() / uci.OFFLINE_FILES["cmc"][0].path
+    fake = tmp_path / uci.OFFLINE_FILES["cmc"][0].path
+    fake.parent.mkdir(parents=True)
+    fake.write_bytes(
+        source.read_bytes().replace(b"24,2,3,3,1,1,2,3,0,1", b"24,2,3,3,1,1,2,3,0,2", 1)
+    )
+    assert fake.read_bytes() != source.read_bytes()
+    monkeypatch.setattr(uci, "_package_root", lambda: tmp_path)
+    with pytest.raises(uci.ChecksumError, match="contraceptive.dat has sha256"):
+        uci.seed_quapy_cache("cmc.3", tmp_path / "home", None)
