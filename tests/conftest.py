@@ -20,3 +20,14 @@ def data_root():
             "offline data copies not found (set UNISHIFT_DATA_ROOT or provide ../shared/data)"
         )
     return root
+
+
+@pytest.fixture(scope="session")
+def finished_test_run(tmp_path_factory):
+    """One finished run of .test/config.yaml in a copy of the workflow, shared by the workflow tests
+    that check its values or start from it (copy it before changing anything): (folder, output)."""
+    from tests.test_workflow import copy_workflow, snakemake
+
+    work = copy_workflow(tmp_path_factory.mktemp("finished") / "wf")
+    output = snakemake("--cores", "2", "--configfile", ".test/config.yaml", cwd=work)
+    return work, output

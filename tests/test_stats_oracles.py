@@ -20,6 +20,7 @@ from unishift.stats import (
     pairwise_wilcoxon,
     rank_matrix,
     row_colours,
+    wilcoxon_pvalue,
     win_rates,
 )
 
@@ -197,3 +198,13 @@ def test_bold_row_against_the_first_best_with_wilcoxon():
 
 def test_row_colours_midpoint_is_green_zero():
     assert row_colours(np.array([0.0, 0.5, 1.0])) == ["green!40", "green!0", "red!40"]
+
+
+def test_wilcoxon_drops_every_pair_with_a_missing_value():
+    rng = np.random.default_rng(6)
+    x, y = rng.uniform(size=50), rng.uniform(size=50) + 0.1
+    x[[3, 9]], y[[4, 20]] = np.nan, np.nan  # missing on either side
+    keep = np.isfinite(x) & np.isfinite(y)
+    expected = stats.wilcoxon(x[keep], y[keep]).pvalue
+    assert wilcoxon_pvalue(x, y) == pytest.approx(expected)
+    assert wilcoxon_pvalue(y, x) == pytest.approx(expected)

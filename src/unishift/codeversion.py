@@ -8,6 +8,10 @@ docstrings, so a comment, a docstring or a reformatting does not change the vers
 to what the code does does. The workflow passes these versions to its rules as a parameter: Snakemake
 then re-runs exactly the jobs whose code changed (docs/code-version.md).
 
+The method registry and the packages that register methods are the exception: an evaluation job
+depends on its own method's modules and registry entry (:func:`method_code_version`), the report
+rules on every registry entry (display names, column groups), and no other rule on either.
+
 Nothing here imports the modules it hashes: files are located from the package's folder.
 """
 
@@ -15,15 +19,14 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import re
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 
 PACKAGE = "unishift"
 ROOT = Path(__file__).resolve().parent
-_MODULE_NAME = re.compile(rf"^{PACKAGE}(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 DIGITS = 16
+REGISTRY = f"{PACKAGE}.registry"
 
 
 def module_file(name: str) -> Path | None:
@@ -46,42 +49,53 @@ def _resolve_relative(module: str, node: ast.ImportFrom) -> str | None:
 
 
 @cache
-def _analyse(name: str) -> tuple[frozenset[str], frozenset[str], str]:
-    """(imported names, string constants that name a ``unishift`` module, normalised code) of a
-    module, from one parse. The strings matter where a module imports by name (the registry's
-    list of method packages)."""
+def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
+    """(imports as (module, imported name or None), normalised code) of a module, from one parse."""
     tree = ast.parse(module_file(name).read_text(encoding="utf-8"))
-    imported, named = set(), set()
+    imported = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            imported.update(alias.name for alias in node.names)
+            imported += [(alias.name, None) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = _resolve_relative(name, node) if node.level else node.module
             if base:
-                imported.add(base)
-                imported.update(f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if _MODULE_NAME.match(node.value):
-                named.add(node.value)
+                imported += [(base, alias.name) for alias in node.names]
     code = ast.dump(_without_docstrings(tree), include_attributes=False)
-    return frozenset(imported), frozenset(named), code
+    return tuple(imported), code
 
 
-def module_closure(entries: Iterable[str], follow_strings: bool = True) -> set[str]:
-    """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__`` included)."""
+def _reexported(package: str, attribute: str) -> list[str]:
+    """The modules a package's ``__init__`` takes ``attribute`` from."""
+    return [
+        candidate
+        for base, alias in _analyse(package)[0]
+        if alias == attribute
+        for candidate in (base, f"{base}.{alias}")
+    ]
+
+
+def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> set[str]:
+    """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__`` included).
+
+    Modules in ``skip`` are left out, and so is what only they import; a name imported from a
+    skipped package counts as imported from the module the package takes it from."""
+    skip = set(skip)
     seen: set[str] = set()
     stack = list(entries)
     while stack:
         name = stack.pop()
-        if name in seen or module_file(name) is None:
+        if name in seen or name in skip or module_file(name) is None:
             continue
         seen.add(name)
         parts = name.split(".")
         stack.extend(".".join(parts[:i]) for i in range(1, len(parts)))
-        imported, named, _ = _analyse(name)
-        stack.extend(imported)
-        if follow_strings:
-            stack.extend(named)
+        for base, alias in _analyse(name)[0]:
+            if base in skip and alias:
+                stack.extend(_reexported(base, alias))
+            else:
+                stack.append(base)
+                if alias:
+                    stack.append(f"{base}.{alias}")
     return seen
 
 
@@ -118,7 +132,7 @@ def normalise(source: str) -> str:
 
 
 def normalised_source(name: str) -> str:
-    return _analyse(name)[2]
+    return _analyse(name)[1]
 
 
 @cache
@@ -154,9 +168,41 @@ def _version(modules: frozenset[str]) -> str:
     return digest.hexdigest()[:DIGITS]
 
 
-def script_code_version(script: str | Path) -> str:
-    """The code version of a workflow script: every module its imports reach."""
-    return version_of(module_closure(script_imports(script)))
+def _method_packages() -> tuple[str, ...]:
+    from unishift.registry import METHOD_MODULES
+
+    return tuple(METHOD_MODULES)
+
+
+def _registrations(specs) -> list[str]:
+    entries = []
+    for spec in specs:
+        factory = f"{spec.factory.__module__}.{spec.factory.__qualname__}"
+        fields = (spec.task, spec.name, spec.group, spec.display, spec.shifts, factory)
+        defaults = (sorted(spec.defaults.items()), sorted(spec.shift_defaults.items()))
+        entries.append(repr((*fields, *defaults)))
+    return sorted(entries)
+
+
+def _combine(version: str, entries: Iterable[str]) -> str:
+    digest = hashlib.sha256(version.encode())
+    for entry in entries:
+        digest.update(f"\0{entry}".encode())
+    return digest.hexdigest()[:DIGITS]
+
+
+def script_code_version(script: str | Path, registry: bool = False) -> str:
+    """The code version of a workflow script: every module its imports reach, except the registry
+    and the method packages, which count (as the registry's code and every registry entry) only
+    with ``registry=True``, for the rules that read method names, display names or groups."""
+    skip = {*_method_packages(), REGISTRY}
+    version = version_of(module_closure(script_imports(script), skip))
+    if not registry:
+        return version
+    from unishift.registry import all_methods
+
+    entries = [normalised_source(REGISTRY), *_registrations(all_methods().values())]
+    return _combine(version, entries)
 
 
 def library_version() -> str:
@@ -171,33 +217,45 @@ def library_version() -> str:
 
 def method_modules(
     task: str, name: str, shift: str | None = None, overrides: dict | None = None
-) -> set[str]:
-    """The modules one registered method runs: its class's module and, through every string
-    parameter that names a registered method (an adapter's inner method, LEAP's quantifier), theirs."""
+) -> tuple[set[str], list]:
+    """The modules one registered method runs and the registry entries it depends on: its class's
+    module and entry and, through every string parameter that names a registered method (an
+    adaptation's inner method, LEAP's quantifier), theirs."""
     from unishift.registry import all_methods, get_method
 
     specs = all_methods()
-    found: set[str] = set()
+    modules: set[str] = set()
+    reached = []
     pending = [(get_method(task, name, shift), overrides)]
-    done = set()
     while pending:
         spec, given = pending.pop()
-        if (spec.task, spec.name) in done:
+        if spec in reached:
             continue
-        done.add((spec.task, spec.name))
-        found.add(spec.factory.__module__)
+        reached.append(spec)
+        modules.add(spec.factory.__module__)
         params = spec.params(shift if shift in spec.shifts else spec.shifts[0], given)
         for value in params.values():
             if isinstance(value, str):
                 pending.extend((s, None) for (_, n), s in specs.items() if n == value)
-    return found
+    return modules, reached
 
 
 def method_code_version(
     task: str, name: str, shift: str, script: str | Path, overrides: dict | None = None
 ) -> str:
-    """The code version of evaluating one method: the evaluation script's modules and the method's
-    own, without the registry's list of every method package (a change to another method does
-    not touch this one's results)."""
-    entries = script_imports(script) | method_modules(task, name, shift, overrides)
-    return version_of(module_closure(entries, follow_strings=False))
+    """The code version of evaluating one method: the evaluation script's modules (the registry's
+    code included), the method's own modules and the registry entries it reaches, plus the
+    parameter overrides. The packages that register methods count through those entries rather than
+    their source, so that registering a new method or changing another method's defaults does not
+    touch this method's version."""
+    modules, specs = method_modules(task, name, shift, overrides)
+    code = module_closure(script_imports(script) | modules | {REGISTRY}, _method_packages())
+    return _combine(
+        version_of(code), [*_registrations(specs), repr(sorted((overrides or {}).items()))]
+    )
+
+
+def clear_caches() -> None:
+    """Forget what was read (a process that edits the sources it hashes must call this)."""
+    for cached in (_analyse, _package_data, _version):
+        cached.cache_clear()

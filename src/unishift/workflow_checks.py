@@ -63,7 +63,9 @@ def load_config_file(path: str | Path) -> dict:
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        problem = " ".join(str(part) for part in (err.context, err.problem) if part)
+        problem = str(err.problem or "")
+        if err.context and err.context_mark:
+            problem += f"; {err.context} started on line {err.context_mark.line + 1}"
         raise ConfigError(
             f"{path}, {where}: not valid YAML ({problem}); fix the syntax there "
             "(indentation, a missing ':' or an unclosed bracket or quote)"

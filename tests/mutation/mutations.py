@@ -43,9 +43,10 @@ AREA_TESTS = {
         "tests/test_calibration_lascal.py",
         "tests/test_calibration_support.py",
         "tests/test_calibration_values.py",
+        "tests/test_method_values.py",
     ),
-    "quantifiers": ("tests/test_quantification_reference.py",),
-    "cap": ("tests/test_cap_methods.py",),
+    "quantifiers": ("tests/test_quantification_reference.py", "tests/test_method_values.py"),
+    "cap": ("tests/test_cap_methods.py", "tests/test_method_values.py"),
     "stats": (
         "tests/test_stats_ranks_cd.py",
         "tests/test_stats_significance.py",
@@ -338,9 +339,9 @@ MUTATIONS = [
         "C6",
         "calibrators",
         PLATT,
-        "_SigmoidCalibration().fit(validation.posteriors[:, 1], validation.labels)",
-        "_SigmoidCalibration().fit(validation.posteriors[:, 0], validation.labels)",
-        "Platt fitted on the negative-class column",
+        "as_posteriors(self.sigmoid_.predict(sample.posteriors[:, 1]))",
+        "as_posteriors(self.sigmoid_.predict(sample.posteriors[:, 0]))",
+        "Platt applied to the negative-class column",
     ),
     m(
         "C7",
@@ -506,9 +507,9 @@ MUTATIONS = [
         "P4",
         "cap",
         ATC,
-        "if value < best:",
-        "if value <= best:",
-        "ATC: the last instead of the first best threshold",
+        "best, threshold = value, float(sorted_scores[i])",
+        "best, threshold = value, float(sorted_scores[min(i + 1, len(sorted_scores) - 1)])",
+        "ATC: threshold taken one item too far (off by one)",
     ),
     m(
         "P5",
@@ -563,9 +564,9 @@ MUTATIONS = [
         "S5",
         "stats",
         CD,
-        "            if np.isnan(value):\n                value = 1.0",
-        "            if np.isnan(value):\n                value = 0.0",
-        'CD: a NaN p-value counted as "different"',
+        'errors[:, i], errors[:, j], zero_method="pratt", method="asymptotic"',
+        'errors[:, i], errors[:, j], zero_method="wilcox", method="asymptotic"',
+        "CD: Wilcoxon drops zero differences instead of Pratt's handling",
     ),
     m(
         "S6",
@@ -799,5 +800,47 @@ MUTATIONS = [
         "true_value = float(np.mean(sample.predictions == labels))",
         "true_value = float(np.mean(labels))",
         "CAP truth is the prevalence instead of the accuracy",
+    ),
+]
+
+# ---------------------------------------------------------------- end to end (--slow: a workflow run each)
+PIPELINE = SRC + "report/pipeline.py"
+EVALUATE_SCRIPT = "workflow/scripts/evaluate.py"
+VALUES = ("tests/test_workflow_values.py",)
+
+MUTATIONS += [
+    m(
+        "W1",
+        "workflow",
+        PIPELINE,
+        "    records = load_records(result_files)\n    _check_complete_if_known(records, methods, "
+        "result_files, classifiers, datasets, n_samples)\n    result = compute_table(",
+        "    records = load_records(result_files)\n"
+        '    records["error"] = records["ece_positive"].where(records["task"] == "calibration", '
+        'records["error"])\n    _check_complete_if_known(records, methods, '
+        "result_files, classifiers, datasets, n_samples)\n    result = compute_table(",
+        "the calibration table reports the other ECE definition (table layer)",
+        tests=VALUES,
+        slow=True,
+    ),
+    m(
+        "W2",
+        "workflow",
+        EVALUATE_SCRIPT,
+        "zip([(d, c) for d in datasets for c in classifiers], inputs.posteriors)",
+        "zip([(d, c) for c in classifiers for d in datasets], inputs.posteriors)",
+        "evaluation pairs data sets with the wrong classifiers' posteriors",
+        tests=VALUES,
+        slow=True,
+    ),
+    m(
+        "W3",
+        "workflow",
+        EVALUATE_SCRIPT,
+        "params=params.method_params, ece=params.ece",
+        'params=params.method_params, ece="positive_class"',
+        "the evaluation job ignores the configured ECE definition",
+        tests=VALUES,
+        slow=True,
     ),
 ]

@@ -1,14 +1,9 @@
 import shutil
 import sys
-from pathlib import Path
 
 from snakemake.utils import validate
 
-from unishift.codeversion import (
-    library_version,
-    method_code_version,
-    script_code_version,
-)
+from unishift.codeversion import library_version, method_code_version
 from unishift.methods.base import SHIFTS, TASKS
 from unishift.workflow_checks import (
     check_config,
@@ -22,20 +17,16 @@ check_config_files(workflow.overwrite_configfiles or workflow.configfiles)
 validate(config, schema="../schemas/config.schema.yaml")
 check_config(config)
 
+
+include: "code_version.smk"
+
+
 RESULTS = "results"
-SCRIPTS = Path(workflow.current_basedir).parent / "scripts"
 
 if workflow.is_main_process:
     # A damaged file of a previous run would make every job reading it fail after Snakemake removed
     # that job's good outputs, or be read partially: refuse to plan on top of it.
     check_intermediates(RESULTS)
-
-
-def code_version(script):
-    """Content hash of the library modules a script runs (comments and docstrings excluded): a
-    params entry, so that Snakemake re-runs the jobs whose code changed (docs/code-version.md).
-    """
-    return script_code_version(SCRIPTS / script)
 
 
 def evaluation_code_version(wildcards):

@@ -4,6 +4,10 @@ import re
 
 from unishift.lm.config import ENCODE_KEYS, covariate_options, domain_pairs
 
+
+include: "code_version.smk"
+
+
 COVARIATE = covariate_options(config)
 
 

@@ -30,7 +30,7 @@ rule tables:
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
         alpha=config["alpha"],
-        code=code_version("tables.py"),
+        code=code_version("tables.py", registry=True),
     script:
         "../scripts/tables.py"
 
@@ -53,7 +53,7 @@ rule brier_table:
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
         alpha=config["alpha"],
-        code=code_version("brier_table.py"),
+        code=code_version("brier_table.py", registry=True),
     script:
         "../scripts/brier_table.py"
 
@@ -79,7 +79,7 @@ rule error_by_shift:
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
-        code=code_version("error_by_shift.py"),
+        code=code_version("error_by_shift.py", registry=True),
     script:
         "../scripts/error_by_shift.py"
 
@@ -101,7 +101,7 @@ rule reproduction:
     conda:
         "../../envs/core.yaml"
     params:
-        code=code_version("reproduction.py"),
+        code=code_version("reproduction.py", registry=True),
     script:
         "../scripts/reproduction.py"
 
@@ -137,7 +137,7 @@ rule report_pdf:
     conda:
         "../../envs/core.yaml"
     params:
-        code=code_version("report_pdf.py"),
+        code=code_version("report_pdf.py", registry=True),
     script:
         "../scripts/report_pdf.py"
 

@@ -1,0 +1,127 @@
+"""Code versions (docs/code-version.md): what a change to the library's source does to the version of
+each workflow step, on a private copy of the package."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.conftest import REPO
+from unishift import codeversion
+
+SCRIPTS = REPO / "workflow" / "scripts"
+EVALUATE = SCRIPTS / "evaluate.py"
+METHODS = [
+    ("calibration", "PacCal_sigma"),
+    ("calibration", "DMCal"),
+    ("calibration", "CPCS"),
+    ("calibration", "Platt"),
+    ("quantification", "CC"),
+    ("quantification", "CPCS_c2q"),
+    ("cap", "DMCal_c2a"),
+    ("cap", "Naive"),
+]
+
+
+def versions():
+    codeversion.clear_caches()
+    steps = {
+        name: codeversion.script_code_version(SCRIPTS / f"{name}.py")
+        for name in ("uci_dataset", "train_classifier", "label_samples", "provenance")
+    }
+    steps["tables"] = codeversion.script_code_version(SCRIPTS / "tables.py", registry=True)
+    steps.update({m: codeversion.method_code_version(t, m, "label", EVALUATE) for t, m in METHODS})
+    steps["library"] = codeversion.library_version()
+    return steps
+
+
+@pytest.fixture
+def library_copy(tmp_path, monkeypatch):
+    """Point the hashing at a copy of the package (the imported registry stays the real one)."""
+    copy = tmp_path / "unishift"
+    shutil.copytree(codeversion.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+
+    monkeypatch.setattr(codeversion, "ROOT", copy)
+    yield copy
+    codeversion.clear_caches()
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new))
+
+
+def changed(before, after):
+    return {k for k in before if before[k] != after[k]}
+
+
+def test_comments_docstrings_and_layout_do_not_count():
+    code = "def f(x):\n    return x + 1\n"
+    same = '# a comment\ndef f( x ):\n    """Add one."""\n    return (x\n            + 1)  # why\n'
+    assert codeversion.normalise(code) == codeversion.normalise(same)
+    assert codeversion.normalise(code) != codeversion.normalise(code.replace("+ 1", "+ 2"))
+
+
+def test_a_real_change_to_a_method_changes_the_versions_that_run_it(library_copy):
+    before = versions()
+    edit(
+        library_copy / "methods" / "calibration" / "adapted.py",
+        "            return (positive - self.fpr_) / denominator",
+        "            return 0.5 * (positive - self.fpr_) / denominator",
+    )
+    # the tables re-run anyway, from the re-evaluated methods' new files
+    assert changed(before, versions()) == {"PacCal_sigma", "DMCal", "DMCal_c2a", "library"}
+
+
+def test_comment_only_changes_change_no_version(library_copy):
+    before = versions()
+    path = library_copy / "methods" / "calibration" / "adapted.py"
+    edit(
+        path,
+        "    def adjusted(self, positive: np.ndarray) -> np.ndarray:\n",
+        "    def adjusted(self, positive: np.ndarray) -> np.ndarray:\n        # see the paper\n",
+    )
+    edit(path, '"""PacCal^σ (§2.9)', '"""PacCal-sigma, paper section 2.9')
+    assert changed(before, versions()) == set()
+
+
+def test_registering_a_new_method_touches_no_other_method(library_copy, monkeypatch):
+    from unishift import registry
+    from unishift.methods.calibration import Platt
+
+    before = versions()
+    path = library_copy / "methods" / "calibration" / "__init__.py"
+    path.write_text(
+        path.read_text() + '\nregister(MethodSpec("Platt2", _TASK, "baseline", Platt, "Platt 2"))\n'
+    )
+    # what importing the edited package would do in the workflow's process
+    spec = registry.MethodSpec("Platt2", "calibration", "baseline", Platt, "Platt 2")
+    monkeypatch.setitem(registry._REGISTRY, ("calibration", "Platt2"), spec)
+    assert changed(before, versions()) == {"tables", "library"}
+
+
+def test_a_change_every_step_imports_changes_every_version(library_copy):
+    before = versions()
+    edit(library_copy / "io.py", 'lineterminator="\\n"', 'lineterminator="\\r\\n"')
+    assert changed(before, versions()) == set(before)
+
+
+def test_data_files_of_a_package_count(library_copy):
+    before = versions()
+    template = library_copy / "report" / "templates" / "result_table.tex.j2"
+    template.write_text(template.read_text() + "%\n")
+    assert changed(before, versions()) == {"tables", "library"}
+
+
+def test_the_evaluation_of_a_method_follows_its_inner_method_overrides():
+    plain = codeversion.method_code_version("quantification", "CPCS_c2q", "label", EVALUATE)
+    other = codeversion.method_code_version(
+        "quantification", "CPCS_c2q", "label", EVALUATE, {"inner": "Platt"}
+    )
+    assert plain != other
+    modules, _ = codeversion.method_modules(
+        "quantification", "CPCS_c2q", "label", {"inner": "Platt"}
+    )
+    assert "unishift.methods.calibration.platt" in modules

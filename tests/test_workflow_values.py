@@ -1,0 +1,217 @@
+"""The numbers a finished run of .test/config.yaml wrote, against a recomputation in this process.
+
+The recomputation starts from the data (QuaPy's loader, our splits, the classifiers, the UPP samples)
+and applies every configured method to every sample of every (data set, classifier) setup without the
+workflow's evaluation driver: true values, estimates and errors come from their definitions, the
+calibration error from the ECE definition the config names. Each per-sample record, each table cell
+and the tables' bold, colours, ranks and win rates must agree. With two data sets and two classifiers,
+a mix-up of setups (a posterior file paired with the wrong data set, say) changes numbers too.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from unishift.data.label_shift import (
+    label_shift_samples,
+    load_label_setup,
+    prepare_splits,
+    train_and_predict,
+)
+from unishift.methods.base import Sample, SampleContext
+from unishift.metrics import ece_positive_class, ece_top_label
+from unishift.registry import get_method
+from unishift.report.tables import compute_table, summary_frame, table_frame
+
+pytestmark = pytest.mark.workflow
+
+CONFIG = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+LABEL = CONFIG["label_shift"]
+KEYS = ["task", "method", "classifier", "dataset", "sample_id"]
+VALUES = ["shift_intensity", "true_value", "estimate", "error", "ece", "ece_positive", "brier"]
+
+
+def recompute_method(task, name, setup):
+    """One method on every sample of one setup, scored from the definitions."""
+    overrides = (CONFIG.get("method_params") or {}).get(f"{task}/{name}")
+    method = get_method(task, name, "label").build("label", overrides)
+    try:
+        method.fit(setup.setting)
+        failed = None
+    except Exception as err:  # noqa: BLE001 - a fit failure marks every sample as an error
+        failed = err
+    fit_notes = list(getattr(method, "fit_notes", []) or [])
+    rows = []
+    for sample_id, indices in enumerate(setup.sample_indices):
+        posteriors = setup.pool.posteriors[indices]
+        labels = setup.pool.labels[indices]
+        row = {
+            "task": task,
+            "method": name,
+            "classifier": setup.classifier,
+            "dataset": setup.dataset,
+            "sample_id": sample_id,
+            "shift_intensity": float(setup.shift_intensity[sample_id]),
+        }
+        rows.append(row)
+        if failed is not None:
+            row["status"] = "error"
+            continue
+        context = SampleContext(setup.setting.key, sample_id, setup.setting.seed)
+        try:
+            output = method.apply(Sample(posteriors, setup.pool.features[indices]), context)
+        except Exception:  # noqa: BLE001
+            row["status"] = "error"
+            continue
+        notes = fit_notes + list(context.notes)
+        row["status"] = "fallback" if notes else "ok"
+        if task == "calibration":
+            calibrated = np.asarray(output, dtype=float)
+            top, positive = (
+                ece_top_label(calibrated, labels),
+                ece_positive_class(calibrated, labels),
+            )
+            row.update(
+                true_value=labels.mean(),
+                estimate=calibrated[:, 1].mean(),
+                error=top if CONFIG["ece"] == "top_label" else positive,
+                ece=top,
+                ece_positive=positive,
+                brier=np.mean((labels - calibrated[:, 1]) ** 2),
+            )
+        else:
+            if task == "quantification":
+                truth = labels.mean()
+            else:  # accuracy of the crisp predictions, a tie going to class 0
+                truth = np.mean((posteriors[:, 1] > posteriors[:, 0]).astype(int) == labels)
+            row.update(true_value=truth, estimate=float(output), error=abs(truth - float(output)))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def recomputed(tmp_path_factory):
+    home = tmp_path_factory.mktemp("quapy_home")
+    rows, accuracies = [], []
+    for dataset in LABEL["datasets"]:
+        splits, _ = prepare_splits(dataset, home, None, CONFIG["seed"])
+        samples = label_shift_samples(
+            splits, LABEL["sample_size"], LABEL["n_samples"], CONFIG["seed"]
+        )
+        for classifier in LABEL["classifiers"]:
+            _, posteriors = train_and_predict(splits, classifier, CONFIG["seed"])
+            accuracies.append((classifier, dataset, float(posteriors["test_accuracy"])))
+            setup = load_label_setup(
+                splits, posteriors, samples, dataset, classifier, CONFIG["seed"]
+            )
+            for task, methods in CONFIG["methods"]["label"].items():
+                for name in methods:
+                    rows += recompute_method(task, name, setup)
+    frame = pd.DataFrame(rows)
+    for column in VALUES:
+        frame[column] = frame.get(column, np.nan)
+    return frame, accuracies
+
+
+@pytest.fixture(scope="module")
+def written(finished_test_run):
+    results = finished_test_run[0] / "results"
+    frames = [pd.read_csv(path) for path in sorted((results / "eval" / "label").glob("*/*.csv"))]
+    return results, pd.concat(frames, ignore_index=True)
+
+
+def test_every_per_sample_record_equals_the_recomputation(recomputed, written):
+    ours, _ = recomputed
+    _, records = written
+    n_methods = sum(len(m) for m in CONFIG["methods"]["label"].values())
+    n_setups = len(LABEL["datasets"]) * len(LABEL["classifiers"])
+    assert len(records) == len(ours) == n_methods * n_setups * LABEL["n_samples"]
+    merged = records.merge(ours, on=KEYS, suffixes=("", "_expected"), validate="one_to_one")
+    assert len(merged) == len(ours)
+    assert (merged["status"] == merged["status_expected"]).all(), merged.loc[
+        merged["status"] != merged["status_expected"], [*KEYS, "status", "status_expected"]
+    ]
+    assert merged.loc[merged["status"] != "ok", "reason"].notna().all()
+    for column in VALUES:
+        got, expected = merged[column].to_numpy(float), merged[f"{column}_expected"].to_numpy(float)
+        same = np.isclose(got, expected, rtol=1e-9, atol=1e-12) | (
+            np.isnan(got) & np.isnan(expected)
+        )
+        assert same.all(), merged.loc[~same, [*KEYS, column, f"{column}_expected"]].head()
+
+
+def test_the_calibration_error_is_the_configured_ece(recomputed, written):
+    ours, _ = recomputed
+    _, records = written
+    calibration = records[(records["task"] == "calibration") & (records["status"] != "error")]
+    configured = "ece" if CONFIG["ece"] == "top_label" else "ece_positive"
+    other = "ece_positive" if configured == "ece" else "ece"
+    np.testing.assert_array_equal(calibration["error"], calibration[configured])
+    # the two definitions disagree on nearly every sample here, so the check has teeth
+    assert (~np.isclose(calibration["error"], calibration[other])).mean() > 0.9
+
+
+def expected_table(ours, task, metric):
+    frame = ours.assign(shift="label", reason="")
+    frame.loc[frame["status"] == "error", VALUES[1:]] = np.nan
+    return compute_table(
+        frame,
+        task,
+        "label",
+        CONFIG["methods"]["label"][task],
+        metric=metric,
+        classifiers=LABEL["classifiers"],
+        datasets=LABEL["datasets"],
+        n_samples=LABEL["n_samples"],
+        alpha=CONFIG["alpha"],
+    )
+
+
+@pytest.mark.parametrize(
+    "task, metric, name",
+    [
+        ("calibration", "error", "calibration_label"),
+        ("calibration", "brier", "calibration_brier_label"),
+        ("quantification", "error", "quantification_label"),
+        ("cap", "error", "cap_label"),
+    ],
+)
+def test_every_table_cell_equals_the_recomputation(recomputed, written, task, metric, name):
+    ours, _ = recomputed
+    results, _ = written
+    cells = pd.read_csv(results / "tables" / f"{name}.csv", keep_default_na=False, na_values=[""])
+    scored = ours[(ours["task"] == task) & (ours["status"] != "error")]
+    means = scored.groupby(["classifier", "dataset", "method"])[metric].mean()
+    counts = ours[ours["task"] == task].groupby(["classifier", "dataset", "method"])["status"]
+    for cell in cells.itertuples():
+        key = (cell.classifier, cell.dataset, cell.method)
+        assert cell.mean_error == pytest.approx(means[key], rel=1e-12), key
+        statuses = counts.get_group(key)
+        assert cell.n_errors == (statuses == "error").sum()
+        assert cell.n_fallbacks == (statuses == "fallback").sum()
+        assert cell.n_samples == (statuses != "error").sum()
+    # bold, colours, ranks and win rates: the library's table code on the recomputed records
+    expected = expected_table(ours, task, metric)
+    frame = table_frame(expected)
+    merged = cells.merge(frame, on=["classifier", "dataset", "method"], suffixes=("", "_expected"))
+    assert len(merged) == len(cells) == len(frame)
+    assert (merged["bold"] == merged["bold_expected"]).all()
+    assert (merged["colour"] == merged["colour_expected"]).all()
+    summary = pd.read_csv(results / "tables" / f"{name}_summary.csv")
+    expected_summary = summary_frame(expected)
+    np.testing.assert_allclose(summary["avg_rank"], expected_summary["avg_rank"], rtol=1e-12)
+    wins = [c for c in summary.columns if c.startswith("wins_") and c[5:].isdigit()]
+    np.testing.assert_allclose(
+        summary[wins].to_numpy(float), expected_summary[wins].to_numpy(float), rtol=1e-12
+    )
+
+
+def test_classifier_accuracies_equal_the_recomputation(recomputed, written):
+    _, accuracies = recomputed
+    results, _ = written
+    table = pd.read_csv(results / "tables" / "classifier_accuracy_label.csv")
+    got = {(r.classifier, r.dataset): r.accuracy for r in table.itertuples()}
+    assert got == {(c, d): pytest.approx(a, abs=1e-15) for c, d, a in accuracies}
