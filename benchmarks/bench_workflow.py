@@ -4,10 +4,14 @@
   end to end from an empty results/ (data, classifiers, samples, every evaluate job, the reports);
 * ``incremental``: runs ``.test/config.yaml`` without one method (``--add task/method``), then adds it
   back and prints the jobs ``snakemake -n`` plans: only that method's evaluate job and the reports
-  that read it should appear.
+  that read it should appear;
+* ``plan``: wall time of ``snakemake -n`` (parsing, config and results checks, code versions,
+  planning) for each config file, repeated, alternating with the same command on another checkout
+  (``--against``, e.g. a ``git archive`` of an earlier commit) so that both see the same load.
 
 Run: ``python benchmarks/bench_workflow.py default [--cores 2]`` or
-``python benchmarks/bench_workflow.py incremental [--add quantification/KDEy]``.
+``python benchmarks/bench_workflow.py incremental [--add quantification/KDEy]`` or
+``python benchmarks/bench_workflow.py plan [--against /tmp/old-checkout] [--repeat 5]``.
 It is a script, not a test.
 """
 
@@ -40,9 +44,9 @@ def copy_workflow(target: Path) -> Path:
     return target
 
 
-def run(args: list[str], cwd: Path) -> tuple[float, str]:
+def run(args: list[str], cwd: Path, env: dict | None = None) -> tuple[float, str]:
     started = time.perf_counter()
-    result = subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True)
+    result = subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - started
     if result.returncode != 0:
         raise SystemExit(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
@@ -91,15 +95,57 @@ def bench_incremental(added: str, cores: int) -> None:
                 print(line)
 
 
+def bench_plan(against: Path | None, repeat: int, configs: list[str]) -> None:
+    import os
+    import statistics
+
+    trees = {"this checkout": (REPO, None)}
+    if against:
+        env = dict(os.environ, PYTHONPATH=str(against / "src"))
+        trees[str(against)] = (against, env)
+    with tempfile.TemporaryDirectory() as tmp:
+        works = {}
+        for k, (name, (tree, env)) in enumerate(trees.items()):
+            work = Path(tmp) / f"wf{k}"
+            for item in WORKFLOW_FILES:
+                source = tree / item
+                if source.is_dir():
+                    shutil.copytree(source, work / item)
+                elif source.exists():
+                    work.mkdir(parents=True, exist_ok=True)
+                    shutil.copy(source, work / item)
+            works[name] = (work, env)
+        for config in configs:
+            times = {name: [] for name in works}
+            for _ in range(repeat):
+                for name, (work, env) in works.items():
+                    times[name].append(run(["-n", "--configfile", config], work, env)[0])
+            for name, values in times.items():
+                print(
+                    f"snakemake -n --configfile {config} ({name}): median "
+                    f"{statistics.median(values):.1f} s of {repeat} ({', '.join(f'{v:.1f}' for v in values)})"
+                )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("default", "incremental"))
+    parser.add_argument("mode", choices=("default", "incremental", "plan"))
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--add", default="quantification/KDEy", help="task/method (incremental)")
     parser.add_argument("--keep-benchmarks", type=Path, help="copy results/benchmarks here")
+    parser.add_argument("--against", type=Path, help="another checkout to time side by side (plan)")
+    parser.add_argument("--repeat", type=int, default=5, help="dry runs per config (plan)")
+    parser.add_argument(
+        "--configfile",
+        action="append",
+        help="config files to plan (plan; default .test/config.yaml and config/paper.yaml)",
+    )
     args = parser.parse_args()
     if args.mode == "default":
         bench_default(args.cores, args.keep_benchmarks)
+    elif args.mode == "plan":
+        configs = args.configfile or [".test/config.yaml", "config/paper.yaml"]
+        bench_plan(args.against, args.repeat, configs)
     else:
         bench_incremental(args.add, args.cores)
 

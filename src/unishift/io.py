@@ -14,7 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-REBUILD = "delete it and rerun snakemake: it is rebuilt, and so is everything computed from it"
+REBUILD = (
+    "delete it and rerun snakemake, which rebuilds it (and what is computed from it) when a "
+    "result needs it"
+)
 
 
 class DamagedFileError(ValueError):
