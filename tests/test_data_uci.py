@@ -88,3 +88,24 @@ def test_splits_and_samples_follow_the_protocol(tmp_path):
     assert samples["indices"].shape == (100, 250)
     expected = np.abs(samples["prevalence"] - float(splits["prevalence_full"]))
     assert np.allclose(samples["shift_intensity"], expected)
+
+
+def test_the_halves_follow_the_seed_and_the_prevalence_is_the_70_percent_portions(tmp_path):
+    from sklearn.model_selection import train_test_split
+
+    dataset, _ = uci.fetch_binary_dataset("cmc.3", tmp_path)
+    splits, _ = prepare_splits("cmc.3", tmp_path, seed=3)
+    # QuaPy's stratified 50/50 split of the standardised 70 % portion, with the given seed
+    X_h, X_val, y_h, y_val = train_test_split(
+        dataset.training.X,
+        dataset.training.y,
+        train_size=0.5,
+        stratify=dataset.training.y,
+        random_state=3,
+    )
+    np.testing.assert_array_equal(splits["X_h"], X_h)
+    np.testing.assert_array_equal(splits["y_val"], y_val)
+    assert not np.array_equal(prepare_splits("cmc.3", tmp_path, seed=0)[0]["y_h"], splits["y_h"])
+    portion = np.concatenate([splits["y_h"], splits["y_val"]])
+    assert float(splits["prevalence_full"]) == portion.mean()
+    assert portion.mean() != splits["y_test"].mean()  # the test pool's prevalence is another number

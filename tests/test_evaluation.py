@@ -93,3 +93,34 @@ def test_context_caches_and_counts():
 def test_derived_seeds_are_stable_and_distinct():
     assert derive_seed(0, "yeast/LR", 3) == derive_seed(0, "yeast/LR", 3)
     assert derive_seed(0, "yeast/LR", 3) != derive_seed(0, "yeast/LR", 4)
+
+
+class Sharpen:
+    """A calibrator that squares the odds: posteriors move away from 0.5, both ECEs change."""
+
+    task = "calibration"
+
+    def fit(self, setting):
+        return self
+
+    def apply(self, sample, context):
+        p = sample.posteriors[:, 1] ** 2 / (
+            sample.posteriors[:, 1] ** 2 + sample.posteriors[:, 0] ** 2
+        )
+        return np.column_stack([1 - p, p])
+
+
+@pytest.mark.parametrize("ece", ["top_label", "positive_class"])
+def test_the_calibration_error_is_the_configured_ece(ece):
+    from unishift.metrics import ece_positive_class, ece_top_label
+
+    setup = make_setup(4)
+    records, _ = evaluate_setup("calibration", "Sharpen", Sharpen, setup, ece=ece)
+    for record in records:
+        sample, labels = setup.sample(record["sample_id"])
+        calibrated = Sharpen().apply(sample, None)
+        top, positive = ece_top_label(calibrated, labels), ece_positive_class(calibrated, labels)
+        assert top != pytest.approx(positive)  # the definitions differ on these samples
+        assert record["ece"] == top and record["ece_positive"] == positive
+        assert record["error"] == (top if ece == "top_label" else positive)
+        assert record["brier"] == pytest.approx(np.mean((labels - calibrated[:, 1]) ** 2))
