@@ -208,3 +208,14 @@ def test_wilcoxon_drops_every_pair_with_a_missing_value():
     expected = stats.wilcoxon(x[keep], y[keep]).pvalue
     assert wilcoxon_pvalue(x, y) == pytest.approx(expected)
     assert wilcoxon_pvalue(y, x) == pytest.approx(expected)
+
+
+def test_a_cell_equal_to_the_best_on_its_paired_samples_is_bold():
+    # C equals the best column B on every sample it has, but errored on B's best sample, so its
+    # mean is higher: the paired test has nothing to test (p is NaN) and C counts as not different
+    best = np.array([0.01, 0.3, 0.4, 0.5, 0.6, 0.7])
+    values = np.column_stack([best + 0.5, best, best.copy()])
+    values[0, 2] = np.nan
+    row = bold_row(values)
+    assert row.best == 1 and np.isnan(row.pvalues[2])
+    assert row.bold.tolist() == [False, True, True]

@@ -131,13 +131,25 @@ def baseline(copy: Path, mutations: list[Mutation], timeout: int) -> None:
             raise SystemExit(f"the unmutated tests fail ({last}); fix them before mutating")
 
 
+def score(outcomes: list[Outcome]) -> str:
+    caught = sum(o.result == "caught" for o in outcomes)
+    ran = sum(o.result != "stale" for o in outcomes)
+    return f"{caught} of {ran} ({100 * caught / max(ran, 1):.0f}%)"
+
+
 def markdown(outcomes: list[Outcome]) -> str:
     caught = sum(o.result == "caught" for o in outcomes)
     ran = sum(o.result != "stale" for o in outcomes)
+    held = [o for o in outcomes if o.mutation.held_out]
     lines = [
         f"Caught {caught} of {ran} mutations ({100 * caught / max(ran, 1):.0f}%)"
         + (f"; {len(outcomes) - ran} stale" if ran < len(outcomes) else "")
-        + ".",
+        + "."
+        + (
+            f" Held out (written after the tests, none written against them): {score(held)}."
+            if held
+            else ""
+        ),
         "",
         "| id | area | file | bug | result |",
         "|---|---|---|---|---|",
