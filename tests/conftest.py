@@ -2,6 +2,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# The mutation check (tests/mutation) runs with HYPOTHESIS_PROFILE=derandomized so that property
+# tests draw the same examples every time and its score is reproducible.
+settings.register_profile("derandomized", derandomize=True)
+if os.environ.get("HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -63,6 +63,7 @@ def run_pytest(copy: Path, tests: list[str], slow: bool, timeout: int) -> tuple[
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(copy / "src"), str(copy)])
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # a stale .pyc must never hide a mutation
+    env["HYPOTHESIS_PROFILE"] = "derandomized"  # the same property-test examples every run
     try:
         done = subprocess.run(
             pytest_command(tests, slow),
