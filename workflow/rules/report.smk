@@ -23,7 +23,7 @@ rule tables:
     log:
         f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         classifiers=lambda wc: row_orders(wc.shift)[0],
@@ -45,7 +45,7 @@ rule brier_table:
     log:
         f"{RESULTS}/logs/tables/calibration_brier_{{shift}}.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, "calibration"),
         classifiers=lambda wc: row_orders(wc.shift)[0],
@@ -71,7 +71,7 @@ rule error_by_shift:
     log:
         f"{RESULTS}/logs/plots/{{task}}_{{shift}}_err_by_shift.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     script:
         "../scripts/error_by_shift.py"
 
@@ -91,7 +91,7 @@ rule reproduction:
     log:
         f"{RESULTS}/logs/reproduction/{{task}}_{{shift}}.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     script:
         "../scripts/reproduction.py"
 
@@ -106,7 +106,7 @@ rule accuracy_appendix:
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_{{shift}}_tex.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     script:
         "../scripts/accuracy_appendix.py"
 
@@ -123,7 +123,7 @@ rule report_pdf:
     log:
         f"{RESULTS}/logs/report_pdf.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     script:
         "../scripts/report_pdf.py"
 
@@ -139,7 +139,7 @@ rule provenance:
     log:
         f"{RESULTS}/logs/provenance.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         config=config,
     script:

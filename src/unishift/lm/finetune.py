@@ -28,7 +28,8 @@ from unishift.lm.models import HeadOnInput
 log = logging.getLogger("unishift.lm")
 
 MODES = ("faithful", "cached")
-PRECISIONS = ("fp32", "bf16")
+# bf16 needs an Ampere or newer GPU; fp16 (with loss scaling) is the mixed precision of older ones.
+PRECISIONS = ("fp32", "bf16", "fp16")
 PADDINGS = ("longest", "max_length")
 
 
@@ -97,6 +98,7 @@ def training_arguments(settings: FinetuneSettings, output_dir: str | Path, devic
         greater_is_better=True,
         logging_steps=settings.logging_steps,
         bf16=settings.precision == "bf16",
+        fp16=settings.precision == "fp16",
         use_cpu=device == "cpu",
         seed=settings.seed,
         report_to="none",
