@@ -49,7 +49,12 @@ def _etag(path: Path) -> str:
 
 def _entry(path: Path, base: Path) -> dict:
     if path.is_dir():
-        return {"type": "directory", "oid": "0" * 40, "size": 0, "path": str(path.relative_to(base))}
+        return {
+            "type": "directory",
+            "oid": "0" * 40,
+            "size": 0,
+            "path": str(path.relative_to(base)),
+        }
     digest = _etag(path)
     return {
         "type": "file",
@@ -108,7 +113,9 @@ def make_handler(hub: HubFolder):
             match = re.fullmatch(r"/api/(models|datasets)/([^/]+/[^/]+)(?:/revision/(.+))?", path)
             if match:
                 return self._info(match[1], match[2], match[3], head)
-            match = re.fullmatch(r"/api/(models|datasets)/([^/]+/[^/]+)/tree/([^/]+)(?:/(.*))?", path)
+            match = re.fullmatch(
+                r"/api/(models|datasets)/([^/]+/[^/]+)/tree/([^/]+)(?:/(.*))?", path
+            )
             if match:
                 query = parse_qs(url.query)
                 return self._tree(match[1], match[2], match[3], match[4] or "", query)
@@ -126,7 +133,9 @@ def make_handler(hub: HubFolder):
             if commit is None:
                 return self._not_found(head)
             base = hub.repo(kind, repo_id) / commit
-            siblings = [{"rfilename": str(p.relative_to(base))} for p in hub.files(kind, repo_id, commit)]
+            siblings = [
+                {"rfilename": str(p.relative_to(base))} for p in hub.files(kind, repo_id, commit)
+            ]
             payload = {
                 "id": repo_id,
                 "_id": hashlib.sha1(repo_id.encode()).hexdigest()[:24],

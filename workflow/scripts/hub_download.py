@@ -6,7 +6,9 @@ log = start_job(snakemake.log[0])
 use_cache_dir(snakemake.params.cache)
 entry = snakemake.params.entry
 download = download_model if snakemake.wildcards.kind == "models" else download_dataset
-log.info("downloading %s %s at revision %s", snakemake.wildcards.kind, entry["id"], entry["revision"])
+log.info(
+    "downloading %s %s at revision %s", snakemake.wildcards.kind, entry["id"], entry["revision"]
+)
 record = download(entry["id"], entry["revision"])
 log.info("resolved to commit %s", record["commit"])
 write_json(snakemake.output[0], record)

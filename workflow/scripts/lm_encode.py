@@ -27,7 +27,9 @@ revision = json.loads(open(hub).read())["commit"] if hub else None
 model = snakemake.params.model_path
 splits = {name: read_split(snakemake.input[name]) for name in ("train", "validation", "test")}
 device = choose_device(settings.device, encode_workload(model, splits, settings, revision))
-log.info("encoding %s with %s (revision %s) on %s", snakemake.wildcards.domain, model, revision, device)
+log.info(
+    "encoding %s with %s (revision %s) on %s", snakemake.wildcards.domain, model, revision, device
+)
 if device == "cuda":
     log.info("GPU: %s", gpu_description())
 started = time.perf_counter()

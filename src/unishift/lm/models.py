@@ -93,7 +93,9 @@ def encoder_parameters(name: str, revision: str | None = None) -> int:
     config = AutoConfig.from_pretrained(source, local_files_only=local, **pinned)
     hidden, layers = config.hidden_size, config.num_hidden_layers
     feed_forward = (
-        getattr(config, "intermediate_size", None) or getattr(config, "hidden_dim", None) or 4 * hidden
+        getattr(config, "intermediate_size", None)
+        or getattr(config, "hidden_dim", None)
+        or 4 * hidden
     )
     return int(layers * (4 * hidden * hidden + 2 * hidden * feed_forward))
 

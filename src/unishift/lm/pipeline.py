@@ -150,7 +150,13 @@ def _first_rows(arrays: dict, n: int) -> dict:
 
 
 def finetune_faithful(
-    model_name, source_splits: dict, target_tests: dict, settings, device, workdir=None, revision=None
+    model_name,
+    source_splits: dict,
+    target_tests: dict,
+    settings,
+    device,
+    workdir=None,
+    revision=None,
 ):
     """Train through the full model, then extract every set in eval mode."""
     tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
