@@ -129,7 +129,10 @@ rule report_pdf:
 
 
 rule provenance:
-    """The config (and its hash), seeds and package versions that produced these results."""
+    """The config (and its hash), seeds, package versions, git commit, lock file, resolved hub
+    commits and GPUs that produced these results."""
+    input:
+        unpack(provenance_inputs),
     output:
         report(
             f"{RESULTS}/provenance.json",
@@ -142,5 +145,7 @@ rule provenance:
         "../envs/core.yaml"
     params:
         config=config,
+        repository=REPOSITORY,
+        lock_file=f"{REPOSITORY}/requirements.lock",
     script:
         "../scripts/provenance.py"

@@ -6,13 +6,13 @@ include: "covariate_common.smk"
 
 
 rule hub_download:
+    """Download one hub data set or model at its configured revision into the Hugging Face cache and
+    record the commit it resolved to. Runs on the submitting machine (a cluster's login node, which
+    has internet); every job that reads hub files runs offline afterwards."""
     output:
         hub_manifest("{kind}", "{name}"),
     log:
         f"{RESULTS}/logs/hub/{{kind}}/{{name}}.log",
-    """Download one hub data set or model at its configured revision into the Hugging Face cache and
-    record the commit it resolved to. Runs on the submitting machine (a cluster's login node, which
-    has internet); every job that reads hub files runs offline afterwards."""
     localrule: True
     conda:
         "../envs/text.yaml"

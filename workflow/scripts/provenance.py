@@ -1,6 +1,15 @@
 from unishift.io import write_json
 from unishift.jobs import start_job
-from unishift.provenance import provenance
+from unishift.provenance import deployment, provenance
 
 start_job(snakemake.log[0])
-write_json(snakemake.output[0], provenance(dict(snakemake.params.config)))
+record = provenance(dict(snakemake.params.config))
+record.update(
+    deployment(
+        snakemake.params.repository,
+        snakemake.params.lock_file,
+        hub_manifests=snakemake.input.hub,
+        lm_reports=snakemake.input.lm_reports,
+    )
+)
+write_json(snakemake.output[0], record)
