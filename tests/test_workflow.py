@@ -15,7 +15,7 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles", "envs", ".test")
+WORKFLOW_FILES = ("workflow", "config", "profiles", ".test", "requirements.lock")
 
 
 def snakemake(*args, cwd=REPO, check=True):
