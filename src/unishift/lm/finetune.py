@@ -194,7 +194,10 @@ class _TokenisedTexts(torch.utils.data.Dataset):
         return len(self.labels)
 
     def __getitem__(self, i):
-        return {**{key: values[i] for key, values in self.encoded.items()}, "labels": self.labels[i]}
+        return {
+            **{key: values[i] for key, values in self.encoded.items()},
+            "labels": self.labels[i],
+        }
 
 
 def _tokenised(tokenizer, texts, labels, settings):
