@@ -11,6 +11,7 @@ from unishift.data.uci import fetch_binary_dataset
 from unishift.evaluation import SetupData
 from unishift.methods.base import LabelledSet, Setting
 from unishift.protocols import upp_indices
+from unishift.protocols.sampling import stream_state_arrays, stream_state_from_arrays
 
 
 def prepare_splits(name: str, data_home, data_root=None, seed: int = 0) -> tuple[dict, str]:
@@ -52,13 +53,16 @@ def train_and_predict(splits: dict, classifier: str, seed: int) -> tuple[object,
 
 
 def label_shift_samples(splits: dict, sample_size: int, n_samples: int, seed: int) -> dict:
-    """UPP indices into the test pool, each sample's positive prevalence and shift intensity (§2.4-2.5)."""
-    indices = upp_indices(splits["y_test"], sample_size, n_samples, seed)
+    """UPP indices into the test pool, each sample's positive prevalence and shift intensity
+    (§2.4-2.5), and the legacy RNG state after the index draws (``stream_*``: the reference stream
+    that the domain classifier's up-sampling continues)."""
+    indices, state = upp_indices(splits["y_test"], sample_size, n_samples, seed, return_state=True)
     prevalence = splits["y_test"][indices].mean(axis=1)
     return {
         "indices": indices,
         "prevalence": prevalence,
         "shift_intensity": np.abs(prevalence - float(splits["prevalence_full"])),
+        **stream_state_arrays(state),
     }
 
 
@@ -80,4 +84,5 @@ def load_label_setup(
         pool=LabelledSet(posteriors["P_test"], splits["y_test"], splits["X_test"]),
         sample_indices=samples["indices"],
         shift_intensity=samples["shift_intensity"],
+        stream_state=stream_state_from_arrays(samples),
     )

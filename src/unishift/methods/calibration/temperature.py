@@ -19,12 +19,13 @@ import numpy as np
 from scipy import optimize
 
 from unishift.methods.base import Calibrator, Sample, SampleContext, Setting, check_choice
-from unishift.methods.calibration.lascal import SOLVERS
+from unishift.methods.calibration.lascal import ARITHMETICS, SOLVERS, torch_scaled_softmax
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
     WEIGHT_SOURCES,
     as_logits,
     importance_weights,
+    lascal_logits,
     lascal_search,
     scaled_softmax,
     softmax,
@@ -327,17 +328,26 @@ class LasCal(_TemperatureCalibrator):
     Args:
         logits: "L" | "S" | "P"; tables: CS "L", LS "P", ζ2ρ "P", ζ2α "P", inside EMQ^LasCal "S".
         solver: RLLS solver, "closed_form" (exact, fast) or "cvxpy" (abstention's formulation).
+        arithmetic: "reference" (REF's: PyTorch's log and softmax, float32 loss sums; decides the
+            temperature on near-ties) or "float64" (NumPy, float64 sums).
     """
 
-    def __init__(self, logits: str = "P", solver: str = "closed_form"):
+    def __init__(self, logits: str = "P", solver: str = "closed_form", arithmetic="reference"):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
         check_choice("solver", solver, SOLVERS)
+        check_choice("arithmetic", arithmetic, ARITHMETICS)
         self.logits = logits
         self.solver = solver
+        self.arithmetic = arithmetic
+
+    def _logits(self, data):
+        return lascal_logits(self.logits, data, self.arithmetic)
 
     def calibrate(self, sample, context):
         target = self._logits(sample)
-        search = lascal_search(self.logits, self.setting_, sample, context, self.solver)
+        search = lascal_search(
+            self.logits, self.setting_, sample, context, self.solver, self.arithmetic
+        )
         if search.temperature is None:
             context.note("fallback", f"{search.failure}; uncalibrated posteriors returned")
             return uncalibrated_like_ref(target)
@@ -345,6 +355,8 @@ class LasCal(_TemperatureCalibrator):
             context.note(
                 "fallback", "LasCal: no finite loss on the grid; REF's sentinel T = -1 kept"
             )
+        if self.arithmetic == "reference":
+            return torch_scaled_softmax(target, search.temperature)
         return scaled_softmax(target, search.temperature)
 
 
