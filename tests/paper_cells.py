@@ -30,19 +30,22 @@ def _splits(dataset: str, data_home: str, data_root: str | None):
 
 
 @cache
-def _posteriors(dataset: str, classifier: str, data_home: str, data_root: str | None):
-    _, posteriors = train_and_predict(_splits(dataset, data_home, data_root), classifier, SEED)
-    return posteriors
-
-
-@cache
 def _samples(dataset: str, data_home: str, data_root: str | None):
     return label_shift_samples(
         _splits(dataset, data_home, data_root), SAMPLE_SIZE, N_SAMPLES, SEED
     )
 
 
-def label_setup(dataset: str, classifier: str, data_home, data_root=None):
+@cache
+def _posteriors(dataset: str, classifier: str, data_home: str, data_root: str | None):
+    splits = _splits(dataset, data_home, data_root)
+    _, posteriors = train_and_predict(
+        splits, classifier, SEED, samples=_samples(dataset, data_home, data_root)
+    )
+    return posteriors
+
+
+def label_setup(dataset: str, classifier: str, data_home, data_root=None, sample_posteriors="per_sample"):
     """The :class:`SetupData` the workflow builds for (dataset, classifier) of the paper grid."""
     key = (dataset, str(data_home), None if data_root is None else str(data_root))
     return load_label_setup(
@@ -52,12 +55,13 @@ def label_setup(dataset: str, classifier: str, data_home, data_root=None):
         dataset,
         classifier,
         SEED,
+        sample_posteriors=sample_posteriors,
     )
 
 
-def sample_records(task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options):
+def sample_records(task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, sample_posteriors="per_sample", **options):
     """Per-sample records of one cell (``options``: ece_precision, domain_stream, params)."""
-    setup = label_setup(dataset, classifier, data_home, data_root)
+    setup = label_setup(dataset, classifier, data_home, data_root, sample_posteriors)
     records, _ = evaluate_method(task, method, "label", [setup], **options)
     return records
 

@@ -64,6 +64,9 @@ class SetupData:
     # Legacy NumPy RNG state right after the sample indices were drawn (np.random.get_state()
     # tuple); the "reference" domain stream continues it. None: the samples carry no stream.
     stream_state: tuple | None = None
+    # Posteriors of each sample predicted as one batch (n_samples x sample_size x 2), used instead of
+    # the pool's rows when given (the reference's scripts predict each sample separately).
+    sample_posteriors: np.ndarray | None = None
 
     @property
     def key(self) -> str:
@@ -72,7 +75,10 @@ class SetupData:
     def sample(self, sample_id: int) -> tuple[Sample, np.ndarray]:
         idx = self.sample_indices[sample_id]
         items = self.pool.subset(idx)
-        return Sample(items.posteriors, items.features, items.logits), items.labels
+        posteriors = items.posteriors
+        if self.sample_posteriors is not None:
+            posteriors = self.sample_posteriors[sample_id]
+        return Sample(posteriors, items.features, items.logits), items.labels
 
 
 def _score(

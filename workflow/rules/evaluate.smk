@@ -20,6 +20,7 @@ rule evaluate:
         ece=config["ece"],
         ece_precision=config["ece_precision"],
         domain_stream=config["domain_stream"],
+        sample_posteriors=config["label_shift"]["sample_posteriors"],
         seed=config["seed"],
     script:
         "../scripts/evaluate.py"

@@ -28,6 +28,7 @@ def label_setups():
             dataset,
             classifier,
             params.seed,
+            sample_posteriors=params.sample_posteriors,
         )
 
 
