@@ -205,14 +205,19 @@ class CPCS(_TemperatureCalibrator):
 def transcal_source_statistics(logits, labels, source_temperature_value):
     """Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s.
 
-    With REF's sentinel T_s = -1 the logits are flipped; a row holding -inf then becomes NaN
-    (torch's softmax), its prediction is class 0 and the mean confidence is NaN, as in REF.
+    The confidences are averaged as REF does, as a float32 torch tensor: torch's float32 sum
+    differs from NumPy's in the last bit, and that bit can move TransCal's SLSQP search elsewhere
+    (docs/reproduction.md, "Arithmetic"). With REF's sentinel T_s = -1 the logits are flipped; a
+    row holding -inf then becomes NaN (torch's softmax), its prediction is class 0 and the mean
+    confidence is NaN, as in REF.
     """
+    import torch
+
     probabilities = scaled_softmax(logits, source_temperature_value)
     confidences = np.max(probabilities, axis=1)
     predictions = np.argmax(probabilities, axis=1)
     error = (1.0 - (predictions == labels)).astype(np.float32).reshape(-1, 1)
-    confidence = float(np.mean(confidences.astype(np.float32)))
+    confidence = torch.from_numpy(confidences.astype(np.float32)).mean().item()
     return error, confidence
 
 
