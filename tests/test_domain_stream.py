@@ -168,3 +168,23 @@ def test_a_missing_stream_is_an_error_not_unit_weights():
     assert {r["status"] for r in records} == {"ok"}
     with pytest.raises(ValueError, match="domain_stream"):
         _evaluate("calibration", "CPCS", setup, domain_stream="global")
+
+
+def test_the_mixture_samples_carry_the_state_a_seeded_global_loop_ends_in():
+    from unishift.protocols.mixture import mixture_indices, target_counts
+
+    out = mixture_indices(120, 80, sample_size=30, repeats=6, seed=0)
+    # REF's covariate-shift generator: seed the global RNG, draw every (source, target) index pair,
+    # then yield; draws made while iterating continue the same stream.
+    saved = np.random.get_state()
+    try:
+        np.random.seed(0)
+        for m in target_counts(30, 6):
+            np.random.choice(120, 30 - m, replace=True)
+            np.random.choice(80, m, replace=True)
+        inside = np.random.choice(250, 60)
+    finally:
+        np.random.set_state(saved)
+    continued = np.random.RandomState()
+    continued.set_state(stream_state_from_arrays(out))
+    np.testing.assert_array_equal(continued.choice(250, 60), inside)
