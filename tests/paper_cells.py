@@ -31,9 +31,7 @@ def _splits(dataset: str, data_home: str, data_root: str | None):
 
 @cache
 def _samples(dataset: str, data_home: str, data_root: str | None):
-    return label_shift_samples(
-        _splits(dataset, data_home, data_root), SAMPLE_SIZE, N_SAMPLES, SEED
-    )
+    return label_shift_samples(_splits(dataset, data_home, data_root), SAMPLE_SIZE, N_SAMPLES, SEED)
 
 
 @cache
@@ -45,7 +43,9 @@ def _posteriors(dataset: str, classifier: str, data_home: str, data_root: str | 
     return posteriors
 
 
-def label_setup(dataset: str, classifier: str, data_home, data_root=None, sample_posteriors="per_sample"):
+def label_setup(
+    dataset: str, classifier: str, data_home, data_root=None, sample_posteriors="per_sample"
+):
     """The :class:`SetupData` the workflow builds for (dataset, classifier) of the paper grid."""
     key = (dataset, str(data_home), None if data_root is None else str(data_root))
     return load_label_setup(
@@ -59,19 +59,32 @@ def label_setup(dataset: str, classifier: str, data_home, data_root=None, sample
     )
 
 
-def sample_records(task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, sample_posteriors="per_sample", **options):
+def sample_records(
+    task: str,
+    method: str,
+    dataset: str,
+    classifier: str,
+    data_home,
+    data_root=None,
+    sample_posteriors="per_sample",
+    **options,
+):
     """Per-sample records of one cell (``options``: ece_precision, domain_stream, params)."""
     setup = label_setup(dataset, classifier, data_home, data_root, sample_posteriors)
     records, _ = evaluate_method(task, method, "label", [setup], **options)
     return records
 
 
-def cell_value(task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options) -> float:
+def cell_value(
+    task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options
+) -> float:
     """Our value of one table cell: the mean error over the 100 samples (every sample must have
     one: an errored sample fails the caller's check instead of silently shrinking the mean)."""
     records = sample_records(task, method, dataset, classifier, data_home, data_root, **options)
     if (records["status"] == "error").any():
-        raise AssertionError(f"{task}/{method} on {dataset}/{classifier}: {records['reason'].iloc[0]}")
+        raise AssertionError(
+            f"{task}/{method} on {dataset}/{classifier}: {records['reason'].iloc[0]}"
+        )
     return float(np.mean(records["error"]))
 
 

@@ -212,9 +212,7 @@ def _setup(shift, seed):
     rng = np.random.default_rng(seed)
     indices = np.array([rng.choice(600, 250) for _ in range(2)])
     stream = np.random.RandomState(seed).get_state()  # what the domain classifier draws continue
-    return SetupData(
-        shift, "LR", "toy", setting, pool, indices, np.zeros(2), stream_state=stream
-    )
+    return SetupData(shift, "LR", "toy", setting, pool, indices, np.zeros(2), stream_state=stream)
 
 
 @pytest.mark.parametrize("shift", ["label", "covariate"])

@@ -98,7 +98,9 @@ def _evaluate(task, name, setup, **kwargs):
     return evaluate_setup(task, name, lambda: spec.build("label"), setup, **kwargs)[0]
 
 
-@pytest.mark.parametrize("task, name", [("calibration", "CPCS"), ("quantification", "TransCal_c2q")])
+@pytest.mark.parametrize(
+    "task, name", [("calibration", "CPCS"), ("quantification", "TransCal_c2q")]
+)
 def test_one_draw_per_sample_continuing_the_stream(monkeypatch, task, name):
     setup = _setup()
     recorder = Recorder(monkeypatch)

@@ -96,7 +96,9 @@ def test_the_driver_uses_the_chosen_precision():
     setup = SetupData("label", "NB", "toy", setting, LabelledSet(P, y),
                       rng.integers(0, 80, (4, 30)), np.zeros(4))  # fmt: skip
     rows = {
-        precision: evaluate_setup("calibration", "Shrink", Shrink, setup, ece_precision=precision)[0]
+        precision: evaluate_setup("calibration", "Shrink", Shrink, setup, ece_precision=precision)[
+            0
+        ]
         for precision in ("float32", "float64")
     }
     for sample_id, (r32, r64) in enumerate(zip(rows["float32"], rows["float64"])):

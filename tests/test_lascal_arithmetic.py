@@ -33,7 +33,9 @@ def reference_search():
 
 def test_the_reference_losses_are_reproduced_bit_for_bit(reference_search):
     f = reference_search
-    losses = lascal_losses(f["validation_posteriors"], f["validation_labels"], f["sample_posteriors"])
+    losses = lascal_losses(
+        f["validation_posteriors"], f["validation_labels"], f["sample_posteriors"]
+    )
     assert losses.dtype == np.float32
     np.testing.assert_array_equal(losses, f["reference_losses"])
     T, _ = lascal_temperature(

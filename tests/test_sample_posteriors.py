@@ -34,11 +34,11 @@ def test_each_sample_is_predicted_as_one_batch(toy, classifier):
             posteriors["P_samples"][k], model.predict_proba(splits["X_test"][idx])
         )
         # the same numbers as the pool's rows up to the last bit
-        np.testing.assert_allclose(posteriors["P_samples"][k], posteriors["P_test"][idx], atol=1e-15)
+        np.testing.assert_allclose(
+            posteriors["P_samples"][k], posteriors["P_test"][idx], atol=1e-15
+        )
     reference = make_classifier(classifier, 0).fit(splits["X_h"], splits["y_h"])
-    np.testing.assert_array_equal(
-        reference.predict_proba(splits["X_val"]), posteriors["P_val"]
-    )
+    np.testing.assert_array_equal(reference.predict_proba(splits["X_val"]), posteriors["P_val"])
 
 
 def test_the_setup_hands_out_the_chosen_posteriors(toy):

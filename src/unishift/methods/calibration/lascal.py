@@ -337,9 +337,10 @@ def _torch_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
     """softmax(z / T) for every T as PyTorch computes it in float64 (REF's arithmetic)."""
     import torch
 
-    scaled = torch.from_numpy(np.asarray(z, dtype=float))[None, :, :] / torch.from_numpy(
-        temps.astype(float)
-    )[:, None, None]
+    scaled = (
+        torch.from_numpy(np.asarray(z, dtype=float))[None, :, :]
+        / torch.from_numpy(temps.astype(float))[:, None, None]
+    )
     return torch.softmax(scaled, dim=-1).numpy()
 
 
@@ -408,7 +409,9 @@ def lascal_losses(
 
     if arithmetic == "reference":
         both = _torch_scaled_softmaxes(z_source, temps), _torch_scaled_softmaxes(z_target, temps)
-        src, tgt = ((np.ascontiguousarray(s[..., 0]), np.ascontiguousarray(s[..., 1])) for s in both)
+        src, tgt = (
+            (np.ascontiguousarray(s[..., 0]), np.ascontiguousarray(s[..., 1])) for s in both
+        )
     else:
         src = _binary_scaled_softmaxes(z_source, temps)
         tgt = _binary_scaled_softmaxes(z_target, temps)
