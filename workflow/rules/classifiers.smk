@@ -1,7 +1,9 @@
 rule train_classifier:
-    """Train one classifier on the classifier-training half; cache its posteriors on the three parts."""
+    """Train one classifier on the classifier-training half; cache its posteriors on the three parts
+    and on each test sample (predicted as one batch, as the reference code does)."""
     input:
         splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
+        samples=f"{RESULTS}/samples/label/{{dataset}}.npz",
     output:
         model=f"{RESULTS}/classifiers/label/{{dataset}}/{{classifier}}.pkl",
         posteriors=f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",

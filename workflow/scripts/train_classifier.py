@@ -6,7 +6,12 @@ from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0], snakemake.threads)
 splits = read_npz(snakemake.input.splits)
-model, posteriors = train_and_predict(splits, snakemake.wildcards.classifier, snakemake.params.seed)
+model, posteriors = train_and_predict(
+    splits,
+    snakemake.wildcards.classifier,
+    snakemake.params.seed,
+    samples=read_npz(snakemake.input.samples),
+)
 log.info(
     "%s on %s: test-pool accuracy %.4f",
     snakemake.wildcards.classifier,
