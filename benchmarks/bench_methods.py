@@ -44,8 +44,8 @@ OUTPUT = Path(__file__).resolve().parent / "output"
 def label_setup(n_samples: int, dataset: str = "yeast", classifier: str = "LR", seed: int = 0):
     with tempfile.TemporaryDirectory() as home:
         splits, _ = prepare_splits(dataset, home, None, seed)
-    _, posteriors = train_and_predict(splits, classifier, seed)
     samples = label_shift_samples(splits, 250, n_samples, seed)
+    _, posteriors = train_and_predict(splits, classifier, seed, samples=samples)
     return load_label_setup(splits, posteriors, samples, dataset, classifier, seed)
 
 
@@ -106,6 +106,8 @@ def covariate_setup(
         pool=pool,
         sample_indices=np.array(indices),
         shift_intensity=np.array(intensity),
+        # the generator's state after the indices, which the domain-classifier draws continue
+        stream_state=np.random.RandomState(seed).get_state(),
     )
 
 

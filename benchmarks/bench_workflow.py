@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles", "envs", ".test")
+WORKFLOW_FILES = ("workflow", "config", "profiles", ".test", "requirements.lock")
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 

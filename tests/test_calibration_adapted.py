@@ -211,7 +211,8 @@ def _setup(shift, seed):
     pool = LabelledSet(pool.posteriors, pool_labels, pool.features, pool.logits)
     rng = np.random.default_rng(seed)
     indices = np.array([rng.choice(600, 250) for _ in range(2)])
-    return SetupData(shift, "LR", "toy", setting, pool, indices, np.zeros(2))
+    stream = np.random.RandomState(seed).get_state()  # what the domain classifier draws continue
+    return SetupData(shift, "LR", "toy", setting, pool, indices, np.zeros(2), stream_state=stream)
 
 
 @pytest.mark.parametrize("shift", ["label", "covariate"])

@@ -10,7 +10,7 @@ from unishift.lm.config import covariate_options, domain_pairs
 def _hub(tables: dict):
     """A stand-in for datasets.load_dataset serving tiny in-memory data sets by hub id."""
 
-    def load(hub_id):
+    def load(hub_id, revision=None):
         return DatasetDict(
             {split: Dataset.from_dict(columns) for split, columns in tables[hub_id].items()}
         )

@@ -15,7 +15,7 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.workflow
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("Snakefile", "workflow", "config", "profiles", "envs", ".test")
+WORKFLOW_FILES = ("workflow", "config", "profiles", ".test", "requirements.lock")
 
 
 def snakemake(*args, cwd=REPO, check=True, env=None):
@@ -60,6 +60,12 @@ def test_paper_config_plans_without_network(tmp_path):
     }
     assert all("gpu=1" in resources for _, _, resources in finetunes)
     assert plan.count("rule train_classifier:") == 40
+    # the three data sets and three models are downloaded once, on the submitting machine
+    downloads = re.findall(r"rule hub_download:.*?wildcards: kind=(\w+), name=(\w+)", plan, re.S)
+    assert sorted(downloads) == sorted(
+        [("datasets", d) for d in ("imdb", "rt", "yelp")]
+        + [("models", m) for m in ("BERT", "DistilBERT", "RoBERTa")]
+    )
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,15 @@
-"""What produced a set of results: the config (and its hash), seeds and package versions."""
+"""What produced a set of results: the config (and its hash), seeds, package versions, the code's
+git commit, the lock file, the hub commits of data sets and models, and the GPUs used."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import platform
+import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 PACKAGES = (
     "unishift",
@@ -47,4 +50,61 @@ def provenance(config: dict, code_version: str | None = None) -> dict:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": versions,
+    }
+
+
+def git_state(repository: str | Path) -> dict:
+    """Commit of the checkout and whether tracked files differ from it (None outside git)."""
+
+    def git(*args):
+        return subprocess.run(
+            ["git", "-C", str(repository), *args], capture_output=True, text=True, timeout=60
+        )
+
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return {"commit": None, "dirty": None, "reason": head.stderr.strip()[:200]}
+        status = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError) as error:
+        return {"commit": None, "dirty": None, "reason": f"git unavailable: {error}"}
+    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def file_sha256(path: str | Path) -> str | None:
+    path = Path(path)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+
+
+def hub_revisions(manifests) -> dict:
+    """``{kind: {id: {revision, commit}}}`` from the hub_download stage's records."""
+    resolved: dict = {}
+    for path in manifests:
+        record = json.loads(Path(path).read_text())
+        resolved.setdefault(record["kind"] + "s", {})[record["id"]] = {
+            "revision": record["revision"],
+            "commit": record["commit"],
+        }
+    return resolved
+
+
+def gpus_used(lm_reports) -> list[dict]:
+    """Distinct GPUs (name, memory, CUDA runtime, driver) the fine-tuning jobs report."""
+    seen = []
+    for path in lm_reports:
+        gpu = json.loads(Path(path).read_text()).get("gpu")
+        if gpu:
+            entry = {k: gpu.get(k) for k in ("name", "memory_gib", "cuda_runtime", "driver")}
+            if entry not in seen:
+                seen.append(entry)
+    return seen
+
+
+def deployment(repository, lock_file, hub_manifests=(), lm_reports=()) -> dict:
+    """The fields that say which code, environment, hub files and hardware produced the results."""
+    return {
+        "git": git_state(repository),
+        "lock_file_sha256": file_sha256(lock_file),
+        "hub": hub_revisions(hub_manifests),
+        "gpus": gpus_used(lm_reports),
     }

@@ -1,7 +1,9 @@
 rule train_classifier:
-    """Train one classifier on the classifier-training half; cache its posteriors on the three parts."""
+    """Train one classifier on the classifier-training half; cache its posteriors on the three parts
+    and on each test sample (predicted as one batch, as the reference code does)."""
     input:
         splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
+        samples=f"{RESULTS}/samples/label/{{dataset}}.npz",
     output:
         model=f"{RESULTS}/classifiers/label/{{dataset}}/{{classifier}}.pkl",
         posteriors=f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
@@ -10,7 +12,7 @@ rule train_classifier:
     benchmark:
         f"{RESULTS}/benchmarks/classifiers/label/{{dataset}}/{{classifier}}.tsv"
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -37,7 +39,7 @@ rule classifier_accuracy_label:
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_label.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         datasets=label_datasets(),
         classifiers=label_classifiers(),

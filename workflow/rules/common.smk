@@ -174,6 +174,26 @@ def covariate_row_orders():
     return covariate_models(), [f"{s}->{t}" for s, t in covariate_pairs()]
 
 
+REPOSITORY = str(Path(workflow.basedir).parent)
+
+
+def provenance_inputs(wildcards):
+    """The hub_download records and fine-tuning reports (resolved commits, GPUs) of the run."""
+    files = {"hub": [], "lm_reports": []}
+    if "covariate" not in enabled_shifts():
+        return files
+    if COVARIATE["text_source"] == "hf":
+        files["hub"] += [hub_manifest("datasets", d) for d in covariate_domains()]
+    for model in covariate_models():
+        if is_hub_model(model_entry(model)["id"]):
+            files["hub"].append(hub_manifest("models", model))
+        files["lm_reports"] += [
+            f"{RESULTS}/lm/{model}/{source}/training.json"
+            for source in covariate_domains()
+        ]
+    return files
+
+
 def all_outputs():
     outputs = []
     for shift in enabled_shifts():

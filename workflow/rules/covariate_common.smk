@@ -2,6 +2,7 @@
 # Needs config (seed, data_root, covariate) and RESULTS from the including Snakefile.
 import re
 
+from unishift.hub import hub_entry, is_hub_model
 from unishift.lm.config import ENCODE_KEYS, covariate_options, domain_pairs
 
 
@@ -40,8 +41,40 @@ def lm_encode_settings():
     return {key: COVARIATE["lm"][key] for key in ENCODE_KEYS}
 
 
+def model_entry(model):
+    return hub_entry(COVARIATE["models"][model])
+
+
 def lm_model_path(wildcards):
-    return COVARIATE["models"][wildcards.model]
+    return model_entry(wildcards.model)["id"]
+
+
+def hub_cache():
+    return COVARIATE["hub_cache"]
+
+
+def hub_manifest(kind, name):
+    return f"{RESULTS}/hub/{kind}/{name}.json"
+
+
+def hub_download_entry(wildcards):
+    """The {id, revision} the hub_download rule fetches for one data set or model."""
+    if wildcards.kind == "models":
+        return model_entry(wildcards.name)
+    return hub_entry(COVARIATE["hf"]["datasets"][wildcards.name])
+
+
+def text_hub_input(wildcards):
+    """hf domains read the commit the download stage resolved; other sources need no hub."""
+    if COVARIATE["text_source"] != "hf":
+        return {}
+    return {"hub": hub_manifest("datasets", wildcards.domain)}
+
+
+def lm_hub_input(wildcards):
+    if not is_hub_model(model_entry(wildcards.model)["id"]):
+        return {}
+    return {"hub": hub_manifest("models", wildcards.model)}
 
 
 def lm_targets(wildcards):
@@ -53,12 +86,14 @@ def lm_finetune_inputs(wildcards):
     targets = lm_targets(wildcards)
     if COVARIATE["lm"]["mode"] == "cached":
         return {
+            **lm_hub_input(wildcards),
             "source": f"{RESULTS}/lm/{wildcards.model}/encoded/{wildcards.source}.npz",
             "targets": [
                 f"{RESULTS}/lm/{wildcards.model}/encoded/{t}.npz" for t in targets
             ],
         }
     return {
+        **lm_hub_input(wildcards),
         **{
             s: f"{RESULTS}/text/{wildcards.source}/{s}.parquet"
             for s in ("train", "validation", "test")
@@ -86,6 +121,7 @@ def covariate_setup_inputs():
 
 
 wildcard_constraints:
+    kind="datasets|models",
     domain="|".join(map(re.escape, covariate_domains())) or "^$",
     source="|".join(map(re.escape, covariate_domains())) or "^$",
     target="|".join(map(re.escape, covariate_domains())) or "^$",

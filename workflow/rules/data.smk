@@ -7,7 +7,7 @@ rule uci_dataset:
     log:
         f"{RESULTS}/logs/data/label/{{dataset}}.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         data_home=quapy_home(),
         seed=config["seed"],

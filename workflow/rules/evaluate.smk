@@ -10,7 +10,7 @@ rule evaluate:
     benchmark:
         f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}.tsv"
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -18,6 +18,9 @@ rule evaluate:
         method_params=lambda wc: method_params(wc.task, wc.method),
         setups=lambda wc: evaluation_setups(wc.shift),
         ece=config["ece"],
+        ece_precision=config["ece_precision"],
+        domain_stream=config["domain_stream"],
+        sample_posteriors=config["label_shift"]["sample_posteriors"],
         seed=config["seed"],
         code=evaluation_code_version,
     script:

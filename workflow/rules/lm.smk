@@ -7,6 +7,7 @@ rule lm_encode:
     vectors); the frozen backbone is shared by every source, so each domain is encoded once.
     """
     input:
+        unpack(lm_hub_input),
         train=f"{RESULTS}/text/{{domain}}/train.parquet",
         validation=f"{RESULTS}/text/{{domain}}/validation.parquet",
         test=f"{RESULTS}/text/{{domain}}/test.parquet",
@@ -17,13 +18,14 @@ rule lm_encode:
     benchmark:
         f"{RESULTS}/benchmarks/lm/{{model}}/encode_{{domain}}.tsv"
     conda:
-        "../../envs/lm.yaml"
+        "../envs/lm.yaml"
     threads: 2
     resources:
         gpu=1,
         mem_mb=16000,
     params:
         model_path=lm_model_path,
+        cache=hub_cache(),
         settings=lm_encode_settings(),
         code=code_version("lm_encode.py"),
     script:
@@ -45,13 +47,14 @@ rule lm_finetune:
     benchmark:
         f"{RESULTS}/benchmarks/lm/{{model}}/finetune_{{source}}.tsv"
     conda:
-        "../../envs/lm.yaml"
+        "../envs/lm.yaml"
     threads: 2
     resources:
         gpu=1 if COVARIATE["lm"]["mode"] == "faithful" else 0,
         mem_mb=16000,
     params:
         model_path=lm_model_path,
+        cache=hub_cache(),
         settings=lm_settings(),
         targets=lm_targets,
         code=code_version("lm_finetune.py"),
@@ -68,7 +71,7 @@ rule classifier_accuracy_covariate:
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_covariate.log",
     conda:
-        "../../envs/lm.yaml"
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=4000,

@@ -23,7 +23,7 @@ rule tables:
     log:
         f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         classifiers=lambda wc: row_orders(wc.shift)[0],
@@ -46,7 +46,7 @@ rule brier_table:
     log:
         f"{RESULTS}/logs/tables/calibration_brier_{{shift}}.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, "calibration"),
         classifiers=lambda wc: row_orders(wc.shift)[0],
@@ -73,7 +73,7 @@ rule error_by_shift:
     log:
         f"{RESULTS}/logs/plots/{{task}}_{{shift}}_err_by_shift.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         classifiers=lambda wc: row_orders(wc.shift)[0],
@@ -99,7 +99,7 @@ rule reproduction:
     log:
         f"{RESULTS}/logs/reproduction/{{task}}_{{shift}}.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         code=code_version("reproduction.py", registry=True),
     script:
@@ -116,7 +116,7 @@ rule accuracy_appendix:
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_{{shift}}_tex.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         code=code_version("accuracy_appendix.py"),
     script:
@@ -135,7 +135,7 @@ rule report_pdf:
     log:
         f"{RESULTS}/logs/report_pdf.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         code=code_version("report_pdf.py", registry=True),
     script:
@@ -143,7 +143,10 @@ rule report_pdf:
 
 
 rule provenance:
-    """The config (and its hash), seeds and package versions that produced these results."""
+    """The config (and its hash), seeds, package versions, git commit, lock file, resolved hub
+    commits and GPUs that produced these results."""
+    input:
+        unpack(provenance_inputs),
     output:
         report(
             f"{RESULTS}/provenance.json",
@@ -153,9 +156,11 @@ rule provenance:
     log:
         f"{RESULTS}/logs/provenance.log",
     conda:
-        "../../envs/core.yaml"
+        "../envs/core.yaml"
     params:
         config=config,
         code=library_version(),
+        repository=REPOSITORY,
+        lock_file=f"{REPOSITORY}/requirements.lock",
     script:
         "../scripts/provenance.py"

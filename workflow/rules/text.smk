@@ -5,8 +5,28 @@
 include: "covariate_common.smk"
 
 
+rule hub_download:
+    """Download one hub data set or model at its configured revision into the Hugging Face cache and
+    record the commit it resolved to. Runs on the submitting machine (a cluster's login node, which
+    has internet); every job that reads hub files runs offline afterwards."""
+    output:
+        hub_manifest("{kind}", "{name}"),
+    log:
+        f"{RESULTS}/logs/hub/{{kind}}/{{name}}.log",
+    localrule: True
+    conda:
+        "../envs/text.yaml"
+    params:
+        entry=hub_download_entry,
+        cache=hub_cache(),
+    script:
+        "../scripts/hub_download.py"
+
+
 rule text_domain:
     """One sentiment domain as train/validation/test tables (text, label) from the configured source."""
+    input:
+        unpack(text_hub_input),
     output:
         train=f"{RESULTS}/text/{{domain}}/train.parquet",
         validation=f"{RESULTS}/text/{{domain}}/validation.parquet",
@@ -17,7 +37,7 @@ rule text_domain:
     benchmark:
         f"{RESULTS}/benchmarks/text/{{domain}}.tsv"
     conda:
-        "../../envs/lm.yaml"
+        "../envs/text.yaml"
     threads: 1
     resources:
         mem_mb=8000,
@@ -29,6 +49,7 @@ rule text_domain:
         ),
         seed=config["seed"],
         code=code_version("text_domain.py"),
+        cache=hub_cache(),
     script:
         "../scripts/text_domain.py"
 
@@ -43,7 +64,7 @@ rule covariate_samples:
     log:
         f"{RESULTS}/logs/samples/covariate/{{source}}__{{target}}.log",
     conda:
-        "../../envs/lm.yaml"
+        "../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=1000,

@@ -28,6 +28,7 @@ def label_setups():
             dataset,
             classifier,
             params.seed,
+            sample_posteriors=params.sample_posteriors,
         )
 
 
@@ -40,7 +41,14 @@ def covariate_setups():
 
 setups = label_setups() if shift == "label" else covariate_setups()
 records, timings = evaluate_method(
-    task, method, shift, setups, params=params.method_params, ece=params.ece
+    task,
+    method,
+    shift,
+    setups,
+    params=params.method_params,
+    ece=params.ece,
+    ece_precision=params.ece_precision,
+    domain_stream=params.domain_stream,
 )
 counts = records["status"].value_counts().to_dict()
 log.info("%s/%s/%s: %d sample records, status counts %s", shift, task, method, len(records), counts)

@@ -1,22 +1,30 @@
-import sys
-from pathlib import Path
+from unishift.hub import use_offline_hub
 
-import torch
+# before anything imports the Hugging Face libraries: hub files come from the download stage only
+use_offline_hub(snakemake.params.cache)
 
-from unishift.data.text import read_split
-from unishift.io import read_npz, write_json, write_npz
-from unishift.jobs import start_job
-from unishift.lm.cache import pack, unpack
-from unishift.lm.finetune import FinetuneSettings
-from unishift.lm.models import choose_device
-from unishift.lm.pipeline import run_finetune, save_head
+import json  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import torch  # noqa: E402
+
+from unishift.data.text import read_split  # noqa: E402
+from unishift.io import read_npz, write_json, write_npz  # noqa: E402
+from unishift.jobs import start_job  # noqa: E402
+from unishift.lm.cache import pack, unpack  # noqa: E402
+from unishift.lm.device import choose_device, gpu_description  # noqa: E402
+from unishift.lm.finetune import FinetuneSettings  # noqa: E402
+from unishift.lm.pipeline import finetune_workload, run_finetune, save_head  # noqa: E402
 
 log = start_job(snakemake.log[0], snakemake.threads)
 # the Trainer prints its metrics to stdout; keep them in the rule's log
 sys.stdout = sys.stderr
 torch.set_num_threads(snakemake.threads)
 settings = FinetuneSettings.from_config(snakemake.params.settings)
-device = choose_device(settings.device)
+hub = snakemake.input.get("hub")
+revision = json.loads(open(hub).read())["commit"] if hub else None
+model = snakemake.params.model_path
 targets = snakemake.params.targets
 if settings.mode == "cached":
     inputs = unpack(read_npz(snakemake.input.source))
@@ -26,27 +34,40 @@ if settings.mode == "cached":
 else:
     inputs = {name: read_split(snakemake.input[name]) for name in ("train", "validation", "test")}
     target_inputs = {t: read_split(path) for t, path in zip(targets, snakemake.input.targets)}
+if settings.mode == "cached" and settings.device == "auto":
+    # the head trains on encoder outputs: small work, and the rule holds no GPU of the scheduler's
+    device = "cpu"
+else:
+    device = choose_device(
+        settings.device, finetune_workload(model, inputs, target_inputs, settings, revision)
+    )
 log.info(
-    "%s on %s (%s mode, %s, %s): targets %s",
-    snakemake.params.model_path,
+    "%s (revision %s) on %s (%s mode, %s, %s): targets %s",
+    model,
+    revision,
     snakemake.wildcards.source,
     settings.mode,
     device,
     settings.precision,
     targets,
 )
+gpu = gpu_description() if device == "cuda" else None
+if gpu:
+    log.info("GPU: %s", gpu)
 workdir = Path(snakemake.output.outputs).parent
 workdir.mkdir(parents=True, exist_ok=True)
-sets, model, report = run_finetune(
-    snakemake.params.model_path,
+sets, model_object, report = run_finetune(
+    model,
     snakemake.wildcards.source,
     inputs,
     target_inputs,
     settings,
     device,
     workdir,
+    revision=revision,
 )
 report["model_name"] = snakemake.wildcards.model
+report["gpu"] = gpu
 write_npz(snakemake.output.outputs, **pack(sets))
-save_head(model, snakemake.output.head)
+save_head(model_object, snakemake.output.head)
 write_json(snakemake.output.report, report)

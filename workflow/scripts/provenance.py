@@ -1,7 +1,15 @@
 from unishift.io import write_json
 from unishift.jobs import start_job
-from unishift.provenance import provenance
+from unishift.provenance import deployment, provenance
 
 start_job(snakemake.log[0])
 record = provenance(dict(snakemake.params.config), code_version=snakemake.params.code)
+record.update(
+    deployment(
+        snakemake.params.repository,
+        snakemake.params.lock_file,
+        hub_manifests=snakemake.input.hub,
+        lm_reports=snakemake.input.lm_reports,
+    )
+)
 write_json(snakemake.output[0], record)

@@ -1,17 +1,29 @@
-from unishift.data.text import load_domain, split_summary, write_split
-from unishift.io import write_json
-from unishift.jobs import start_job
+from unishift.hub import use_offline_hub
+
+# before anything imports the Hugging Face libraries: hub files come from the download stage only
+use_offline_hub(snakemake.params.cache)
+
+import json  # noqa: E402
+
+from unishift.data.text import load_domain, split_summary, write_split  # noqa: E402
+from unishift.io import write_json  # noqa: E402
+from unishift.jobs import start_job  # noqa: E402
 
 log = start_job(snakemake.log[0], snakemake.threads)
 domain, source = snakemake.wildcards.domain, snakemake.params.text_source
+hub = snakemake.input.get("hub")
+commit = json.loads(open(hub).read())["commit"] if hub else None
 splits = load_domain(
     domain,
     source,
     seed=snakemake.params.seed,
     data_root=snakemake.params.data_root,
     options=snakemake.params.options,
+    commit=commit,
 )
 summary = {"domain": domain, "text_source": source, "splits": split_summary(splits)}
+if commit:
+    summary["hub_commit"] = commit
 for name, frame in splits.items():
     log.info(
         "%s/%s: %d rows, positive prevalence %.4f", domain, name, len(frame), frame["label"].mean()

@@ -1,12 +1,17 @@
 import pickle
 
-from unishift.data.label_shift import read_splits, train_and_predict
+from unishift.data.label_shift import read_samples, read_splits, train_and_predict
 from unishift.io import atomic_path, write_npz
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0], snakemake.threads)
 splits = read_splits(snakemake.input.splits)
-model, posteriors = train_and_predict(splits, snakemake.wildcards.classifier, snakemake.params.seed)
+model, posteriors = train_and_predict(
+    splits,
+    snakemake.wildcards.classifier,
+    snakemake.params.seed,
+    samples=read_samples(snakemake.input.samples),
+)
 log.info(
     "%s on %s: test-pool accuracy %.4f",
     snakemake.wildcards.classifier,

@@ -17,6 +17,7 @@ from unishift.evaluation import SetupData
 from unishift.io import read_npz
 from unishift.lm.cache import unpack
 from unishift.methods.base import LabelledSet, Setting
+from unishift.protocols.sampling import stream_state_from_arrays
 
 SHIFT = "covariate"
 
@@ -90,6 +91,7 @@ def load_covariate_setup(
         sample_indices=np.asarray(samples["indices"], dtype=np.int64),
         shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
         extra={"source": source, "target": target, "n_source": len(source_test["labels"])},
+        stream_state=stream_state_from_arrays(samples),
     )
 
 

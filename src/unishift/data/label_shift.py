@@ -12,6 +12,7 @@ from unishift.evaluation import SetupData
 from unishift.io import DamagedFileError, read_npz
 from unishift.methods.base import LabelledSet, Setting
 from unishift.protocols import upp_indices
+from unishift.protocols.sampling import stream_state_arrays, stream_state_from_arrays
 
 # What each intermediate file of a label-shift setup must hold.
 SPLIT_ARRAYS = ("X_h", "y_h", "X_val", "y_val", "X_test", "y_test", "prevalence_full")
@@ -67,8 +68,19 @@ def prepare_splits(name: str, data_home, data_root=None, seed: int = 0) -> tuple
     return arrays, source
 
 
-def train_and_predict(splits: dict, classifier: str, seed: int) -> tuple[object, dict]:
-    """Fit the classifier on the training half; posteriors for the three parts and test-pool accuracy."""
+SAMPLE_POSTERIORS = ("per_sample", "pool")
+
+
+def train_and_predict(
+    splits: dict, classifier: str, seed: int, samples: dict | None = None
+) -> tuple[object, dict]:
+    """Fit the classifier on the training half; posteriors for the three parts and test-pool accuracy.
+
+    With ``samples`` (the persisted UPP indices) also ``P_samples``: the posteriors of each sample
+    predicted as one batch, as the reference's scripts compute them. They can differ from the pool's
+    in the last bit (BLAS rounds a product differently in another batch; 88 of 25,000 items of
+    cmc.3 with LR), which moves LasCal's tied confidences across its bin edges.
+    """
     model = make_classifier(classifier, seed)
     with warnings.catch_warnings():
         # the MLP's convergence warning at sklearn's default max_iter is part of the paper's set-up
@@ -82,13 +94,19 @@ def train_and_predict(splits: dict, classifier: str, seed: int) -> tuple[object,
     posteriors["test_accuracy"] = np.array(
         np.mean(model.predict(splits["X_test"]) == splits["y_test"])
     )
+    if samples is not None:
+        posteriors["P_samples"] = np.stack(
+            [model.predict_proba(splits["X_test"][idx]) for idx in samples["indices"]]
+        )
     return model, posteriors
 
 
 def label_shift_samples(
     splits: dict, sample_size: int, n_samples: int, seed: int, allow_larger: bool = False
 ) -> dict:
-    """UPP indices into the test pool, each sample's positive prevalence and shift intensity (§2.4-2.5).
+    """UPP indices into the test pool, each sample's positive prevalence and shift intensity
+    (§2.4-2.5), and the legacy RNG state after the index draws (``stream_*``: the reference stream
+    that the domain classifier's up-sampling continues).
 
     A ``sample_size`` above the pool size raises unless ``allow_larger``; UPP needs ``n_samples >= 2``
     (QuaPy's prevalence grid).
@@ -96,12 +114,13 @@ def label_shift_samples(
     if n_samples < 2:
         raise ValueError(f"n_samples={n_samples}: UPP needs at least 2 samples per setup")
     check_sample_size(sample_size, len(splits["y_test"]), allow_larger, "label_shift")
-    indices = upp_indices(splits["y_test"], sample_size, n_samples, seed)
+    indices, state = upp_indices(splits["y_test"], sample_size, n_samples, seed, return_state=True)
     prevalence = splits["y_test"][indices].mean(axis=1)
     return {
         "indices": indices,
         "prevalence": prevalence,
         "shift_intensity": np.abs(prevalence - float(splits["prevalence_full"])),
+        **stream_state_arrays(state),
     }
 
 
@@ -131,7 +150,13 @@ def check_setup_parts(splits: dict, posteriors: dict, samples: dict, names=None)
 
 
 def read_label_setup(
-    splits_path, posteriors_path, samples_path, dataset: str, classifier: str, seed: int
+    splits_path,
+    posteriors_path,
+    samples_path,
+    dataset: str,
+    classifier: str,
+    seed: int,
+    sample_posteriors: str = "per_sample",
 ) -> SetupData:
     """:func:`load_label_setup` from the three files, each validated (errors name the file)."""
     splits, posteriors = read_splits(splits_path), read_posteriors(posteriors_path)
@@ -139,13 +164,42 @@ def read_label_setup(
     check_setup_parts(
         splits, posteriors, samples, {"posteriors": posteriors_path, "samples": samples_path}
     )
-    return load_label_setup(splits, posteriors, samples, dataset, classifier, seed)
+    return load_label_setup(
+        splits, posteriors, samples, dataset, classifier, seed, sample_posteriors
+    )
 
 
 def load_label_setup(
-    splits: dict, posteriors: dict, samples: dict, dataset: str, classifier: str, seed: int
+    splits: dict,
+    posteriors: dict,
+    samples: dict,
+    dataset: str,
+    classifier: str,
+    seed: int,
+    sample_posteriors: str = "per_sample",
 ) -> SetupData:
+    """The setup of (dataset, classifier); ``sample_posteriors="per_sample"`` gives each sample the
+    posteriors predicted on it as a batch (``P_samples``, the reference's), ``"pool"`` the rows of
+    the test pool's posteriors."""
     check_setup_parts(splits, posteriors, samples)
+    if sample_posteriors not in SAMPLE_POSTERIORS:
+        raise ValueError(
+            f"sample_posteriors={sample_posteriors!r} is not one of {list(SAMPLE_POSTERIORS)}"
+        )
+    per_sample = None
+    if sample_posteriors == "per_sample":
+        if "P_samples" not in posteriors:
+            raise ValueError(
+                f"{dataset}/{classifier}: sample_posteriors='per_sample' needs the per-sample "
+                "posteriors (P_samples) that train_and_predict writes when given the samples; "
+                "regenerate the posteriors or use sample_posteriors: pool"
+            )
+        per_sample = np.asarray(posteriors["P_samples"])
+        if per_sample.shape[:2] != np.shape(samples["indices"]):
+            raise ValueError(
+                f"{dataset}/{classifier}: per-sample posteriors of shape {per_sample.shape} do "
+                f"not match the samples {np.shape(samples['indices'])}"
+            )
     setting = Setting(
         validation=LabelledSet(posteriors["P_val"], splits["y_val"], splits["X_val"]),
         training=LabelledSet(posteriors["P_h"], splits["y_h"], splits["X_h"]),
@@ -161,4 +215,6 @@ def load_label_setup(
         pool=LabelledSet(posteriors["P_test"], splits["y_test"], splits["X_test"]),
         sample_indices=samples["indices"],
         shift_intensity=samples["shift_intensity"],
+        stream_state=stream_state_from_arrays(samples),
+        sample_posteriors=per_sample,
     )

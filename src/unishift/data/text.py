@@ -121,13 +121,26 @@ def load_hf_domain(
     validation_size: int = 5000,
     check_sizes: bool = False,
     load: Callable | None = None,
+    hub_id: str | None = None,
+    revision: str | None = None,
+    commit: str | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The three splits of one paper domain from the Hugging Face hub (or any ``load(hub_id)``)."""
+    """The three splits of one paper domain from the Hugging Face hub (or any ``load(hub_id, revision=)``).
+
+    ``hub_id`` defaults to the paper's repository of the domain; ``revision`` pins a branch, tag or
+    commit. ``commit`` (the one the download stage resolved) takes precedence and is checked against
+    the cache the data were read from.
+    """
     if domain not in HF_IDS:
         raise ValueError(f"unknown Hugging Face domain {domain!r}; choose one of {sorted(HF_IDS)}")
     if load is None:
         from datasets import load_dataset as load
-    raw = load(HF_IDS[domain])
+    hub_id = hub_id or HF_IDS[domain]
+    raw = load(hub_id, revision=commit or revision)
+    if commit is not None:
+        from unishift.hub import check_dataset_commit
+
+        check_dataset_commit(raw, hub_id, commit)
     if domain == "rt":
         return {split: _hf_frame(raw[split]) for split in SPLITS}
     train, test = raw["train"], raw["test"]
@@ -391,19 +404,33 @@ def derive_segments(tags: np.ndarray, n_segments: int) -> list[int]:
 # dispatch and files
 
 
-def load_domain(domain: str, source: str, seed: int, data_root=None, options: dict | None = None):
+def load_domain(
+    domain: str,
+    source: str,
+    seed: int,
+    data_root=None,
+    options: dict | None = None,
+    commit: str | None = None,
+):
     """The train/validation/test tables of ``domain`` from the configured ``source``.
 
-    ``options`` is the ``covariate`` config section (its ``hf``, ``offline`` and ``tweets`` keys).
+    ``options`` is the ``covariate`` config section (its ``hf``, ``offline`` and ``tweets`` keys);
+    ``commit`` the hub commit the download stage resolved for an ``hf`` domain.
     """
+    from unishift.hub import hub_entry
+
     options = dict(options or {})
     if source == "hf":
         hf = options.get("hf", {})
+        entry = hub_entry((hf.get("datasets") or {}).get(domain), HF_IDS.get(domain))
         return load_hf_domain(
             domain,
             seed,
             validation_size=int(hf.get("validation_size", 5000)),
             check_sizes=bool(hf.get("check_paper_sizes", False)),
+            hub_id=entry["id"],
+            revision=entry["revision"],
+            commit=commit,
         )
     if source == "data_root":
         return load_offline_domain(data_root, domain, seed, **options.get("offline", {}))

@@ -17,7 +17,16 @@ from itertools import permutations
 COVARIATE_DEFAULTS = {
     "text_source": "tweets",
     "domains": ["airline", "apple", "coachella"],
-    "hf": {"validation_size": 5000, "check_paper_sizes": False},
+    "hf": {
+        "validation_size": 5000,
+        "check_paper_sizes": False,
+        "datasets": {
+            "imdb": {"id": "stanfordnlp/imdb", "revision": None},
+            "rt": {"id": "cornell-movie-review-data/rotten_tomatoes", "revision": None},
+            "yelp": {"id": "Yelp/yelp_review_full", "revision": None},
+        },
+    },
+    "hub_cache": None,
     "offline": {"validation_fraction": 0.2, "test_fraction": 0.3},
     "tweets": {"validation_fraction": 0.2, "test_fraction": 0.3},
     "models": {"MiniLM": "all-MiniLM-L6-v2"},

@@ -28,7 +28,8 @@ from unishift.lm.models import HeadOnInput
 log = logging.getLogger("unishift.lm")
 
 MODES = ("faithful", "cached")
-PRECISIONS = ("fp32", "bf16")
+# bf16 needs an Ampere or newer GPU; fp16 (with loss scaling) is the mixed precision of older ones.
+PRECISIONS = ("fp32", "bf16", "fp16")
 PADDINGS = ("longest", "max_length")
 
 
@@ -97,6 +98,7 @@ def training_arguments(settings: FinetuneSettings, output_dir: str | Path, devic
         greater_is_better=True,
         logging_steps=settings.logging_steps,
         bf16=settings.precision == "bf16",
+        fp16=settings.precision == "fp16",
         use_cpu=device == "cpu",
         seed=settings.seed,
         report_to="none",
@@ -180,20 +182,30 @@ def train_head_on_cache(model, train: dict, validation: dict, settings, workdir,
     )
 
 
+class _TokenisedTexts(torch.utils.data.Dataset):
+    """Token ids (python lists, as the tokenizer returns them) and the label of each text; the
+    Trainer's collator pads and stacks them. Plain torch, so fine-tuning needs no ``datasets``."""
+
+    def __init__(self, encoded: dict, labels):
+        self.encoded = encoded
+        self.labels = [int(y) for y in np.asarray(labels, dtype=np.int64)]
+
+    def __len__(self):
+        return len(self.labels)
+
+    def __getitem__(self, i):
+        return {
+            **{key: values[i] for key, values in self.encoded.items()},
+            "labels": self.labels[i],
+        }
+
+
 def _tokenised(tokenizer, texts, labels, settings):
-    from datasets import Dataset
-
-    dataset = Dataset.from_dict(
-        {"text": [str(t) for t in texts], "labels": np.asarray(labels, dtype=np.int64)}
-    )
     padding = "max_length" if settings.padding == "max_length" else False
-
-    def tokenize(batch):
-        return tokenizer(
-            batch["text"], truncation=True, max_length=settings.max_length, padding=padding
-        )
-
-    return dataset.map(tokenize, batched=True, remove_columns=["text"])
+    encoded = tokenizer(
+        [str(t) for t in texts], truncation=True, max_length=settings.max_length, padding=padding
+    )
+    return _TokenisedTexts(dict(encoded), labels)
 
 
 def train_faithful(

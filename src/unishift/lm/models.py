@@ -29,9 +29,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from unishift.hub import MINILM_ALIASES
+
 log = logging.getLogger("unishift.lm")
 
-MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "minilm")
 HEAD_MODULES = {
     "bert": ("classifier",),
     "distilbert": ("pre_classifier", "classifier"),
@@ -61,15 +62,18 @@ def resolve_model_source(name: str) -> tuple[str, bool]:
     return name, False
 
 
-def load_classifier(name: str, seed: int, num_labels: int = 2):
-    """Tokenizer and float32 sequence classifier; the fresh head's initialisation is seeded."""
+def load_classifier(name: str, seed: int, num_labels: int = 2, revision: str | None = None):
+    """Tokenizer and float32 sequence classifier; the fresh head's initialisation is seeded.
+
+    ``revision`` (a hub commit, branch or tag) applies to hub ids, not to local folders."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, set_seed
 
     source, local = resolve_model_source(name)
-    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local)
+    pinned = {} if local or revision is None else {"revision": revision}
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local, **pinned)
     set_seed(seed)
     model = AutoModelForSequenceClassification.from_pretrained(
-        source, num_labels=num_labels, dtype=torch.float32, local_files_only=local
+        source, num_labels=num_labels, dtype=torch.float32, local_files_only=local, **pinned
     )
     if model.config.model_type not in HEAD_MODULES:
         raise ValueError(
@@ -77,6 +81,23 @@ def load_classifier(name: str, seed: int, num_labels: int = 2):
             f"choose one of {sorted(HEAD_MODULES)}"
         )
     return tokenizer, model
+
+
+def encoder_parameters(name: str, revision: str | None = None) -> int:
+    """Weights a forward pass multiplies per token (attention and feed-forward matrices of every
+    layer), from the model's configuration alone: for the CPU-time estimate before loading it."""
+    from transformers import AutoConfig
+
+    source, local = resolve_model_source(name)
+    pinned = {} if local or revision is None else {"revision": revision}
+    config = AutoConfig.from_pretrained(source, local_files_only=local, **pinned)
+    hidden, layers = config.hidden_size, config.num_hidden_layers
+    feed_forward = (
+        getattr(config, "intermediate_size", None)
+        or getattr(config, "hidden_dim", None)
+        or 4 * hidden
+    )
+    return int(layers * (4 * hidden * hidden + 2 * hidden * feed_forward))
 
 
 def freeze_backbone(model) -> dict:
@@ -223,17 +244,3 @@ def head_logits(model, head_inputs: np.ndarray, device: str, batch_size: int = 4
     if not parts:
         return np.zeros((0, model.config.num_labels), dtype=np.float32)
     return torch.cat(parts).numpy().astype(np.float32)
-
-
-def choose_device(requested: str = "auto") -> str:
-    """cuda when available (or requested), else CPU with a logged warning."""
-    if requested == "cpu":
-        return "cpu"
-    if torch.cuda.is_available():
-        return "cuda"
-    if requested == "cuda":
-        raise RuntimeError("covariate.lm.device is 'cuda' but no CUDA device is available")
-    log.warning(
-        "no CUDA device available: running the language model on the CPU (slow for large models)"
-    )
-    return "cpu"

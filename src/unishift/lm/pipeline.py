@@ -17,12 +17,49 @@ import numpy as np
 import pandas as pd
 
 from unishift.lm.cache import pack, unpack  # noqa: F401  (re-exported)
+from unishift.lm.device import Workload, finetune_passes, tokens_per_text
 from unishift.lm.finetune import FinetuneSettings, train_faithful, train_head_on_cache
-from unishift.lm.models import encode_texts, freeze_backbone, head_logits, load_classifier
+from unishift.lm.models import (
+    encode_texts,
+    encoder_parameters,
+    freeze_backbone,
+    head_logits,
+    load_classifier,
+)
 
 log = logging.getLogger("unishift.lm")
 
 ENCODED_SPLITS = ("train", "validation", "test")
+
+
+def encode_workload(model_name, splits: dict, settings, revision=None) -> Workload:
+    """Forward passes of :func:`encode_domain`: every text of every split once."""
+    texts = pd.concat([frame["text"] for frame in splits.values()])
+    return Workload(
+        encoder_parameters(model_name, revision),
+        tokens_per_text(texts, settings.max_length, settings.padding),
+        float(len(texts)),
+    )
+
+
+def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, revision=None):
+    """Forward passes of a ``faithful`` fine-tuning (None in ``cached`` mode: only the head trains,
+    on encoder outputs computed by lm_encode)."""
+    if settings.mode == "cached":
+        return None
+    n_train, n_validation = len(inputs["train"]), len(inputs["validation"])
+    n_extracted = (
+        min(settings.train_subset, n_train)
+        + n_validation
+        + len(inputs["test"])
+        + sum(len(frame) for frame in target_inputs.values())
+    )
+    texts = pd.concat([inputs["train"]["text"], inputs["validation"]["text"]])
+    return Workload(
+        encoder_parameters(model_name, revision),
+        tokens_per_text(texts, settings.max_length, settings.padding),
+        finetune_passes(settings, n_train, n_validation, n_extracted),
+    )
 
 
 def _encode_kwargs(settings: FinetuneSettings, device: str) -> dict:
@@ -35,14 +72,14 @@ def _encode_kwargs(settings: FinetuneSettings, device: str) -> dict:
 
 
 def encode_domain(
-    model_name: str, splits: dict[str, pd.DataFrame], settings, device
+    model_name: str, splits: dict[str, pd.DataFrame], settings, device, revision=None
 ) -> tuple[dict, dict]:
     """Head inputs and first-token vectors of every split of a domain (``cached`` mode's encoder pass).
 
     The backbone is frozen and identical for every source, so one pass per (model, domain) serves all
     fine-tunings; the fresh head's logits are not stored.
     """
-    tokenizer, model = load_classifier(model_name, settings.seed)
+    tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
     freeze_backbone(model)
     sets, speed = {}, {}
     for split in ENCODED_SPLITS:
@@ -76,10 +113,10 @@ def _accuracy(arrays: dict) -> float:
 
 
 def finetune_cached(
-    model_name, source_sets: dict, target_tests: dict, settings, device, workdir=None
+    model_name, source_sets: dict, target_tests: dict, settings, device, workdir=None, revision=None
 ):
     """Train the head on the encoded source training split; logits for every cached set."""
-    _, model = load_classifier(model_name, settings.seed)
+    _, model = load_classifier(model_name, settings.seed, revision=revision)
     frozen = freeze_backbone(model)
     train = {
         "head_input": _head_input(source_sets["train"]),
@@ -113,10 +150,16 @@ def _first_rows(arrays: dict, n: int) -> dict:
 
 
 def finetune_faithful(
-    model_name, source_splits: dict, target_tests: dict, settings, device, workdir=None
+    model_name,
+    source_splits: dict,
+    target_tests: dict,
+    settings,
+    device,
+    workdir=None,
+    revision=None,
 ):
     """Train through the full model, then extract every set in eval mode."""
-    tokenizer, model = load_classifier(model_name, settings.seed)
+    tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
     frozen = freeze_backbone(model)
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
         history = train_faithful(
@@ -153,20 +196,24 @@ def finetune_faithful(
 
 
 def run_finetune(
-    model_name, source, inputs: dict, target_inputs: dict, settings, device, workdir=None
+    model_name,
+    source,
+    inputs: dict,
+    target_inputs: dict,
+    settings,
+    device,
+    workdir=None,
+    revision=None,
 ):
     """Dispatch on ``settings.mode``; returns (sets, model, report) with accuracies in the report."""
     started = time.perf_counter()
-    if settings.mode == "cached":
-        sets, model, report = finetune_cached(
-            model_name, inputs, target_inputs, settings, device, workdir
-        )
-    else:
-        sets, model, report = finetune_faithful(
-            model_name, inputs, target_inputs, settings, device, workdir
-        )
+    run = finetune_cached if settings.mode == "cached" else finetune_faithful
+    sets, model, report = run(
+        model_name, inputs, target_inputs, settings, device, workdir, revision=revision
+    )
     report.update(
         model=model_name,
+        revision=revision,
         source=source,
         device=device,
         settings=settings.as_dict(),

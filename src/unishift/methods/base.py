@@ -128,6 +128,12 @@ class SampleContext:
     ``computations`` counts how often each key was computed (tests use it to prove sharing).
     ``note(status, reason)`` records a documented fallback; the evaluation driver writes it next to the
     result of the method that raised it.
+
+    ``draws`` gives the random state of an auxiliary random draw (the domain classifier's
+    up-sampling): the evaluation driver sets it to the reference stream, i.e. the sample generator's
+    legacy NumPy stream continued across the setup's samples in order (REF's behaviour, see
+    docs/reproduction.md); without it each draw gets a fresh state seeded from (seed, setting,
+    sample, purpose).
     """
 
     setting_key: str
@@ -136,6 +142,7 @@ class SampleContext:
     store: dict = field(default_factory=dict)
     computations: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    draws: Callable[..., np.random.RandomState] | None = None
 
     def cached(self, key: tuple, compute: Callable[[], Any]) -> Any:
         if key not in self.store:
@@ -145,6 +152,12 @@ class SampleContext:
 
     def derive_seed(self, *parts: Any) -> int:
         return derive_seed(self.seed, self.setting_key, self.sample_id, *parts)
+
+    def random_state(self, *parts: Any) -> np.random.RandomState:
+        """The random state of one auxiliary draw identified by ``parts`` (see ``draws``)."""
+        if self.draws is not None:
+            return self.draws(*parts)
+        return np.random.RandomState(self.derive_seed(*parts))
 
     def note(self, status: str, reason: str) -> None:
         self.notes.append((status, reason))
@@ -158,6 +171,7 @@ class SampleContext:
             store={},
             computations=self.computations,
             notes=self.notes,
+            draws=self.draws,
         )
 
 

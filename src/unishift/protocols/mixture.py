@@ -8,7 +8,9 @@ concatenation ``[source test ; target test]`` (target indices are offset by the 
 ``counts="ceil"`` (the paper's formula): n_A(i) = ceil(S (1 - (i-1)/(R-1))), m = S - n_A.
 
 Draws use NumPy's legacy global RNG seeded once per setup (as the reference code does), inside a
-temporary seeding that restores the caller's global state; all index sets are drawn before use.
+temporary seeding that restores the caller's global state; all index sets are drawn before use. The
+legacy state after the draws is returned too (``stream_*`` arrays): the reference code's later draws
+(domain-classifier up-sampling) continue that stream, and the evaluation can do the same.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import math
 from contextlib import contextmanager
 
 import numpy as np
+
+from unishift.protocols.sampling import stream_state_arrays
 
 COUNT_RULES = ("round", "ceil")
 
@@ -55,7 +59,8 @@ def mixture_indices(
     seed: int = 0,
     counts: str = "round",
 ) -> dict[str, np.ndarray]:
-    """``indices`` (repeats x sample_size into [source ; target]), ``target_counts``, ``shift_intensity``."""
+    """``indices`` (repeats x sample_size into [source ; target]), ``target_counts``,
+    ``shift_intensity``, the pool sizes and the ``stream_*`` state after the draws."""
     if n_source < 1 or n_target < 1:
         raise ValueError(
             f"both test pools must be non-empty (source {n_source}, target {n_target})"
@@ -67,10 +72,12 @@ def mixture_indices(
             from_source = np.random.choice(n_source, sample_size - m_k, replace=True)
             from_target = np.random.choice(n_target, m_k, replace=True)
             rows.append(np.concatenate([from_source, n_source + from_target]))
+        state = np.random.get_state()
     return {
         "indices": np.asarray(rows, dtype=np.int64),
         "target_counts": m,
         "shift_intensity": m / sample_size,
         "n_source": np.int64(n_source),
         "n_target": np.int64(n_target),
+        **stream_state_arrays(state),
     }

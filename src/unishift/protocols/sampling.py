@@ -2,11 +2,56 @@
 
 Both draw with replacement inside a temporary seeding of NumPy's legacy global RNG, exactly as QuaPy
 does, and generate every index set before the first one is used.
+
+The reference code runs its evaluation loop inside that temporary seeding, so its later draws (the
+domain classifier's up-sampling, one call per sample in sample order) continue the same stream after
+the index sets. ``upp_indices(..., return_state=True)`` also returns the legacy RNG state at that
+point; the samples artifact persists it (``stream_state_arrays``) so that the evaluation can continue
+the stream exactly (docs/reproduction.md, "Random streams").
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+STREAM_KEYS = ("stream_key", "stream_pos", "stream_has_gauss", "stream_cached_gaussian")
+
+
+def stream_state_arrays(state: tuple) -> dict[str, np.ndarray]:
+    """A legacy ``np.random.get_state()`` tuple as arrays for an ``.npz`` artifact."""
+    name, key, pos, has_gauss, cached_gaussian = state
+    if name != "MT19937":
+        raise ValueError(f"expected a legacy MT19937 state, got {name!r}")
+    return {
+        "stream_key": np.asarray(key, dtype=np.uint32),
+        "stream_pos": np.int64(pos),
+        "stream_has_gauss": np.int64(has_gauss),
+        "stream_cached_gaussian": np.float64(cached_gaussian),
+    }
+
+
+def stream_state_from_arrays(arrays) -> tuple | None:
+    """The legacy state persisted by :func:`stream_state_arrays`, or None if the artifact has none."""
+    if not all(k in arrays for k in STREAM_KEYS):
+        return None
+    return (
+        "MT19937",
+        np.asarray(arrays["stream_key"], dtype=np.uint32),
+        int(arrays["stream_pos"]),
+        int(arrays["stream_has_gauss"]),
+        float(arrays["stream_cached_gaussian"]),
+    )
+
+
+def _drain(protocol) -> tuple[list, tuple]:
+    """All items of a QuaPy seeded protocol and the global legacy state right after the first one
+    was generated (QuaPy draws every index set before yielding the first)."""
+    items, state = [], None
+    for item in protocol():
+        if state is None:
+            state = np.random.get_state()
+        items.append(item)
+    return items, state
 
 
 def _collection(labels: np.ndarray):
@@ -16,10 +61,14 @@ def _collection(labels: np.ndarray):
     return LabelledCollection(np.zeros((len(labels), 1)), labels, classes=[0, 1])
 
 
-def upp_indices(labels: np.ndarray, sample_size: int, repeats: int, seed: int) -> np.ndarray:
+def upp_indices(
+    labels: np.ndarray, sample_size: int, repeats: int, seed: int, return_state: bool = False
+):
     """UPP (paper: "APP"): uniform positive prevalence per sample, per-class draws with replacement.
 
-    Raises ``ValueError`` if a class with a requested count has no items (UPP cannot draw from it).
+    With ``return_state`` also returns the legacy RNG state after the index draws (see the module
+    docstring). Raises ``ValueError`` if a class with a requested count has no items (UPP cannot
+    draw from it).
     """
     from quapy.protocol import UPP
 
@@ -30,6 +79,33 @@ def upp_indices(labels: np.ndarray, sample_size: int, repeats: int, seed: int) -
     protocol = UPP(
         _collection(labels),
         sample_size=sample_size,
+        repeats=repeats,
+        random_state=seed,
+        return_type="index",
+    )
+    items, state = _drain(protocol)
+    indices = np.array(items, dtype=np.int64)
+    return (indices, state) if return_state else indices
+
+
+def app_indices(
+    labels: np.ndarray, sample_size: int, repeats: int, seed: int, n_prevalences: int = 21
+) -> np.ndarray:
+    """QuaPy's APP: ``repeats`` samples at each of the ``n_prevalences`` evenly spaced positive
+    prevalences in [0, 1] (``n_prevalences * repeats`` samples), per-class draws with replacement.
+
+    Raises ``ValueError`` if a class with a requested count has no items.
+    """
+    from quapy.protocol import APP
+
+    labels = np.asarray(labels).astype(int)
+    missing = [c for c in (0, 1) if not np.any(labels == c)]
+    if missing:
+        raise ValueError(f"APP needs items of both classes; class {missing} has none")
+    protocol = APP(
+        _collection(labels),
+        sample_size=sample_size,
+        n_prevalences=n_prevalences,
         repeats=repeats,
         random_state=seed,
         return_type="index",

@@ -124,8 +124,14 @@ class EMQLasCal(_ThenEM, LasCal):
     quantification variant EMQ^LasCal uses "validation").
     """
 
-    def __init__(self, logits: str = "S", solver: str = "closed_form", train_prevalence="training"):
-        super().__init__(logits, solver)
+    def __init__(
+        self,
+        logits: str = "S",
+        solver: str = "closed_form",
+        train_prevalence="training",
+        arithmetic="reference",
+    ):
+        super().__init__(logits, solver, arithmetic)
         self._set_prior_source(train_prevalence)
 
 

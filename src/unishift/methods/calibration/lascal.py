@@ -11,6 +11,13 @@ the first strict minimum wins.
   memberships and sums of all temperatures at once, and the binary RLLS problem solved exactly by
   enumerating its optimality conditions, once per distinct (confusion matrix, target predictions)
   instead of once per temperature (hard predictions rarely change with T).
+
+``arithmetic="reference"`` (default) reproduces REF's floating point where it decides the chosen
+temperature: the scaled softmaxes are PyTorch's (its float64 ``exp`` and the product with the
+reciprocal of the row sum differ from NumPy's in the last bits, which moves tied confidences across
+the interpolated equal-count edges), and each class loss is a float32 running sum in bin order
+divided in float32, the two averaged in float32. ``arithmetic="float64"`` uses NumPy's softmax and
+float64 sums (docs/reproduction.md, "Arithmetic").
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ import numpy as np
 
 from unishift.methods.base import check_choice
 from unishift.methods.calibration.shared import first_strict_minimum, softmax, temperature_grid
+from unishift.numerics import float32_running_sum
 
 ESTIMATORS = ("vectorised", "loop")
 SOLVERS = ("closed_form", "cvxpy")
+ARITHMETICS = ("reference", "float64")
 RLLS_ALPHA = 0.01
 RLLS_DELTA = 0.05
 
@@ -183,19 +192,23 @@ def rlls_weights(source_pred, source_labels, target_pred, solver: str = "closed_
 # Label-shift ECE estimator (LasCal's criterion, one class)
 
 
-def ece_label_shift_loop(conf_source, conf_target, source_is_class, weight, n_bins=15, p=2):
+def ece_label_shift_loop(
+    conf_source, conf_target, source_is_class, weight, n_bins=15, p=2, arithmetic="float64"
+):
     """The estimator written as REF's loop: equal-count bins on the target confidences (edges
     interpolated over the sorted values), membership lower < s <= upper, and for every bin with more
     than one target point the expected positive rate ((n_t - 1)/n_s) w #{source positives}/(n_bin - 1).
 
     REF's expected rate is a float32 torch scalar (the count is a float32 tensor and numpy/Python
     scalars adopt its dtype), so it is rounded to float32 after each operation here too; the
-    squared gaps are float64.
+    squared gaps are float64. With ``arithmetic="reference"`` they are added to a float32
+    accumulator and divided by n_t in float32, as REF's ``torch.zeros(1)`` sum is.
     """
+    check_choice("arithmetic", arithmetic, ARITHMETICS)
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_s, n_t = len(conf_source), len(conf_target)
     edges = np.interp(np.linspace(0, n_t, n_bins + 1), np.arange(n_t), np.sort(conf_target))
-    total = 0.0
+    total = np.float32(0.0) if arithmetic == "reference" else 0.0
     for lower, upper in zip(edges[:-1], edges[1:]):
         in_source = (conf_source > lower) & (conf_source <= upper)
         in_target = (conf_target > lower) & (conf_target <= upper)
@@ -204,7 +217,13 @@ def ece_label_shift_loop(conf_source, conf_target, source_is_class, weight, n_bi
             weighted = np.float32(weight) * np.float32(source_is_class[in_source].sum())
             expected = np.float32(normalizer) * weighted / np.float32(in_target.sum() - 1)
             for point in conf_target[in_target]:
-                total += abs(point - float(expected)) ** p
+                term = abs(float(point) - float(expected)) ** p
+                if arithmetic == "reference":
+                    total = np.float32(total + np.float32(term))
+                else:
+                    total += term
+    if arithmetic == "reference":
+        return np.float32(total / np.float32(n_t))
     return total / n_t
 
 
@@ -237,9 +256,12 @@ def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.where((below >= 1) & (below <= n_bins), below - 1, -1)
 
 
-def ece_label_shift_vectorised(conf_source, conf_target, source_is_class, weights, n_bins=15, p=2):
+def ece_label_shift_vectorised(
+    conf_source, conf_target, source_is_class, weights, n_bins=15, p=2, arithmetic="float64"
+):
     """The estimator for every temperature at once: rows of ``conf_*`` are temperatures and
-    ``weights`` holds the class weight of each temperature."""
+    ``weights`` holds the class weight of each temperature (``arithmetic`` as in the loop)."""
+    check_choice("arithmetic", arithmetic, ARITHMETICS)
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_temps, n_s = conf_source.shape
     n_t = conf_target.shape[1]
@@ -247,15 +269,21 @@ def ece_label_shift_vectorised(conf_source, conf_target, source_is_class, weight
     monotone = np.all(np.diff(edges, axis=1) >= 0, axis=1)
     if not monotone.all():
         # Rounding can make interpolated edges step back by an ulp; those rows keep REF's loop.
-        out = np.empty(n_temps)
+        out = np.empty(n_temps, dtype=np.float32 if arithmetic == "reference" else float)
         for r in np.flatnonzero(~monotone):
             out[r] = ece_label_shift_loop(
-                conf_source[r], conf_target[r], source_is_class, weights[r], n_bins, p
+                conf_source[r], conf_target[r], source_is_class, weights[r], n_bins, p, arithmetic
             )
         keep = np.flatnonzero(monotone)
         if keep.size:
             out[keep] = ece_label_shift_vectorised(
-                conf_source[keep], conf_target[keep], source_is_class, weights[keep], n_bins, p
+                conf_source[keep],
+                conf_target[keep],
+                source_is_class,
+                weights[keep],
+                n_bins,
+                p,
+                arithmetic,
             )
         return out
     bin_t = _bin_index(conf_target, edges)
@@ -274,7 +302,14 @@ def ece_label_shift_vectorised(conf_source, conf_target, source_is_class, weight
     safe_bin = np.where(bin_t >= 0, bin_t, 0)
     counted = (bin_t >= 0) & used[rows, safe_bin]
     gap = np.where(counted, conf_target - expected[rows, safe_bin], 0.0)
-    return np.sum(np.abs(gap) ** p, axis=1) / n_t
+    terms = np.abs(gap) ** p
+    if arithmetic == "float64":
+        return np.sum(terms, axis=1) / n_t
+    # REF adds the terms bin after bin, each bin's points in sample order; the zero terms of points
+    # outside the counted bins leave a float32 sum unchanged wherever they fall.
+    order = np.argsort(np.where(counted, bin_t, n_bins), axis=1, kind="stable")
+    total = float32_running_sum(np.take_along_axis(terms, order, axis=1), axis=1)
+    return total / np.float32(n_t)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -298,6 +333,30 @@ def _binary_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> tuple[np.ndarr
         return ea / total, eb / total
 
 
+def _torch_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
+    """softmax(z / T) for every T as PyTorch computes it in float64 (REF's arithmetic)."""
+    import torch
+
+    scaled = (
+        torch.from_numpy(np.asarray(z, dtype=float))[None, :, :]
+        / torch.from_numpy(temps.astype(float))[:, None, None]
+    )
+    return torch.softmax(scaled, dim=-1).numpy()
+
+
+def torch_scaled_softmax(z: np.ndarray, temperature: float) -> np.ndarray:
+    """softmax(z / T) as REF's output (PyTorch, float64); T = -1 flips the logits as in REF."""
+    return _torch_scaled_softmaxes(z, np.array([temperature]))[0]
+
+
+def torch_log(posteriors: np.ndarray) -> np.ndarray:
+    """``torch.log`` of float64 posteriors (REF's ``prob2logits``; differs from ``np.log`` in the
+    last bit of some values)."""
+    import torch
+
+    return torch.log(torch.from_numpy(np.asarray(posteriors, dtype=float))).numpy()
+
+
 def _argmax(probabilities: np.ndarray) -> np.ndarray:
     """Hard predictions as abstention computes them (np.argmax: first maximum, NaN counts as max)."""
     return np.argmax(probabilities, axis=-1)
@@ -309,6 +368,12 @@ def _binary_argmax(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
     return (s1 > s0).astype(np.intp)
 
 
+def _mean_of_classes(per_class: list, arithmetic: str):
+    if arithmetic == "reference":  # torch's mean of a float32 pair
+        return (np.float32(per_class[0]) + np.float32(per_class[1])) / np.float32(2)
+    return (per_class[0] + per_class[1]) / 2
+
+
 def lascal_losses(
     z_source,
     y_source,
@@ -316,27 +381,40 @@ def lascal_losses(
     estimator: str = "vectorised",
     solver: str = "closed_form",
     temps: np.ndarray | None = None,
+    arithmetic: str = "reference",
 ) -> np.ndarray:
-    """LasCal's loss (mean over the two classes of the label-shift ECE) at every grid temperature."""
+    """LasCal's loss (mean over the two classes of the label-shift ECE) at every grid temperature
+    (float32 values with ``arithmetic="reference"``)."""
     check_choice("estimator", estimator, ESTIMATORS)
     check_choice("solver", solver, SOLVERS)
+    check_choice("arithmetic", arithmetic, ARITHMETICS)
     temps = temperature_grid() if temps is None else temps
     y_source = np.asarray(y_source, dtype=int)
+    scaled = _torch_scaled_softmaxes if arithmetic == "reference" else _scaled_softmaxes
 
     if estimator == "loop":
-        s_src, s_tgt = _scaled_softmaxes(z_source, temps), _scaled_softmaxes(z_target, temps)
+        s_src, s_tgt = scaled(z_source, temps), scaled(z_target, temps)
         pred_src, pred_tgt = _argmax(s_src), _argmax(s_tgt)
-        losses = np.empty(len(temps))
+        losses = np.empty(len(temps), dtype=np.float32 if arithmetic == "reference" else float)
         for r in range(len(temps)):
             w = rlls_weights(pred_src[r], y_source, pred_tgt[r], solver)
             per_class = [
-                ece_label_shift_loop(s_src[r, :, k], s_tgt[r, :, k], y_source == k, w[k])
+                ece_label_shift_loop(
+                    s_src[r, :, k], s_tgt[r, :, k], y_source == k, w[k], arithmetic=arithmetic
+                )
                 for k in (0, 1)
             ]
-            losses[r] = np.mean(per_class)
+            losses[r] = _mean_of_classes(per_class, arithmetic)
         return losses
 
-    src, tgt = _binary_scaled_softmaxes(z_source, temps), _binary_scaled_softmaxes(z_target, temps)
+    if arithmetic == "reference":
+        both = _torch_scaled_softmaxes(z_source, temps), _torch_scaled_softmaxes(z_target, temps)
+        src, tgt = (
+            (np.ascontiguousarray(s[..., 0]), np.ascontiguousarray(s[..., 1])) for s in both
+        )
+    else:
+        src = _binary_scaled_softmaxes(z_source, temps)
+        tgt = _binary_scaled_softmaxes(z_target, temps)
     pred_src, pred_tgt = _binary_argmax(*src), _binary_argmax(*tgt)
     # The weights depend on the temperature only through the hard predictions: solve once per
     # distinct prediction pattern.
@@ -348,16 +426,24 @@ def lascal_losses(
             solved[key] = rlls_weights(pred_src[r], y_source, pred_tgt[r], solver)
         weights[r] = solved[key]
     per_class = [
-        ece_label_shift_vectorised(src[k], tgt[k], y_source == k, weights[:, k]) for k in (0, 1)
+        ece_label_shift_vectorised(
+            src[k], tgt[k], y_source == k, weights[:, k], arithmetic=arithmetic
+        )
+        for k in (0, 1)
     ]
-    return (per_class[0] + per_class[1]) / 2
+    return _mean_of_classes(per_class, arithmetic)
 
 
 def lascal_temperature(
-    z_source, y_source, z_target, estimator: str = "vectorised", solver: str = "closed_form"
+    z_source,
+    y_source,
+    z_target,
+    estimator: str = "vectorised",
+    solver: str = "closed_form",
+    arithmetic: str = "reference",
 ) -> tuple[float, np.ndarray]:
     """(temperature, losses); the temperature is -1.0 (REF's sentinel) when no loss is finite."""
     temps = temperature_grid()
-    losses = lascal_losses(z_source, y_source, z_target, estimator, solver, temps)
+    losses = lascal_losses(z_source, y_source, z_target, estimator, solver, temps, arithmetic)
     best = first_strict_minimum(losses)
     return (-1.0 if best is None else float(temps[best])), losses

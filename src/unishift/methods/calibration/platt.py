@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
-from sklearn.calibration import _SigmoidCalibration
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.frozen import FrozenEstimator
 
 from unishift.methods.base import Calibrator, Sample, SampleContext, Setting, as_posteriors
 
 
+class _GivenPosteriors(ClassifierMixin, BaseEstimator):
+    """A fitted binary classifier whose input is already its posteriors (n x 2)."""
+
+    def fit(self, X, y=None):
+        self.classes_ = np.array([0, 1])
+        return self
+
+    def predict_proba(self, X):
+        return np.asarray(X)
+
+    def predict(self, X):
+        return self.classes_[np.argmax(np.asarray(X), axis=1)]
+
+
 class Platt(Calibrator):
-    """sklearn's sigmoid calibrator fitted on validation positive posteriors; ignores the test sample."""
+    """scikit-learn's sigmoid calibration (``CalibratedClassifierCV(method="sigmoid")``) of the
+    positive posterior, fitted on the validation set; ignores the test sample.
+
+    The classifier is frozen and the calibration fitted on every validation item at once (one split
+    whose test part is the whole set), as Platt's method and the reference code do.
+    """
 
     def fit(self, setting: Setting):
         validation = setting.validation
-        self.sigmoid_ = _SigmoidCalibration().fit(validation.posteriors[:, 1], validation.labels)
+        everything = np.arange(len(validation.labels))
+        self.calibrated_ = CalibratedClassifierCV(
+            FrozenEstimator(_GivenPosteriors().fit(None)),
+            method="sigmoid",
+            cv=[(everything, everything)],
+        ).fit(validation.posteriors, validation.labels)
         return self
 
     def calibrate(self, sample: Sample, context: SampleContext):
-        return as_posteriors(self.sigmoid_.predict(sample.posteriors[:, 1]))
+        return as_posteriors(self.calibrated_.predict_proba(sample.posteriors)[:, 1])

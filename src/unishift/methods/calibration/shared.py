@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting, check_choice
+from unishift.numerics import torch_linspace_float32
 
 LOGIT_CONVENTIONS = ("L", "S", "P")
 WEIGHT_SOURCES = ("domain_classifier", "uniform")
@@ -73,19 +74,8 @@ def scaled_softmax(z: np.ndarray, temperature: float) -> np.ndarray:
 
 
 def temperature_grid(start: float = 0.1, end: float = 20.0, steps: int = 100) -> np.ndarray:
-    """``torch.linspace(0.1, 20.0, 100)`` (float32) of the LasCal code (B6), bit for bit.
-
-    torch uses a float32 step and fills the first half as ``start + i*step`` and the second as
-    ``end - (steps-1-i)*step`` with fused multiply-adds (one rounding); the products are exact in
-    float64, so evaluating in float64 and rounding once reproduces it. ``np.linspace(...,
-    dtype=float32)`` differs from it by one ulp on about a quarter of the points.
-    """
-    start32, end32 = np.float32(start), np.float32(end)
-    step = np.float64((end32 - start32) / np.float32(steps - 1))
-    idx = np.arange(steps)
-    head = np.float64(start32) + step * idx
-    tail = np.float64(end32) - step * (steps - 1 - idx)
-    return np.where(idx < steps // 2, head, tail).astype(np.float32)
+    """``torch.linspace(0.1, 20.0, 100)`` (float32) of the LasCal code (B6), bit for bit."""
+    return torch_linspace_float32(start, end, steps)
 
 
 def first_strict_minimum(losses: np.ndarray) -> int | None:
@@ -136,17 +126,21 @@ def fit_domain_weights(
     train_features: np.ndarray,
     target_features: np.ndarray,
     source_features: np.ndarray,
-    seed: int,
+    seed: int | np.random.RandomState,
 ) -> np.ndarray:
     """B5: balance train and target by up-sampling the smaller one, fit LogisticRegression() with
-    label 1 = train, 0 = target, and return P(target | x) / P(train | x) at ``source_features``."""
+    label 1 = train, 0 = target, and return P(target | x) / P(train | x) at ``source_features``.
+
+    ``seed`` is an integer or a legacy ``RandomState`` whose stream the up-sampling continues (one
+    ``choice`` call, none when the sizes are equal or the target is empty, as in REF).
+    """
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
     train_features = np.asarray(train_features)
     target_features = np.asarray(target_features)
     n_tr, n_t = len(train_features), len(target_features)
-    rng = np.random.RandomState(seed)
+    rng = seed if isinstance(seed, np.random.RandomState) else np.random.RandomState(seed)
     if n_tr < n_t:
         train_features = train_features[rng.choice(n_tr, n_t, replace=True)]
     elif n_tr > n_t:
@@ -168,7 +162,9 @@ def domain_weights(
     """The B5 weights of ``setting.validation`` for ``sample``, computed once per context.
 
     REF wrapped the call and used unit weights on a ``ValueError`` (e.g. an empty target sample);
-    the fallback is kept and its reason returned with the weights.
+    the fallback is kept and its reason returned with the weights. The up-sampling draws from
+    ``context.random_state``: REF's continuing stream in the evaluation driver, a derived seed
+    otherwise.
     """
     check_choice("feature_set", feature_set, ("features",))
     for name, part in (("training", setting.training), ("validation", setting.validation)):
@@ -178,12 +174,11 @@ def domain_weights(
         raise ValueError("the domain classifier needs the test sample's features; it has none")
 
     def compute() -> DomainWeights:
+        # Outside the try: a missing stream is a set-up error, not REF's ValueError fallback.
+        rng = context.random_state("domain_classifier", setting.key, feature_set)
         try:
             weights = fit_domain_weights(
-                setting.training.features,
-                sample.features,
-                setting.validation.features,
-                seed=context.derive_seed("domain_classifier", setting.key, feature_set),
+                setting.training.features, sample.features, setting.validation.features, seed=rng
             )
             return DomainWeights(weights)
         except ValueError as err:
@@ -219,9 +214,22 @@ class LasCalSearch:
     failure: str | None = None
 
 
-def lascal_key(convention: str, setting: Setting) -> tuple:
-    """Context key of LasCal's temperature search for one logit convention and validation set."""
-    return ("lascal_T", convention, setting.key)
+def lascal_key(
+    convention: str, setting: Setting, solver: str = "closed_form", arithmetic: str = "reference"
+) -> tuple:
+    """Context key of LasCal's temperature search for one logit convention, validation set,
+    RLLS solver and arithmetic."""
+    return ("lascal_T", convention, setting.key, solver, arithmetic)
+
+
+def lascal_logits(convention: str, data: LabelledSet | Sample, arithmetic: str) -> np.ndarray:
+    """LasCal's input logits; with REF's arithmetic the S-logits are ``torch.log``'s."""
+    if convention == "S" and arithmetic == "reference":
+        from unishift.methods.calibration.lascal import torch_log
+
+        with np.errstate(divide="ignore"):
+            return torch_log(data.posteriors)
+    return as_logits(convention, data)
 
 
 def lascal_search(
@@ -230,27 +238,29 @@ def lascal_search(
     sample: Sample,
     context: SampleContext,
     solver: str = "closed_form",
+    arithmetic: str = "reference",
 ) -> LasCalSearch:
-    """LasCal's temperature for ``sample`` (computed once per context, convention and validation set).
+    """LasCal's temperature for ``sample`` (computed once per context, convention, validation set,
+    solver and arithmetic).
 
     REF caught every exception of the search; the reason is kept so the caller can fall back.
     """
     from unishift.methods.calibration.lascal import lascal_temperature
 
     # A missing-logits configuration error is raised here, outside REF's catch-all fallback.
-    z_src = as_logits(convention, setting.validation)
-    z_tgt = as_logits(convention, sample)
+    z_src = lascal_logits(convention, setting.validation, arithmetic)
+    z_tgt = lascal_logits(convention, sample, arithmetic)
 
     def compute() -> LasCalSearch:
         try:
             temperature, _ = lascal_temperature(
-                z_src, setting.validation.labels, z_tgt, solver=solver
+                z_src, setting.validation.labels, z_tgt, solver=solver, arithmetic=arithmetic
             )
             return LasCalSearch(temperature)
         except Exception as err:  # REF: `except Exception` around the whole LasCal call
             return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
 
-    return context.cached(lascal_key(convention, setting), compute)
+    return context.cached(lascal_key(convention, setting, solver, arithmetic), compute)
 
 
 def uncalibrated_like_ref(z: np.ndarray) -> np.ndarray:

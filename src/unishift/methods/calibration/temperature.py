@@ -19,12 +19,13 @@ import numpy as np
 from scipy import optimize
 
 from unishift.methods.base import Calibrator, Sample, SampleContext, Setting, check_choice
-from unishift.methods.calibration.lascal import SOLVERS
+from unishift.methods.calibration.lascal import ARITHMETICS, SOLVERS, torch_scaled_softmax
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
     WEIGHT_SOURCES,
     as_logits,
     importance_weights,
+    lascal_logits,
     lascal_search,
     scaled_softmax,
     softmax,
@@ -204,14 +205,19 @@ class CPCS(_TemperatureCalibrator):
 def transcal_source_statistics(logits, labels, source_temperature_value):
     """Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s.
 
-    With REF's sentinel T_s = -1 the logits are flipped; a row holding -inf then becomes NaN
-    (torch's softmax), its prediction is class 0 and the mean confidence is NaN, as in REF.
+    The confidences are averaged as REF does, as a float32 torch tensor: torch's float32 sum
+    differs from NumPy's in the last bit, and that bit can move TransCal's SLSQP search elsewhere
+    (docs/reproduction.md, "Arithmetic"). With REF's sentinel T_s = -1 the logits are flipped; a
+    row holding -inf then becomes NaN (torch's softmax), its prediction is class 0 and the mean
+    confidence is NaN, as in REF.
     """
+    import torch
+
     probabilities = scaled_softmax(logits, source_temperature_value)
     confidences = np.max(probabilities, axis=1)
     predictions = np.argmax(probabilities, axis=1)
     error = (1.0 - (predictions == labels)).astype(np.float32).reshape(-1, 1)
-    confidence = float(np.mean(confidences.astype(np.float32)))
+    confidence = torch.from_numpy(confidences.astype(np.float32)).mean().item()
     return error, confidence
 
 
@@ -327,17 +333,26 @@ class LasCal(_TemperatureCalibrator):
     Args:
         logits: "L" | "S" | "P"; tables: CS "L", LS "P", ζ2ρ "P", ζ2α "P", inside EMQ^LasCal "S".
         solver: RLLS solver, "closed_form" (exact, fast) or "cvxpy" (abstention's formulation).
+        arithmetic: "reference" (REF's: PyTorch's log and softmax, float32 loss sums; decides the
+            temperature on near-ties) or "float64" (NumPy, float64 sums).
     """
 
-    def __init__(self, logits: str = "P", solver: str = "closed_form"):
+    def __init__(self, logits: str = "P", solver: str = "closed_form", arithmetic="reference"):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
         check_choice("solver", solver, SOLVERS)
+        check_choice("arithmetic", arithmetic, ARITHMETICS)
         self.logits = logits
         self.solver = solver
+        self.arithmetic = arithmetic
+
+    def _logits(self, data):
+        return lascal_logits(self.logits, data, self.arithmetic)
 
     def calibrate(self, sample, context):
         target = self._logits(sample)
-        search = lascal_search(self.logits, self.setting_, sample, context, self.solver)
+        search = lascal_search(
+            self.logits, self.setting_, sample, context, self.solver, self.arithmetic
+        )
         if search.temperature is None:
             context.note("fallback", f"{search.failure}; uncalibrated posteriors returned")
             return uncalibrated_like_ref(target)
@@ -345,6 +360,8 @@ class LasCal(_TemperatureCalibrator):
             context.note(
                 "fallback", "LasCal: no finite loss on the grid; REF's sentinel T = -1 kept"
             )
+        if self.arithmetic == "reference":
+            return torch_scaled_softmax(target, search.temperature)
         return scaled_softmax(target, search.temperature)
 
 

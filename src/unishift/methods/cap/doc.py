@@ -7,9 +7,9 @@ from sklearn.linear_model import LinearRegression
 
 from unishift.methods.base import AccuracyPredictor, Sample, SampleContext, Setting, check_choice
 from unishift.methods.cap.atc import max_confidence
-from unishift.protocols.sampling import npp_indices, upp_indices
+from unishift.protocols.sampling import app_indices, npp_indices, upp_indices
 
-PROTOCOLS = ("upp", "npp")
+PROTOCOLS = ("upp", "npp", "app")
 
 
 class DoC(AccuracyPredictor):
@@ -17,8 +17,10 @@ class DoC(AccuracyPredictor):
 
     The regressor is trained once per setting on ``repeats`` validation samples of ``sample_size`` items
     drawn by ``protocol`` (UPP under label shift, NPP under covariate shift) with ``seed`` (REF: 0).
-    UPP needs both classes: on a validation set lacking one (a prediction partition of α2ρ) NPP is used
-    instead and recorded (open_questions.md §C.20).
+    ``"app"`` is QuaPy's APP (``repeats`` samples at each of 21 evenly spaced prevalences): the
+    protocol of an earlier REF version, which produced the Logistic-Regression row of the paper's
+    DoC_a2q column (docs/reproduction.md). UPP and APP need both classes: on a validation set lacking
+    one (a prediction partition of α2ρ) NPP is used instead and recorded.
     """
 
     def __init__(
@@ -38,13 +40,18 @@ class DoC(AccuracyPredictor):
 
     def _sample_indices(self, labels: np.ndarray) -> np.ndarray:
         protocol = self.protocol
-        if protocol == "upp" and len(np.unique(labels)) < 2:
+        if protocol in ("upp", "app") and len(np.unique(labels)) < 2:
             self.fit_notes.append(
-                ("fallback", "DoC: validation set lacks a class; NPP samples used instead of UPP")
+                (
+                    "fallback",
+                    f"DoC: validation set lacks a class; NPP samples used instead of {protocol.upper()}",
+                )
             )
             protocol = "npp"
         if protocol == "upp":
             return upp_indices(labels, self.sample_size, self.repeats, self.seed)
+        if protocol == "app":
+            return app_indices(labels, self.sample_size, self.repeats, self.seed)
         return npp_indices(len(labels), self.sample_size, self.repeats, self.seed)
 
     def fit(self, setting: Setting):

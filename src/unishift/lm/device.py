@@ -1,0 +1,212 @@
+"""Where a language-model job runs: one GPU per job, and no silent weeks on the CPU.
+
+* One device per job. The Hugging Face Trainer wraps a model in ``DataParallel`` when a process sees
+  several GPUs and multiplies the batch size by their number, which changes the paper's schedule.
+  A job therefore uses exactly one GPU: the one a scheduler assigned (``CUDA_VISIBLE_DEVICES`` with
+  one entry, as SLURM's ``--gres``/``--gpus`` sets it), the only one there is, or, on a workstation
+  with several, one it claims for its lifetime with an exclusive lock (Snakemake's ``gpu`` resource
+  caps the jobs holding GPUs at the number of GPUs given with ``--resources gpu=N``, so a free one
+  exists). When it cannot claim one it stops with a message naming the fix.
+* No silent CPU fallback for large work. ``device: auto`` estimates what the job costs on a CPU
+  (forward passes x tokens x parameters) and stops before starting when that exceeds an hour;
+  ``device: cpu`` runs it anyway.
+
+Nothing here initialises CUDA: the device count comes from NVML through
+``torch.cuda.device_count()``, which honours ``CUDA_VISIBLE_DEVICES`` until CUDA starts.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import tempfile
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger("unishift.lm")
+
+# A sustained CPU rate for transformer inference (FLOP/s): a generous multi-core workstation in
+# fp32 (this repository's 2-core build machine reaches about a tenth of it). The guard errs towards
+# letting jobs run.
+CPU_FLOPS = 2.0e11
+CPU_HOURS_LIMIT = 1.0
+_CLAIMED: list = []  # open lock files of the GPU this process holds (released when it exits)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Forward passes of a language-model job, for the CPU-time estimate."""
+
+    n_parameters: int  # parameters the forward pass multiplies (embeddings excluded)
+    tokens_per_text: float
+    forward_passes: float  # texts run through the model, training and evaluation included
+
+    @property
+    def flops(self) -> float:
+        return 2.0 * self.n_parameters * self.tokens_per_text * self.forward_passes
+
+    def cpu_hours(self, flops_per_second: float = CPU_FLOPS) -> float:
+        return self.flops / flops_per_second / 3600.0
+
+
+def tokens_per_text(texts, max_length: int, padding: str) -> float:
+    """Tokens the model sees per text: max_length when padding to it, else a length estimate
+    (4 characters a token, plus the two special tokens) capped at max_length."""
+    if padding == "max_length":
+        return float(max_length)
+    lengths = [len(str(t)) for t in texts]
+    mean_chars = sum(lengths) / len(lengths) if lengths else 0.0
+    return float(min(max_length, mean_chars / 4.0 + 2.0))
+
+
+def finetune_passes(settings, n_train: int, n_validation: int, n_extracted: int) -> float:
+    """Texts through the whole model in ``faithful`` mode: every epoch of training (an upper bound:
+    early stopping may end sooner), one validation pass per evaluation, and the final extraction."""
+    steps = math.ceil(n_train / settings.batch_size) * settings.epochs
+    evaluations = 1 + steps // settings.eval_steps
+    return settings.epochs * n_train + evaluations * n_validation + n_extracted
+
+
+def visible_gpu_ids(env: MutableMapping[str, str]) -> list[str] | None:
+    """Entries of CUDA_VISIBLE_DEVICES, or None when it is unset (every GPU visible)."""
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return None
+    return [v.strip() for v in value.split(",") if v.strip() and v.strip() != "-1"]
+
+
+def default_lock_dir() -> Path:
+    """Machine-wide (per user) folder of the GPU claim locks, shared by concurrent workflow runs."""
+    return Path(tempfile.gettempdir()) / f"unishift-gpu-claims-{os.getuid()}"
+
+
+def claim_gpu(
+    n_visible: int,
+    env: MutableMapping[str, str],
+    lock_dir: str | Path | None = None,
+) -> str:
+    """Pin this process to one GPU: hold an exclusive lock on a free one and set
+    ``CUDA_VISIBLE_DEVICES`` to it. Returns the id it set."""
+    import fcntl
+
+    ids = visible_gpu_ids(env)
+    ids = ids if ids is not None else [str(i) for i in range(n_visible)]
+    folder = Path(lock_dir) if lock_dir is not None else default_lock_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    for gpu in ids:
+        handle = open(folder / f"gpu{gpu}.lock", "a+")  # noqa: SIM115  (held for the job's lifetime)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _CLAIMED.append(handle)
+        env["CUDA_VISIBLE_DEVICES"] = gpu
+        log.info("%d GPUs visible: this job claimed GPU %s (lock %s)", len(ids), gpu, handle.name)
+        return gpu
+    raise RuntimeError(
+        f"{len(ids)} GPUs are visible ({','.join(ids)}) and every one is held by another "
+        "language-model job: run at most as many GPU jobs as there are GPUs (snakemake "
+        f"--resources gpu={len(ids)}), or give each job one GPU with CUDA_VISIBLE_DEVICES "
+        f"(locks in {folder})"
+    )
+
+
+def one_gpu(
+    n_visible: int,
+    env: MutableMapping[str, str] | None = None,
+    lock_dir: str | Path | None = None,
+) -> str | None:
+    """Make sure this process sees at most one GPU; the id it uses (None without a GPU)."""
+    env = os.environ if env is None else env
+    ids = visible_gpu_ids(env)
+    if ids is not None and len(ids) == 1:
+        return ids[0]  # assigned by the scheduler or the user
+    if n_visible == 0:
+        return None
+    if n_visible == 1:
+        return ids[0] if ids else "0"
+    return claim_gpu(n_visible, env, lock_dir)
+
+
+def choose_device(
+    requested: str = "auto",
+    workload: Workload | None = None,
+    *,
+    cuda_count: Callable[[], int] | None = None,
+    env: MutableMapping[str, str] | None = None,
+    lock_dir: str | Path | None = None,
+) -> str:
+    """``cpu`` or ``cuda`` (one GPU) for ``requested`` in {auto, cpu, cuda}.
+
+    ``auto`` takes a GPU when there is one; without, it runs on the CPU only when ``workload`` is
+    estimated under an hour there (``CPU_HOURS_LIMIT``) and otherwise stops with the estimate.
+    """
+    if requested not in ("auto", "cpu", "cuda"):
+        raise ValueError(f"covariate_shift.lm.device={requested!r} is not one of auto, cpu, cuda")
+    if requested == "cpu":
+        return "cpu"
+    if cuda_count is None:
+        import torch
+
+        cuda_count = torch.cuda.device_count
+    n_visible = cuda_count()
+    if n_visible > 0:
+        one_gpu(n_visible, env, lock_dir)
+        return "cuda"
+    if requested == "cuda":
+        raise RuntimeError("covariate_shift.lm.device is 'cuda' but no CUDA device is available")
+    if workload is not None:
+        hours = workload.cpu_hours()
+        if hours > CPU_HOURS_LIMIT:
+            raise RuntimeError(
+                f"no CUDA device is available and this job would take about {hours:,.1f} h on a "
+                f"CPU ({workload.forward_passes:,.0f} texts x {workload.tokens_per_text:.0f} tokens "
+                f"through {workload.n_parameters / 1e6:,.0f}M parameters at "
+                f"{CPU_FLOPS / 1e9:.0f} GFLOP/s): run it on a GPU node, or set "
+                "covariate_shift.lm.device: cpu to run it on the CPU anyway"
+            )
+        log.warning(
+            "no CUDA device available: running on the CPU (estimated %.2f h at most)", hours
+        )
+    else:
+        log.warning("no CUDA device available: running the language model on the CPU")
+    return "cpu"
+
+
+def model_parameters(model) -> int:
+    """Parameters a forward pass multiplies: all but the token, position and type embeddings."""
+    embedded = sum(
+        p.numel() for name, p in model.named_parameters() if "embeddings" in name.split(".")
+    )
+    return int(sum(p.numel() for p in model.parameters()) - embedded)
+
+
+def gpu_description() -> dict | None:
+    """Name, memory, CUDA runtime and driver of the GPU this process uses (None on the CPU)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    index = torch.cuda.current_device()
+    properties = torch.cuda.get_device_properties(index)
+    driver = None
+    try:
+        import pynvml  # shipped as nvidia-ml-py with CUDA builds of torch
+
+        pynvml.nvmlInit()
+        driver = pynvml.nvmlSystemGetDriverVersion()
+        driver = driver.decode() if isinstance(driver, bytes) else driver
+    except Exception:  # noqa: BLE001  (the driver version is informative only)
+        driver = None
+    return {
+        "name": properties.name,
+        "memory_gib": round(properties.total_memory / 2**30, 1),
+        "capability": f"{properties.major}.{properties.minor}",
+        "cuda_runtime": torch.version.cuda,
+        "driver": driver,
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "bf16_supported": bool(torch.cuda.is_bf16_supported()),
+    }

@@ -1,0 +1,102 @@
+"""Recompute single cells of the paper's label-shift tables through the library (no Snakemake).
+
+The same steps as the workflow's rules: QuaPy's 70/30 split and 50/50 split (seed 0), the
+classifier, the 100 UPP samples of 250 items with the reference random stream, and one method
+evaluated on every sample; a cell is the mean error over the samples.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from unishift.data.label_shift import (
+    label_shift_samples,
+    load_label_setup,
+    prepare_splits,
+    train_and_predict,
+)
+from unishift.evaluation import evaluate_method
+from unishift.report.paper import load_paper
+
+SAMPLE_SIZE, N_SAMPLES, SEED = 250, 100, 0
+
+
+@cache
+def _splits(dataset: str, data_home: str, data_root: str | None):
+    arrays, _ = prepare_splits(dataset, data_home, data_root, seed=SEED)
+    return arrays
+
+
+@cache
+def _samples(dataset: str, data_home: str, data_root: str | None):
+    return label_shift_samples(_splits(dataset, data_home, data_root), SAMPLE_SIZE, N_SAMPLES, SEED)
+
+
+@cache
+def _posteriors(dataset: str, classifier: str, data_home: str, data_root: str | None):
+    splits = _splits(dataset, data_home, data_root)
+    _, posteriors = train_and_predict(
+        splits, classifier, SEED, samples=_samples(dataset, data_home, data_root)
+    )
+    return posteriors
+
+
+def label_setup(
+    dataset: str, classifier: str, data_home, data_root=None, sample_posteriors="per_sample"
+):
+    """The :class:`SetupData` the workflow builds for (dataset, classifier) of the paper grid."""
+    key = (dataset, str(data_home), None if data_root is None else str(data_root))
+    return load_label_setup(
+        _splits(*key),
+        _posteriors(dataset, classifier, *key[1:]),
+        _samples(*key),
+        dataset,
+        classifier,
+        SEED,
+        sample_posteriors=sample_posteriors,
+    )
+
+
+def sample_records(
+    task: str,
+    method: str,
+    dataset: str,
+    classifier: str,
+    data_home,
+    data_root=None,
+    sample_posteriors="per_sample",
+    **options,
+):
+    """Per-sample records of one cell (``options``: ece_precision, domain_stream, params)."""
+    setup = label_setup(dataset, classifier, data_home, data_root, sample_posteriors)
+    records, _ = evaluate_method(task, method, "label", [setup], **options)
+    return records
+
+
+def cell_value(
+    task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options
+) -> float:
+    """Our value of one table cell: the mean error over the 100 samples (every sample must have
+    one: an errored sample fails the caller's check instead of silently shrinking the mean)."""
+    records = sample_records(task, method, dataset, classifier, data_home, data_root, **options)
+    if (records["status"] == "error").any():
+        raise AssertionError(
+            f"{task}/{method} on {dataset}/{classifier}: {records['reason'].iloc[0]}"
+        )
+    return float(np.mean(records["error"]))
+
+
+def paper_value(task: str, method: str, dataset: str, classifier: str) -> float:
+    cells = load_paper("cells")
+    row = cells[
+        (cells["task"] == task)
+        & (cells["shift"] == "label")
+        & (cells["method"] == method)
+        & (cells["dataset"] == dataset)
+        & (cells["classifier"] == classifier)
+    ]
+    if len(row) != 1:
+        raise KeyError(f"no printed cell {task}/{method} {dataset}/{classifier}")
+    return float(row["value"].iloc[0])
