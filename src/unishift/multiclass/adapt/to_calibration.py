@@ -1,0 +1,234 @@
+"""ρ2ζ and α2ζ for k classes: calibrators built from a quantifier or a CAP method.
+
+Two constructions (docs/multiclass.md §2.3, §2.6):
+
+* ``binning="level_sets"``: the lemmas' own cells, the exact score classes [x]_h (items whose whole
+  posterior vectors are equal). ρ2ζ gives every item its cell's prevalence *vector* (Lemma 3: a
+  canonically calibrated output); α2ζ gives the predicted class of the cell its accuracy and scales
+  the other coordinates proportionally (Lemma 6: calibrated for the event "y = the classifier's
+  prediction"; top-label calibrated whenever that coordinate stays the largest, e.g. when every cell's
+  accuracy exceeds 1/2).
+* ``binning="isometric"`` (the practical form of the tables): an isometric binning of the simplex has
+  b^(k-1) cells and is empty almost everywhere, so the cells are (predicted class j) x (``bins``
+  isometric bins of the top-label confidence on [1/k, 1]). The inner method estimates the share of
+  class j in each non-empty cell (ρ: the j-th entry of the quantifier's vector; α: the accuracy, since
+  every item of the cell is predicted j), which is the cell's top-label calibrated confidence. Per
+  predicted class the points go through the binary post-processing (NaN imputation, running maximum,
+  three-point smoothing; B1) between the anchors (1/k, 1/k) and (1, 1), and each item's confidence is
+  mapped by interpolation; the other coordinates are scaled to fill the rest of the row. This targets
+  top-label calibration.
+
+For k = 2 the level-set constructions equal the binary ones; the isometric ones do not, because the
+binary tables bin the positive posterior (ρ2ζ: 5 bins, the middle one straddling 0.5) into one map
+across both predicted classes (tests/test_multiclass_binary_invariant.py measures the difference).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unishift.methods.adapt.common import part_context
+from unishift.methods.base import check_choice
+from unishift.methods.binning import MONOTONE_RULES, postprocess_map
+from unishift.multiclass.adapt.common import build_inner, fit_notes_of
+from unishift.multiclass.base import MulticlassCalibrator, argmax_predictions
+
+BINNINGS = ("isometric", "level_sets")
+ABSCISSAE = ("bin_mean", "bin_centre")
+
+
+def level_set_cells(posteriors: np.ndarray) -> list[np.ndarray]:
+    """Masks of the exact score classes: items with identical posterior rows."""
+    _, inverse = np.unique(np.asarray(posteriors), axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    return [inverse == cell for cell in range(inverse.max() + 1)] if len(inverse) else []
+
+
+def confidence_edges(n_classes: int, bins: int) -> np.ndarray:
+    """``bins`` isometric edges on [1/k, 1], the first lowered and the last raised by 1e-5."""
+    if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
+        raise ValueError(f"bins={bins!r} is not valid; choose a positive integer")
+    edges = np.linspace(1.0 / n_classes, 1.0, bins + 1)
+    edges[0] -= 1e-5
+    edges[-1] += 1e-5
+    return edges
+
+
+def replace_top(posteriors: np.ndarray, predicted: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Rows whose predicted-class entry is ``top`` and whose other entries keep their proportions
+    (uniform when the row had all its mass on the predicted class)."""
+    posteriors = np.asarray(posteriors, dtype=float)
+    n, k = posteriors.shape
+    rows = np.arange(n)
+    top = np.clip(np.asarray(top, dtype=float), 0.0, 1.0)
+    rest = 1.0 - posteriors[rows, predicted]
+    out = np.empty_like(posteriors)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(rest > 0, (1.0 - top) / np.where(rest > 0, rest, 1.0), 0.0)
+    out[:] = posteriors * scale[:, None]
+    uniform = rest <= 0
+    if uniform.any():
+        out[uniform] = ((1.0 - top[uniform]) / (k - 1))[:, None]
+    out[rows, predicted] = top
+    return out
+
+
+class _TopLabelCalibrator(MulticlassCalibrator):
+    inner_task: str
+    tag: str
+    group = "adapted"
+    calibration_notion = "top-label"
+
+    def __init__(self, inner, inner_params, bins, binning, monotone, smooth):
+        check_choice("binning", binning, BINNINGS)
+        check_choice("monotone", monotone, MONOTONE_RULES)
+        check_choice("smooth", smooth, (True, False))
+        self.inner = inner
+        self.inner_params = inner_params
+        self.bins = bins
+        self.binning = binning
+        self.monotone = monotone
+        self.smooth = smooth
+
+    def fit(self, setting):
+        # ONE inner method on the whole validation set, reused for every cell of every sample
+        self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
+        self.fit_notes = fit_notes_of(self.inner_)
+        return self
+
+    def _class_rate(self, cell, context, cls: int) -> float:
+        """The inner method's estimate of the share of class ``cls`` in ``cell``."""
+        raise NotImplementedError
+
+    def _level_set_row(self, cell, context, cls: int, row: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _calibrate_level_sets(self, sample, context) -> np.ndarray:
+        posteriors = np.asarray(sample.posteriors, dtype=float)
+        out = np.empty_like(posteriors)
+        for mask in level_set_cells(posteriors):
+            row = posteriors[mask][0]
+            cls = int(argmax_predictions(row[None, :])[0])
+            tag = f"{self.tag}:level={tuple(row.tolist())!r}"
+            out[mask] = self._level_set_row(
+                sample.subset(mask), part_context(context, tag), cls, row
+            )
+        return out
+
+    def _abscissa(self, confidences: np.ndarray, centre: float) -> float:
+        return centre
+
+    def calibrate(self, sample, context) -> np.ndarray:
+        if self.binning == "level_sets":
+            return self._calibrate_level_sets(sample, context)
+        posteriors = np.asarray(sample.posteriors, dtype=float)
+        k = posteriors.shape[1]
+        predicted = argmax_predictions(posteriors)
+        confidence = posteriors[np.arange(len(posteriors)), predicted]
+        edges = confidence_edges(k, self.bins)
+        centres = (edges[:-1] + edges[1:]) / 2
+        low, span = 1.0 / k, 1.0 - 1.0 / k
+        top = np.empty(len(posteriors))
+        for cls in range(k):
+            in_class = predicted == cls
+            if not in_class.any():
+                continue
+            abscissae, ordinates = [], []
+            for b in range(self.bins):
+                mask = in_class & (confidence >= edges[b]) & (confidence < edges[b + 1])
+                if mask.any():
+                    tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
+                    cell_context = part_context(context, tag)
+                    ordinates.append(self._class_rate(sample.subset(mask), cell_context, cls))
+                    abscissae.append(self._abscissa(confidence[mask], centres[b]))
+                else:
+                    ordinates.append(np.nan)
+                    abscissae.append(centres[b])
+            # post-process in unit coordinates so that B1's anchors (0,0), (1,1) are (1/k,1/k), (1,1)
+            x, y = postprocess_map(
+                (np.array(abscissae) - low) / span,
+                (np.array(ordinates) - low) / span,
+                self.monotone,
+                self.smooth,
+            )
+            unit = np.interp((confidence[in_class] - low) / span, x, y)
+            top[in_class] = low + span * unit
+        return replace_top(posteriors, predicted, top)
+
+
+class QuantificationToCalibration(_TopLabelCalibrator):
+    """ρ2ζ. Isometric: ``bins`` confidence bins per predicted class (3: the binary α2ζ's 6 bins
+    split by side); ``abscissa``: a cell's point sits at its mean confidence (``bin_mean``, the
+    binary tables' rule) or at the bin centre."""
+
+    name, display, binary_name = "q2c", r"$\rho 2 \zeta$", None
+    assumption = "none"
+    defaults = {"bins": 3, "binning": "isometric", "abscissa": "bin_mean"}
+    description = "rho2zeta: cell prevalences (level sets: canonical; isometric: top-label)"
+    inner_task = "quantification"
+    tag = "q2c"
+
+    def __init__(
+        self,
+        inner="PCC",
+        inner_params: dict | None = None,
+        bins: int = 3,
+        binning: str = "isometric",
+        abscissa: str = "bin_mean",
+        monotone: str = "running_max",
+        smooth: bool = True,
+    ):
+        super().__init__(inner, inner_params, bins, binning, monotone, smooth)
+        check_choice("abscissa", abscissa, ABSCISSAE)
+        self.abscissa = abscissa
+        if binning == "level_sets":
+            self.calibration_notion = "canonical"
+
+    def _abscissa(self, confidences, centre):
+        return float(confidences.mean()) if self.abscissa == "bin_mean" else centre
+
+    def _class_rate(self, cell, context, cls):
+        return float(np.asarray(self.inner_.quantify(cell, context), dtype=float)[cls])
+
+    def _level_set_row(self, cell, context, cls, row):
+        return np.asarray(self.inner_.quantify(cell, context), dtype=float)
+
+
+class CAPToCalibration(_TopLabelCalibrator):
+    """α2ζ: a cell's accuracy is the share of its predicted class (all its items are predicted j)."""
+
+    name, display, binary_name = "a2c", r"$\alpha 2 \zeta$", None
+    assumption = "none"
+    defaults = {"bins": 3, "binning": "isometric"}
+    description = "alpha2zeta: cell accuracies as top-label confidences"
+    inner_task = "cap"
+    tag = "a2c"
+
+    def __init__(
+        self,
+        inner="ATC",
+        inner_params: dict | None = None,
+        bins: int = 3,
+        binning: str = "isometric",
+        monotone: str = "running_max",
+        smooth: bool = True,
+    ):
+        super().__init__(inner, inner_params, bins, binning, monotone, smooth)
+        if binning == "level_sets":
+            self.calibration_notion = "predicted-label"
+
+    def _class_rate(self, cell, context, cls):
+        return float(self.inner_.predict_accuracy(cell, context))
+
+    def _level_set_row(self, cell, context, cls, row):
+        accuracy = float(self.inner_.predict_accuracy(cell, context))
+        return replace_top(row[None, :], np.array([cls]), np.array([accuracy]))[0]
+
+
+__all__ = [
+    "CAPToCalibration",
+    "QuantificationToCalibration",
+    "confidence_edges",
+    "level_set_cells",
+    "replace_top",
+]
