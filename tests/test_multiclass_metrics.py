@@ -84,9 +84,13 @@ def test_two_classes_reproduce_the_binary_metrics(seed, n_items, grid):
     assert abs(mc.brier(posteriors, labels) - binary_brier(posteriors, labels)) <= 1e-10
     prevalence = np.array([1 - labels.mean(), labels.mean()])
     estimate = np.array([1 - positive.mean(), positive.mean()])
-    assert abs(
-        mc.quantification_ae(prevalence, estimate) - absolute_error(labels.mean(), positive.mean())
-    ) <= 1e-12
+    assert (
+        abs(
+            mc.quantification_ae(prevalence, estimate)
+            - absolute_error(labels.mean(), positive.mean())
+        )
+        <= 1e-12
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -197,7 +197,9 @@ def smooth(prevalence: np.ndarray, eps: float) -> np.ndarray:
     return (prevalence + eps) / (eps * len(prevalence) + 1)
 
 
-def quantification_rae(true_prevalence, estimate, sample_size: int | None = None, eps=None) -> float:
+def quantification_rae(
+    true_prevalence, estimate, sample_size: int | None = None, eps=None
+) -> float:
     """QuaPy's RAE: mean over classes of |p_hat_k - p_k| / p_k after smoothing both vectors.
 
     ``eps`` defaults to QuaPy's 1 / (2 * sample_size); one of the two must be given.

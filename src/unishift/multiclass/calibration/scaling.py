@@ -11,8 +11,12 @@ QuaPy's EMQ-BCTS also uses):
 ``logits``: ``"L"`` the language models' true logits; ``"S"`` log-posteriors (abstention's
 ``posterior_supplied``; softmax is shift invariant so this is scaling of the true logits where they
 exist). A posterior of exactly 0 has no logarithm: ``zero_posteriors="clip"`` (default) clips the
-posteriors to [1e-12, 1] first and records it per sample; ``"raise"`` fails the fit. None of them uses
-the test sample, so they ignore the shift (the IID baseline of the calibration tables).
+posteriors to [1e-12, 1] first and records it per sample; ``"raise"`` fails the fit.
+``on_fit_error``: when the likelihood fit fails (abstention asserts convergence; it does not converge
+when the validation set is separable, e.g. a prediction partition holding one class, where the
+optimal temperature tends to 0) ``"backup"`` (default, QuaPy's name for the same rule in EMQ-BCTS)
+returns the uncalibrated posteriors and records the fallback per sample; ``"raise"`` fails the fit.
+None of them uses the test sample, so they ignore the shift (the IID baseline of the tables).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from unishift.multiclass.base import MulticlassCalibrator
 
 LOGITS = ("L", "S")
 ZERO_POSTERIOR_RULES = ("clip", "raise")
+FIT_ERROR_RULES = ("backup", "raise")
 CLIP = 1e-12
 
 
@@ -31,13 +36,15 @@ class _AbstentionScaling(MulticlassCalibrator):
     calibration_notion = "canonical"
     group = "baseline"
     assumption = "none"
-    defaults = {"logits": "S", "zero_posteriors": "clip"}
+    defaults = {"logits": "S", "zero_posteriors": "clip", "on_fit_error": "backup"}
 
-    def __init__(self, logits: str = "S", zero_posteriors: str = "clip"):
+    def __init__(self, logits: str = "S", zero_posteriors: str = "clip", on_fit_error="backup"):
         check_choice("logits", logits, LOGITS)
         check_choice("zero_posteriors", zero_posteriors, ZERO_POSTERIOR_RULES)
+        check_choice("on_fit_error", on_fit_error, FIT_ERROR_RULES)
         self.logits = logits
         self.zero_posteriors = zero_posteriors
+        self.on_fit_error = on_fit_error
 
     def _factory(self):
         raise NotImplementedError
@@ -66,10 +73,22 @@ class _AbstentionScaling(MulticlassCalibrator):
         validation = setting.validation
         inputs = self._inputs(validation, self.fit_notes)
         onehot = np.eye(setting.n_classes)[np.asarray(validation.labels, dtype=int)]
-        self.map_ = self._factory()(inputs, onehot, posterior_supplied=self.logits == "S")
+        self.map_ = None
+        try:
+            with np.errstate(all="ignore"):
+                self.map_ = self._factory()(inputs, onehot, posterior_supplied=self.logits == "S")
+        except AssertionError as err:  # abstention's convergence assertion
+            summary = str(err).splitlines()[0] if str(err) else "no convergence"
+            reason = f"{self.name}: the likelihood fit failed ({summary})"
+            if self.on_fit_error == "raise":
+                raise RuntimeError(reason) from err
+            self.fit_notes.append(("fallback", reason + "; uncalibrated posteriors returned"))
         return self
 
     def calibrate(self, sample, context):
+        if self.map_ is None:
+            posteriors = np.asarray(sample.posteriors, dtype=float)
+            return posteriors / posteriors.sum(axis=1, keepdims=True)
         notes = []
         inputs = self._inputs(sample, notes)
         for status, reason in notes:
