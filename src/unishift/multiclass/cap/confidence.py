@@ -13,34 +13,10 @@ from sklearn.linear_model import LinearRegression
 from unishift.methods.base import check_choice
 from unishift.methods.cap.atc import atc_threshold, max_confidence
 from unishift.multiclass.base import MulticlassAccuracyPredictor
+from unishift.protocols.multiclass import upp_indices_k
 from unishift.protocols.sampling import npp_indices
 
 PROTOCOLS = ("upp", "npp")
-
-
-def upp_indices_k(labels, n_classes: int, sample_size: int, repeats: int, seed: int) -> np.ndarray:
-    """QuaPy's UPP over k classes (uniform on the simplex), returning indices; draws with replacement.
-
-    For k = 2 this is exactly :func:`unishift.protocols.sampling.upp_indices` (the same QuaPy call).
-    """
-    from quapy.data import LabelledCollection
-    from quapy.protocol import UPP
-
-    labels = np.asarray(labels).astype(int)
-    missing = [c for c in range(n_classes) if not np.any(labels == c)]
-    if missing:
-        raise ValueError(f"UPP needs items of every class; class {missing} has none")
-    collection = LabelledCollection(
-        np.zeros((len(labels), 1)), labels, classes=list(range(n_classes))
-    )
-    protocol = UPP(
-        collection,
-        sample_size=sample_size,
-        repeats=repeats,
-        random_state=seed,
-        return_type="index",
-    )
-    return np.array(list(protocol()), dtype=np.int64)
 
 
 class Naive(MulticlassAccuracyPredictor):
