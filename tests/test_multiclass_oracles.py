@@ -451,3 +451,37 @@ def test_isometric_adapters_return_row_stochastic_matrices(factory, k):
     assert output.shape == (300, k)
     assert np.all(output >= 0) and np.all(output <= 1)
     np.testing.assert_allclose(output.sum(axis=1), 1.0, atol=1e-12)
+
+
+class ValidationPrevalence(MulticlassQuantifier):
+    """Answers every sample with the prevalence of the validation set it was fitted on."""
+
+    assumption = "label"
+
+    def fit(self, setting):
+        self.prevalence_ = setting.validation.prevalence
+        return self
+
+    def quantify(self, sample, context):
+        return self.prevalence_
+
+
+@pytest.mark.parametrize("cell_fit", ["per_cell", "auto", "whole"])
+def test_label_shift_inner_methods_are_fitted_per_cell(cell_fit):
+    """A label-shift quantifier is consistent on a cell only when fitted on the validation items of
+    the same cell: per_cell (and auto, for assumption='label') fits one per cell."""
+    validation = grid_cells_case(seed=21)
+    test = grid_cells_case(seed=22)
+    method = QuantificationToCalibration(
+        ValidationPrevalence, bins=3, smooth=False, monotone="none", cell_fit=cell_fit
+    )
+    output = run(method, validation, test)
+    predicted, confidence, _ = cell_shares(test)
+    _, _, validation_shares = cell_shares(validation)
+    whole = validation.prevalence
+    top = output[np.arange(len(test)), predicted]
+    for cls in range(3):
+        for value in np.unique(confidence[predicted == cls]):
+            cell = (predicted == cls) & (confidence == value)
+            expected = whole[cls] if cell_fit == "whole" else validation_shares[cls, value]
+            np.testing.assert_allclose(top[cell], expected, atol=1e-12)

@@ -18,6 +18,14 @@ Two constructions (docs/multiclass.md §2.3, §2.6):
   mapped by interpolation; the other coordinates are scaled to fill the rest of the row. This targets
   top-label calibration.
 
+  Which inner method answers for a cell (``cell_fit``): the binary tables fit one inner method on the
+  whole validation set. That is consistent for an inner method that assumes covariate shift (P(y|x)
+  is the same on every region of the input space, a cell included), not for one that assumes label
+  shift: restricting to a cell keeps P(x|y) invariant only between the *same* cell of the validation
+  and the test data. ``"per_cell"`` therefore fits one inner method per cell on the validation items
+  in it; ``"auto"`` (default) does so exactly for inner methods whose ``assumption`` is ``"label"``
+  (PACC, EMQ, KDEy, LEAP) and keeps the whole-validation fit otherwise (PCC, ATC, DoC).
+
 For k = 2 the level-set constructions equal the binary ones; the isometric ones do not, because the
 binary tables bin the positive posterior (ρ2ζ: 5 bins, the middle one straddling 0.5) into one map
 across both predicted classes (tests/test_multiclass_binary_invariant.py measures the difference).
@@ -34,6 +42,7 @@ from unishift.multiclass.adapt.common import build_inner, fit_notes_of
 from unishift.multiclass.base import MulticlassCalibrator, argmax_predictions
 
 BINNINGS = ("isometric", "level_sets")
+CELL_FITS = ("auto", "whole", "per_cell")
 ABSCISSAE = ("bin_mean", "bin_centre")
 
 
@@ -79,8 +88,10 @@ class _TopLabelCalibrator(MulticlassCalibrator):
     group = "adapted"
     calibration_notion = "top-label"
 
-    def __init__(self, inner, inner_params, bins, binning, monotone, smooth):
+    def __init__(self, inner, inner_params, bins, binning, monotone, smooth, cell_fit="auto"):
         check_choice("binning", binning, BINNINGS)
+        check_choice("cell_fit", cell_fit, CELL_FITS)
+        self.cell_fit = cell_fit
         check_choice("monotone", monotone, MONOTONE_RULES)
         check_choice("smooth", smooth, (True, False))
         self.inner = inner
@@ -91,12 +102,51 @@ class _TopLabelCalibrator(MulticlassCalibrator):
         self.smooth = smooth
 
     def fit(self, setting):
-        # ONE inner method on the whole validation set, reused for every cell of every sample
+        # one inner method on the whole validation set (the binary tables' rule) ...
         self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
         self.fit_notes = fit_notes_of(self.inner_)
+        # ... and, with cell_fit="per_cell", one per isometric cell on the validation items in it
+        self.cell_inner_ = {}
+        self.cell_fit_ = self.cell_fit
+        if self.cell_fit == "auto":
+            label_shift = getattr(self.inner_, "assumption", "none") == "label"
+            self.cell_fit_ = "per_cell" if label_shift else "whole"
+        if self.cell_fit_ == "per_cell" and self.binning == "isometric":
+            validation = setting.validation
+            for (cls, b), mask in self._cells(validation.posteriors).items():
+                if not mask.any():
+                    self.fit_notes.append(
+                        (
+                            "fallback",
+                            f"{self.tag}: no validation item in cell class{cls}:bin{b}; "
+                            "the whole-validation inner method answers for it",
+                        )
+                    )
+                    continue
+                tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
+                part = setting.restrict_validation(mask, tag)
+                method = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
+                self.cell_inner_[cls, b] = method
+                self.fit_notes.extend(fit_notes_of(method, tag))
         return self
 
-    def _class_rate(self, cell, context, cls: int) -> float:
+    def _cells(self, posteriors) -> dict[tuple[int, int], np.ndarray]:
+        """{(predicted class, confidence bin): mask} of the isometric top-label cells."""
+        posteriors = np.asarray(posteriors, dtype=float)
+        k = posteriors.shape[1]
+        predicted = argmax_predictions(posteriors)
+        confidence = posteriors[np.arange(len(posteriors)), predicted]
+        edges = confidence_edges(k, self.bins)
+        return {
+            (cls, b): (predicted == cls) & (confidence >= edges[b]) & (confidence < edges[b + 1])
+            for cls in range(k)
+            for b in range(self.bins)
+        }
+
+    def _inner_for(self, cls: int, b: int):
+        return self.cell_inner_.get((cls, b), self.inner_)
+
+    def _class_rate(self, inner, cell, context, cls: int) -> float:
         """The inner method's estimate of the share of class ``cls`` in ``cell``."""
         raise NotImplementedError
 
@@ -139,7 +189,10 @@ class _TopLabelCalibrator(MulticlassCalibrator):
                 if mask.any():
                     tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
                     cell_context = part_context(context, tag)
-                    ordinates.append(self._class_rate(sample.subset(mask), cell_context, cls))
+                    inner = self._inner_for(cls, b)
+                    ordinates.append(
+                        self._class_rate(inner, sample.subset(mask), cell_context, cls)
+                    )
                     abscissae.append(self._abscissa(confidence[mask], centres[b]))
                 else:
                     ordinates.append(np.nan)
@@ -177,8 +230,9 @@ class QuantificationToCalibration(_TopLabelCalibrator):
         abscissa: str = "bin_mean",
         monotone: str = "running_max",
         smooth: bool = True,
+        cell_fit: str = "auto",
     ):
-        super().__init__(inner, inner_params, bins, binning, monotone, smooth)
+        super().__init__(inner, inner_params, bins, binning, monotone, smooth, cell_fit)
         check_choice("abscissa", abscissa, ABSCISSAE)
         self.abscissa = abscissa
         if binning == "level_sets":
@@ -187,8 +241,8 @@ class QuantificationToCalibration(_TopLabelCalibrator):
     def _abscissa(self, confidences, centre):
         return float(confidences.mean()) if self.abscissa == "bin_mean" else centre
 
-    def _class_rate(self, cell, context, cls):
-        return float(np.asarray(self.inner_.quantify(cell, context), dtype=float)[cls])
+    def _class_rate(self, inner, cell, context, cls):
+        return float(np.asarray(inner.quantify(cell, context), dtype=float)[cls])
 
     def _level_set_row(self, cell, context, cls, row):
         return np.asarray(self.inner_.quantify(cell, context), dtype=float)
@@ -212,13 +266,14 @@ class CAPToCalibration(_TopLabelCalibrator):
         binning: str = "isometric",
         monotone: str = "running_max",
         smooth: bool = True,
+        cell_fit: str = "auto",
     ):
-        super().__init__(inner, inner_params, bins, binning, monotone, smooth)
+        super().__init__(inner, inner_params, bins, binning, monotone, smooth, cell_fit)
         if binning == "level_sets":
             self.calibration_notion = "predicted-label"
 
-    def _class_rate(self, cell, context, cls):
-        return float(self.inner_.predict_accuracy(cell, context))
+    def _class_rate(self, inner, cell, context, cls):
+        return float(inner.predict_accuracy(cell, context))
 
     def _level_set_row(self, cell, context, cls, row):
         accuracy = float(self.inner_.predict_accuracy(cell, context))
