@@ -58,6 +58,7 @@ TWINS = [
     ("calibration", "TransCal", "TransCal", {"logits": "S"}),
     ("calibration", "EMQ", "EMQ", {}),
     ("calibration", "EMQ_BCTS", "EMQ_BCTS", {}),
+    ("calibration", "PacCal_sigma", "PacCal_sigma", {}),
     ("quantification", "CC", "CC", {}),
     ("quantification", "PCC", "PCC", {}),
     ("quantification", "PACC", "PACC", {}),

@@ -206,10 +206,10 @@ def test_a_classifier_without_one_column_per_class_is_rejected():
 
 
 def test_binary_only_methods_are_rejected_with_the_reason():
-    with pytest.raises(ValueError, match="'DMCal' is binary-only.*histogram"):
-        catalogue.get_method("calibration", "DMCal")
-    with pytest.raises(ValueError, match="'PacCal_sigma' is binary-only"):
-        catalogue.get_method("calibration", "PacCal_sigma")
+    with pytest.raises(ValueError, match="'LasCal' is binary-only.*RLLS"):
+        catalogue.get_method("calibration", "LasCal")
+    with pytest.raises(ValueError, match="'Platt' is binary-only"):
+        catalogue.get_method("calibration", "Platt")
     with pytest.raises(ValueError, match="unknown multiclass cap method 'Oracle'; valid ones are"):
         catalogue.get_method("cap", "Oracle")
 
@@ -219,3 +219,46 @@ def test_simplex_check_names_the_method():
         simplex_check([0.7, 0.7], 2, "Q")
     with pytest.raises(ValueError, match="Q returned shape"):
         simplex_check([1.0], 2, "Q")
+
+
+# ---------------------------------------------------------------------------------------------------
+# DMCal: Bayes' rule on top-label cells
+
+
+def _grid_setting(seed, k=3, n=2000):
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(4, np.ones(k) / k, size=n)
+    posteriors = counts / 4
+    posteriors = posteriors[posteriors.max(axis=1) < 1]
+    predicted = np.argmax(posteriors, axis=1)
+    labels = np.where(
+        rng.random(len(posteriors)) < 0.6, predicted, rng.integers(0, k, len(posteriors))
+    )
+    validation = MulticlassLabelledSet(posteriors, labels, k)
+    return MulticlassSetting(validation, validation, "label", key="grid")
+
+
+@pytest.mark.parametrize("bias", [0.0, 0.3])
+def test_dmcal_cells_are_exact_under_exact_label_shift_with_the_true_prior(bias):
+    from unishift.multiclass.calibration import DMCal
+
+    setting = _grid_setting(0)
+    test = replicated(setting.validation, [1, 4, 2])
+    # grid posteriors: one confidence per cell, so with the cell mean as abscissa and no
+    # post-processing the map passes through each cell's Bayes share
+    method = DMCal(n_bins=3, monotone="none", smooth=False, abscissa="bin_mean").fit(setting)
+    truth = test.prevalence
+    prior = (1 - bias) * truth + bias * np.array([1.0, 0.0, 0.0])
+    method.quantifier_.aggregate = lambda posteriors: prior  # a perfect (or biased) prior
+    output = method.calibrate(MulticlassSample(test.posteriors), None)
+    predicted = test.predictions
+    confidence = test.posteriors[np.arange(len(test)), predicted]
+    gaps = []
+    for cls in range(3):
+        for value in np.unique(confidence[predicted == cls]):
+            cell = (predicted == cls) & (confidence == value)
+            gaps.append(np.abs(output[cell, cls] - np.mean(test.labels[cell] == cls)).max())
+    if bias == 0.0:
+        assert max(gaps) < 1e-5  # the 1e-7 smoothing terms of the binary method
+    else:
+        assert max(gaps) > 0.02

@@ -71,6 +71,8 @@ for _cls in (
     calibration.TransCal,
     calibration.EMQCalibrator,
     calibration.EMQBCTSCalibrator,
+    calibration.PacCalSigma,
+    calibration.DMCal,
     quantification.CC,
     quantification.PCC,
     quantification.ACC,
@@ -231,14 +233,10 @@ BINARY_ONLY: dict[str, str] = {
     "LasCal": "needs a k-class RLLS solver (the binary one is a closed form); not written yet",
     "EMQ_LasCal": "needs LasCal",
     "EMQ_TransCal": "not written yet (TransCal then EM; straightforward)",
-    "PacCal_sigma": "no sound k-class form: the binary affine correction of p_1 has no counterpart "
-    "that keeps rows on the simplex (docs/multiclass.md §4)",
-    "DMCal": "no sound k-class form yet: it needs a per-cell class mixture over a k-dimensional "
-    "histogram (docs/multiclass.md §4)",
     "LasCal_c2q": "needs LasCal",
     "LasCal_c2a": "needs LasCal",
     "Head2Tail_c2q": "needs Head2Tail",
-    "DMCal_c2a": "needs DMCal",
+    "DMCal_c2a": "not listed yet (the k-class DMCal inside zeta2alpha)",
     "PCC_q2c_5B": "5 bins on p_1 straddle the decision threshold; the multiclass form bins the "
     "top-label confidence per predicted class (PCC_q2c_3B)",
     "PACC_q2c_5B": "see PCC_q2c_5B (PACC_q2c_3B)",

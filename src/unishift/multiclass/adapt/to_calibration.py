@@ -165,48 +165,61 @@ class _TopLabelCalibrator(MulticlassCalibrator):
             )
         return out
 
-    def _abscissa(self, confidences: np.ndarray, centre: float) -> float:
-        return centre
-
     def calibrate(self, sample, context) -> np.ndarray:
         if self.binning == "level_sets":
             return self._calibrate_level_sets(sample, context)
-        posteriors = np.asarray(sample.posteriors, dtype=float)
-        k = posteriors.shape[1]
-        predicted = argmax_predictions(posteriors)
-        confidence = posteriors[np.arange(len(posteriors)), predicted]
-        edges = confidence_edges(k, self.bins)
-        centres = (edges[:-1] + edges[1:]) / 2
-        low, span = 1.0 / k, 1.0 - 1.0 / k
-        top = np.empty(len(posteriors))
-        for cls in range(k):
-            in_class = predicted == cls
-            if not in_class.any():
-                continue
-            abscissae, ordinates = [], []
-            for b in range(self.bins):
-                mask = in_class & (confidence >= edges[b]) & (confidence < edges[b + 1])
-                if mask.any():
-                    tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
-                    cell_context = part_context(context, tag)
-                    inner = self._inner_for(cls, b)
-                    ordinates.append(
-                        self._class_rate(inner, sample.subset(mask), cell_context, cls)
-                    )
-                    abscissae.append(self._abscissa(confidence[mask], centres[b]))
-                else:
-                    ordinates.append(np.nan)
-                    abscissae.append(centres[b])
-            # post-process in unit coordinates so that B1's anchors (0,0), (1,1) are (1/k,1/k), (1,1)
-            x, y = postprocess_map(
-                (np.array(abscissae) - low) / span,
-                (np.array(ordinates) - low) / span,
-                self.monotone,
-                self.smooth,
-            )
-            unit = np.interp((confidence[in_class] - low) / span, x, y)
-            top[in_class] = low + span * unit
-        return replace_top(posteriors, predicted, top)
+
+        def cell_rate(cls, b, mask):
+            tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
+            inner = self._inner_for(cls, b)
+            return self._class_rate(inner, sample.subset(mask), part_context(context, tag), cls)
+
+        centre = self.abscissa == "bin_centre" if hasattr(self, "abscissa") else True
+        return top_label_map(
+            sample.posteriors, self.bins, cell_rate, centre, self.monotone, self.smooth
+        )
+
+
+def top_label_map(posteriors, bins, cell_rate, at_centres, monotone, smooth) -> np.ndarray:
+    """Calibrate the top-label confidence per predicted class through its cells' rates.
+
+    ``cell_rate(cls, b, mask)`` gives the share of class ``cls`` among the items ``mask`` of cell
+    (cls, b). Each non-empty cell contributes the point (abscissa, rate), the abscissa being the bin
+    centre (``at_centres``) or the cell's mean confidence; empty cells a NaN at the centre. The points
+    go through B1 in unit coordinates u = (c - 1/k) / (1 - 1/k), so that B1's anchors (0, 0) and (1, 1)
+    are (1/k, 1/k) and (1, 1) and its running maximum and smoothing act as in the binary tables
+    (both commute with an increasing affine map). The other coordinates are rescaled
+    (:func:`replace_top`).
+    """
+    posteriors = np.asarray(posteriors, dtype=float)
+    k = posteriors.shape[1]
+    predicted = argmax_predictions(posteriors)
+    confidence = posteriors[np.arange(len(posteriors)), predicted]
+    edges = confidence_edges(k, bins)
+    centres = (edges[:-1] + edges[1:]) / 2
+    low, span = 1.0 / k, 1.0 - 1.0 / k
+    top = np.empty(len(posteriors))
+    for cls in range(k):
+        in_class = predicted == cls
+        if not in_class.any():
+            continue
+        abscissae, ordinates = [], []
+        for b in range(bins):
+            mask = in_class & (confidence >= edges[b]) & (confidence < edges[b + 1])
+            if mask.any():
+                ordinates.append(cell_rate(cls, b, mask))
+                abscissae.append(centres[b] if at_centres else float(confidence[mask].mean()))
+            else:
+                ordinates.append(np.nan)
+                abscissae.append(centres[b])
+        x, y = postprocess_map(
+            (np.array(abscissae) - low) / span,
+            (np.array(ordinates) - low) / span,
+            monotone,
+            smooth,
+        )
+        top[in_class] = low + span * np.interp((confidence[in_class] - low) / span, x, y)
+    return replace_top(posteriors, predicted, top)
 
 
 class QuantificationToCalibration(_TopLabelCalibrator):
@@ -237,9 +250,6 @@ class QuantificationToCalibration(_TopLabelCalibrator):
         self.abscissa = abscissa
         if binning == "level_sets":
             self.calibration_notion = "canonical"
-
-    def _abscissa(self, confidences, centre):
-        return float(confidences.mean()) if self.abscissa == "bin_mean" else centre
 
     def _class_rate(self, inner, cell, context, cls):
         return float(np.asarray(inner.quantify(cell, context), dtype=float)[cls])
@@ -286,4 +296,5 @@ __all__ = [
     "confidence_edges",
     "level_set_cells",
     "replace_top",
+    "top_label_map",
 ]

@@ -1,7 +1,9 @@
 """Multiclass calibrators: an n x k row-stochastic matrix per unlabelled sample."""
 
+from unishift.multiclass.calibration.dmcal import DMCal
 from unishift.multiclass.calibration.domain_weighted import CPCS, TransCal
 from unishift.multiclass.calibration.emq import EMQBCTSCalibrator, EMQCalibrator
+from unishift.multiclass.calibration.paccal import PacCalSigma
 from unishift.multiclass.calibration.scaling import (
     BiasCorrectedTemperatureScaling,
     TemperatureScaling,
@@ -11,8 +13,10 @@ from unishift.multiclass.calibration.scaling import (
 __all__ = [
     "BiasCorrectedTemperatureScaling",
     "CPCS",
+    "DMCal",
     "EMQBCTSCalibrator",
     "EMQCalibrator",
+    "PacCalSigma",
     "TemperatureScaling",
     "TransCal",
     "VectorScaling",
