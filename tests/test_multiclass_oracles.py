@@ -380,16 +380,19 @@ def test_cap_to_calibration_with_a_biased_cap_is_miscalibrated():
 # The isometric (practical) forms with perfect oracles: what they do and do not guarantee
 
 
-def grid_cells_case(seed=13, n=3000, k=3):
+def grid_cells_case(seed=13, n=3000, k=3, resolution=4):
+    """Posteriors on a grid of the simplex without confidence 1 (it meets the (1, 1) anchor) or
+    1/k (the (1/k, 1/k) anchor): every top-label cell holds one or two confidence values."""
     rng = np.random.default_rng(seed)
-    posteriors = grid_posteriors(rng, n, k)
-    posteriors = posteriors[posteriors.max(axis=1) < 1]  # a confidence of 1 meets the (1, 1) anchor
+    posteriors = grid_posteriors(rng, n, k, resolution)
+    confidence = posteriors.max(axis=1)
+    posteriors = posteriors[(confidence < 1) & (confidence > 1 / k + 1e-9)]
     labels = rng.integers(0, k, len(posteriors))
     return labelled(posteriors, labels, k)
 
 
 def cell_shares(data):
-    """{(class, confidence): share of the class} for each top-label cell of grid data."""
+    """{(class, confidence): share of the class} for each (predicted class, confidence value)."""
     predicted = data.predictions
     confidence = data.posteriors[np.arange(len(data)), predicted]
     return (
@@ -403,9 +406,65 @@ def cell_shares(data):
     )
 
 
+def expected_top_label(data, bins, rate, at_centres):
+    """The documented map, written out in the original coordinates: cells [e_b, e_b+1) of the
+    confidence on [1/k, 1] (first edge lowered, last raised by 1e-5), one point per non-empty cell
+    at its centre or mean confidence with ordinate ``rate(cls, mask)``, NaNs at empty cells' centres
+    imputed by interpolation, anchors (1/k, 1/k) and (1, 1), no monotonicity, no smoothing."""
+    k = data.n_classes
+    predicted = data.predictions
+    confidence = data.posteriors[np.arange(len(data)), predicted]
+    edges = np.linspace(1 / k, 1, bins + 1)
+    edges[0] -= 1e-5
+    edges[-1] += 1e-5
+    centres = (edges[:-1] + edges[1:]) / 2
+    expected = np.empty(len(data))
+    for cls in range(k):
+        xs, ys = [1 / k], [1 / k]
+        for b in range(bins):
+            mask = (predicted == cls) & (confidence >= edges[b]) & (confidence < edges[b + 1])
+            if mask.any():
+                xs.append(centres[b] if at_centres else confidence[mask].mean())
+                ys.append(rate(cls, mask))
+            else:
+                xs.append(centres[b])
+                ys.append(np.nan)
+        xs, ys = np.array(xs + [1.0]), np.array(ys + [1.0])
+        known = ~np.isnan(ys)
+        ys[~known] = np.interp(xs[~known], xs[known], ys[known])
+        expected[predicted == cls] = np.interp(confidence[predicted == cls], xs, ys)
+    return expected
+
+
+CELL_CASES = [(3, 4, 3), (3, 5, 3), (2, 8, 2), (4, 6, 4)]  # (k, grid resolution, bins)
+
+
+@pytest.mark.parametrize("k, resolution, bins", CELL_CASES)
+@pytest.mark.parametrize("factory", [QuantificationToCalibration, CAPToCalibration])
+def test_isometric_maps_follow_the_documented_cells_anchors_and_abscissae(
+    factory, k, resolution, bins
+):
+    """Grid posteriors put confidences on interior bin edges (k=2: 0.75 with 2 bins) and below the
+    first / above the last point, where the anchors matter."""
+    data = grid_cells_case(seed=13 + k, k=k, resolution=resolution)
+    inner = OracleQuantifier() if factory is QuantificationToCalibration else OracleCAP()
+    output = run(factory(inner, bins=bins, smooth=False, monotone="none"), data, data)
+    predicted = data.predictions
+    top = output[np.arange(len(data)), predicted]
+    labels = data.labels
+
+    def share(cls, mask):
+        return np.mean(labels[mask] == cls)
+
+    at_centres = factory is CAPToCalibration  # rho2zeta: bin_mean, alpha2zeta: bin centres
+    np.testing.assert_allclose(
+        top, expected_top_label(data, bins, share, at_centres), rtol=0, atol=1e-12
+    )
+
+
 def test_isometric_rho2zeta_cells_get_the_oracle_rates_without_post_processing():
-    """On grid posteriors every cell holds a single confidence, so with monotonicity and smoothing
-    off the bin-mean map passes exactly through each cell's (confidence, true share) point."""
+    """Each cell holding one confidence value, the bin-mean map passes exactly through each cell's
+    (confidence, true share) point."""
     data = grid_cells_case()
     method = QuantificationToCalibration(OracleQuantifier(), bins=3, smooth=False, monotone="none")
     output = run(method, data, data)
@@ -414,32 +473,6 @@ def test_isometric_rho2zeta_cells_get_the_oracle_rates_without_post_processing()
     for (cls, value), share in shares.items():
         cell = (predicted == cls) & (confidence == value)
         np.testing.assert_allclose(top[cell], share, atol=1e-12)
-
-
-def test_isometric_alpha2zeta_interpolates_the_oracle_accuracies_between_bin_centres():
-    """α2ζ places each cell's accuracy at its bin centre (the binary B3 rule); the map, written out
-    here in the original coordinates, runs from (1/k, 1/k) through those points to (1, 1)."""
-    data = grid_cells_case()
-    k, bins = 3, 3
-    method = CAPToCalibration(OracleCAP(), bins=bins, smooth=False, monotone="none")
-    output = run(method, data, data)
-    predicted, confidence, shares = cell_shares(data)
-    edges = np.linspace(1 / k, 1, bins + 1)
-    edges[0] -= 1e-5
-    edges[-1] += 1e-5
-    centres = (edges[:-1] + edges[1:]) / 2
-    for cls in range(k):
-        rates = [np.nan] * bins
-        for (c, value), share in shares.items():
-            if c == cls:
-                rates[int(np.searchsorted(edges, value, side="right") - 1)] = share
-        xs = np.array([1 / k, *centres, 1.0])
-        ys = np.array([1 / k, *rates, 1.0])
-        known = ~np.isnan(ys)
-        ys[~known] = np.interp(xs[~known], xs[known], ys[known])
-        mask = predicted == cls
-        expected = np.interp(confidence[mask], xs, ys)
-        np.testing.assert_allclose(output[mask, cls], expected, atol=1e-12)
 
 
 @pytest.mark.parametrize("factory", [QuantificationToCalibration, CAPToCalibration])
