@@ -518,3 +518,20 @@ def test_label_shift_inner_methods_are_fitted_per_cell(cell_fit):
             cell = (predicted == cls) & (confidence == value)
             expected = whole[cls] if cell_fit == "whole" else validation_shares[cls, value]
             np.testing.assert_allclose(top[cell], expected, atol=1e-12)
+
+
+def test_a_class_never_predicted_on_validation_is_answered_by_the_whole_fit_and_recorded():
+    validation = random_case(30, 300, 3, grid=False, concentration=2.0)
+    keep = validation.predictions != 2  # the classifier never predicts class 2 on validation
+    validation = validation.subset(keep)
+    test = random_case(31, 200, 3, grid=False, concentration=2.0)
+    method = CAPToQuantification(OracleCAP())
+    method.fit(setting_of(validation))
+    assert method.empty_parts_ == [2] and method.whole_ is not None
+    context = fresh_context(setting_of(validation))
+    estimate = method.quantify(sample_of(test), context)
+    assert any("no validation item is predicted 2" in reason for _, reason in context.notes)
+    assert estimate.shape == (3,) and abs(estimate.sum() - 1) < 1e-12
+    # a perfect inner method stays perfect on the part it answers for through the whole fit
+    accuracy = run(QuantificationToCAP(OracleQuantifier()), validation, test)
+    assert accuracy == pytest.approx(mcm.accuracy(test.posteriors, test.labels), abs=1e-12)

@@ -68,8 +68,12 @@ def predicted_masks(data) -> dict[int, np.ndarray]:
 class PartitionedFit:
     """Mixin: one inner method per predicted class, fitted on that part of the validation set.
 
-    Every part is fitted, also when empty or lacking classes: whether that is possible is the inner
-    method's business (it handles it, recording a fallback, or raises and fails the setup).
+    Every non-empty part is fitted, also when it lacks classes: whether that is possible is the inner
+    method's business (it handles it, recording a fallback, or raises and fails the setup). A class
+    the classifier never predicts on the validation set (common for rare classes when k > 2) leaves
+    an empty part that nothing can be fitted on: test items predicted as that class are then answered
+    by one inner method fitted on the whole validation set, recorded per sample. (The binary adapters
+    pass the empty part to the inner method; with two classes this never happened in the tables.)
     """
 
     inner_task: str
@@ -77,13 +81,19 @@ class PartitionedFit:
     def fit(self, setting: MulticlassSetting):
         self.fit_notes = []
         self.inner_ = {}
+        self.whole_ = None
         self.n_classes_ = setting.n_classes
         masks = predicted_masks(setting.validation)
         for cls in range(setting.n_classes):
+            if not masks[cls].any():
+                continue
             part = setting.restrict_validation(masks[cls], part_tag(cls))
             method = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
             self.inner_[cls] = method
             self.fit_notes.extend(fit_notes_of(method, part_tag(cls)))
+        self.empty_parts_ = [cls for cls in range(setting.n_classes) if cls not in self.inner_]
+        if self.empty_parts_:
+            self.whole_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
         self._fit_extra(setting)
         return self
 
@@ -91,11 +101,19 @@ class PartitionedFit:
         """Hook for what an adapter learns besides its inner methods."""
 
     def _parts(self, sample, context):
-        """(class, test part, part context) for each non-empty prediction part of the sample."""
+        """(class, inner method, test part, part context) for each non-empty prediction part."""
         masks = context.cached(("part-masks",), lambda: predicted_masks(sample))
         for cls in range(self.n_classes_):
             if masks[cls].any():
-                yield cls, sample.subset(masks[cls]), part_context(context, part_tag(cls))
+                method = self.inner_.get(cls)
+                if method is None:
+                    context.note(
+                        "fallback",
+                        f"{part_tag(cls)}: no validation item is predicted {cls}; the inner method "
+                        "fitted on the whole validation set answers for this part",
+                    )
+                    method = self.whole_
+                yield cls, method, sample.subset(masks[cls]), part_context(context, part_tag(cls))
 
 
 __all__ = ["PartitionedFit", "build_inner", "fit_notes_of", "part_context", "predicted_masks"]

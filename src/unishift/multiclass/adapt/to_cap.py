@@ -32,8 +32,8 @@ class CalibrationToCAP(PartitionedFit, MulticlassAccuracyPredictor):
 
     def predict_accuracy(self, sample, context):
         correct = 0.0
-        for cls, part, part_ctx in self._parts(sample, context):
-            calibrated = np.asarray(self.inner_[cls].calibrate(part, part_ctx), dtype=float)
+        for cls, inner, part, part_ctx in self._parts(sample, context):
+            calibrated = np.asarray(inner.calibrate(part, part_ctx), dtype=float)
             correct += float(np.sum(calibrated[:, cls]))
         return correct / len(sample)
 
@@ -50,8 +50,8 @@ class QuantificationToCAP(PartitionedFit, MulticlassAccuracyPredictor):
 
     def predict_accuracy(self, sample, context):
         correct = 0.0
-        for cls, part, part_ctx in self._parts(sample, context):
-            prevalence = np.asarray(self.inner_[cls].quantify(part, part_ctx), dtype=float)
+        for cls, inner, part, part_ctx in self._parts(sample, context):
+            prevalence = np.asarray(inner.quantify(part, part_ctx), dtype=float)
             correct += len(part) * float(prevalence[cls])
         return correct / len(sample)
 

@@ -86,8 +86,8 @@ class CAPToQuantification(PartitionedFit, MulticlassQuantifier):
     def quantify(self, sample, context):
         k = self.n_classes_
         counts = np.zeros(k)
-        for cls, part, part_ctx in self._parts(sample, context):
-            accuracy = float(self.inner_[cls].predict_accuracy(part, part_ctx))
+        for cls, inner, part, part_ctx in self._parts(sample, context):
+            accuracy = float(inner.predict_accuracy(part, part_ctx))
             if self.split == "validation":
                 share = (1.0 - accuracy) * self.error_split_[:, cls]
                 share[cls] = accuracy
