@@ -49,10 +49,11 @@ def main() -> None:
     parser.add_argument("--n-samples", type=int, default=100)
     parser.add_argument("--sample-size", type=int, default=250)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--train-subset", type=int, default=5000, help="the methods' training rows")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    settings = FinetuneSettings(**SETTINGS)
+    settings = FinetuneSettings(**{**SETTINGS, "train_subset": args.train_subset})
     stages = {}
     corpus = read_tweet_corpus()
     encoded = {}
@@ -60,9 +61,9 @@ def main() -> None:
         cpu = time.process_time()
         splits = load_tweet_domain_3class(domain, args.seed, corpus=corpus)
         encoded[domain], _ = encode_domain("all-MiniLM-L6-v2", splits, settings, "cpu")
-        stages[f"encode {domain} ({sum(len(f) for f in splits.values())} texts)"] = (
-            time.process_time() - cpu
-        )
+        stage = f"encode {domain} ({sum(len(f) for f in splits.values())} texts)"
+        stages[stage] = time.process_time() - cpu
+        print(json.dumps({"stage": stage, "cpu_seconds": stages[stage]}), flush=True)
     specs = [s for s in catalogue.all_methods() if "covariate" in s.shifts]
     records, timings, accuracies = [], [], {}
     for source in args.domains:
@@ -94,6 +95,10 @@ def main() -> None:
             }
         accuracies[source] = {name: accuracy_k(arrays) for name, arrays in sets.items()}
         stages[f"head {source}"] = time.process_time() - cpu
+        print(
+            json.dumps({"stage": f"head {source}", "cpu_seconds": stages[f"head {source}"]}),
+            flush=True,
+        )
         for target in args.domains:
             if target == source:
                 continue
@@ -118,6 +123,12 @@ def main() -> None:
                 )
                 records.extend(rows)
                 timings.append(timing)
+                print(
+                    json.dumps(
+                        {k: timing[k] for k in ("task", "method", "dataset", "cpu_seconds")}
+                    ),
+                    flush=True,
+                )
             print(
                 f"{setup.dataset}: {sum(t['cpu_seconds'] for t in timings if t['dataset'] == setup.dataset):.1f} cpu-s",
                 flush=True,
