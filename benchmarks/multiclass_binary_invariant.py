@@ -29,6 +29,17 @@ from unishift.multiclass.base import from_binary_sample, from_binary_setting
 # multiclass parameters that reproduce the binary label-shift table's column
 OVERRIDES = {("calibration", "CPCS"): {"logits": "P"}, ("calibration", "TransCal"): {"logits": "S"}}
 TOLERANCE = 1e-10
+# binary calibration columns whose multiclass form is a different construction for k = 2 (top-label
+# cells instead of bins of p_1): compared by their mean top-label ECE, not sample by sample
+RELATED = {
+    "PACC_q2c_5B": "PACC_q2c_3B",
+    "EMQ_q2c_5B": "EMQ_q2c_3B",
+    "KDEy_q2c_5B": "KDEy_q2c_3B",
+    "ATC_a2c_6B": "ATC_a2c_3B",
+    "DoC_a2c_6B": "DoC_a2c_3B",
+    "LEAP_a2c_6B": "LEAP_a2c_3B",
+    "DMCal": "DMCal",
+}
 
 
 def setups(results: Path, seed: int):
@@ -71,17 +82,45 @@ def compare(task, name, spec, setup, binary: pd.DataFrame) -> float:
     return worst
 
 
+def related(results: Path, all_setups) -> int:
+    for binary_name, name in RELATED.items():
+        path = results / "eval" / "label" / "calibration" / f"{binary_name}.csv"
+        if not path.is_file():
+            continue
+        binary = pd.read_csv(path)
+        spec = catalogue.get_method("calibration", name)
+        eces = []
+        for setup in all_setups:
+            method = spec.build("label").fit(from_binary_setting(setup.setting))
+            for sample_id in range(len(setup.sample_indices)):
+                sample, labels = setup.sample(sample_id)
+                context = SampleContext(setup.setting.key, sample_id, seed=setup.setting.seed)
+                output = method.apply(from_binary_sample(sample), context)
+                eces.append(mcm.ece_top_label(output, labels))
+        print(
+            f"{binary_name} (binary) {binary['ece'].mean():.3f} vs {name} (multiclass form, "
+            f"k = 2) {np.mean(eces):.3f} mean top-label ECE over {len(eces)} samples",
+            flush=True,
+        )
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", default="results")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--methods", nargs="*", default=None, help="task/name; default: all twins")
+    parser.add_argument(
+        "--related", action="store_true", help="compare the RELATED calibrators' mean ECE instead"
+    )
     args = parser.parse_args()
     results = Path(args.results)
     twins = [s for s in catalogue.all_methods() if s.binary_name and "label" in s.shifts]
     if args.methods:
         twins = [s for s in twins if f"{s.task}/{s.name}" in args.methods]
     all_setups = list(setups(results, args.seed))
+    if args.related:
+        return related(results, all_setups)
     failures = 0
     for spec in twins:
         path = results / "eval" / "label" / spec.task / f"{spec.binary_name}.csv"

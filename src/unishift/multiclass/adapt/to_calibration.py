@@ -28,7 +28,7 @@ Two constructions (docs/multiclass.md §2.3, §2.6):
 
 For k = 2 the level-set constructions equal the binary ones; the isometric ones do not, because the
 binary tables bin the positive posterior (ρ2ζ: 5 bins, the middle one straddling 0.5) into one map
-across both predicted classes (tests/test_multiclass_binary_invariant.py measures the difference).
+across both predicted classes (benchmarks/multiclass_binary_invariant.py --related compares them).
 """
 
 from __future__ import annotations
