@@ -40,6 +40,9 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)  # one thread per evaluation job, as the workflow runs them
     specs = [s for s in catalogue.all_methods() if "label" in s.shifts]
     if args.methods:
         specs = [s for s in specs if f"{s.task}/{s.name}" in args.methods]

@@ -53,6 +53,12 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # the workflow's thread counts: 2 for the language-model rules, 1 for every evaluation job
+    import torch
+    from threadpoolctl import threadpool_limits
+
+    torch.set_num_threads(2)
+    limits = threadpool_limits(limits=2)
     settings = FinetuneSettings(**{**SETTINGS, "train_subset": args.train_subset})
     stages = {}
     corpus = read_tweet_corpus()
@@ -65,9 +71,12 @@ def main() -> None:
         stages[stage] = time.process_time() - cpu
         print(json.dumps({"stage": stage, "cpu_seconds": stages[stage]}), flush=True)
     specs = [s for s in catalogue.all_methods() if "covariate" in s.shifts]
+    limits.restore_original_limits()
     records, timings, accuracies = [], [], {}
     for source in args.domains:
         cpu = time.process_time()
+        threadpool_limits(limits=2)
+        torch.set_num_threads(2)
         _, model = load_classifier("all-MiniLM-L6-v2", settings.seed, num_labels=3)
         freeze_backbone(model)
         train = {
@@ -110,6 +119,8 @@ def main() -> None:
                 args.seed,
             )
             setup = load_covariate_setup_k(sets, samples, "MiniLM", source, target, args.seed)
+            threadpool_limits(limits=1)
+            torch.set_num_threads(1)
             for spec in specs:
                 cpu = time.process_time()
                 rows, timing = evaluate_multiclass_setup(
