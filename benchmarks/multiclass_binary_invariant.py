@@ -114,6 +114,11 @@ def main() -> int:
         "--related", action="store_true", help="compare the RELATED calibrators' mean ECE instead"
     )
     args = parser.parse_args()
+    from threadpoolctl import threadpool_limits
+
+    # the evaluation jobs of the binary run used one BLAS thread; SLSQP (LEAP's fallback, KDEy) sees
+    # the last bits of multithreaded dot products, so run the twins the same way
+    threadpool_limits(limits=1)
     results = Path(args.results)
     twins = [s for s in catalogue.all_methods() if s.binary_name and "label" in s.shifts]
     if args.methods:
