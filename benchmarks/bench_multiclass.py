@@ -1,0 +1,96 @@
+"""Run every multiclass label-shift method of the catalogue on the offline UCI multiclass setups.
+
+Writes the per-sample records (the multiclass record columns) and per-(method, setup) timings, and
+prints per-method CPU seconds and mean errors: the numbers behind the run-time budget of
+config/multiclass.yaml (see the design note) and the first multiclass findings.
+
+    python benchmarks/bench_multiclass.py --out /tmp/mc --datasets cmc yeast wine-quality
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from unishift.data.label_shift_multiclass import (
+    load_multiclass_label_setup,
+    multiclass_label_shift_samples,
+    prepare_multiclass_splits,
+    train_and_predict_k,
+)
+from unishift.multiclass import catalogue
+from unishift.multiclass.evaluation import MULTICLASS_RECORD_COLUMNS, evaluate_multiclass_setup
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--datasets", nargs="+", default=["cmc", "yeast", "wine-quality"])
+    parser.add_argument("--classifiers", nargs="+", default=["LR", "NB", "kNN", "MLP"])
+    parser.add_argument("--methods", nargs="*", default=None, help="task/name; default: all")
+    parser.add_argument("--sample-size", type=int, default=250)
+    parser.add_argument("--n-samples", type=int, default=100)
+    parser.add_argument("--data-root", default=os.environ.get("UNISHIFT_DATA_ROOT"))
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)  # one thread per evaluation job, as the workflow runs them
+    specs = [s for s in catalogue.all_methods() if "label" in s.shifts]
+    if args.methods:
+        specs = [s for s in specs if f"{s.task}/{s.name}" in args.methods]
+    records, timings = [], []
+    for dataset in args.datasets:
+        splits, _ = prepare_multiclass_splits(
+            dataset, out / "quapy_home", args.data_root, args.seed
+        )
+        samples = multiclass_label_shift_samples(
+            splits, args.sample_size, args.n_samples, args.seed
+        )
+        for classifier in args.classifiers:
+            _, posteriors = train_and_predict_k(splits, classifier, args.seed)
+            setup = load_multiclass_label_setup(
+                splits, posteriors, samples, dataset, classifier, args.seed
+            )
+            for spec in specs:
+                wall, cpu = time.perf_counter(), time.process_time()
+                rows, timing = evaluate_multiclass_setup(
+                    spec.task, spec.name, lambda spec=spec: spec.build("label"), setup
+                )
+                timing.update(
+                    task=spec.task,
+                    method=spec.name,
+                    dataset=dataset,
+                    classifier=classifier,
+                    wall_seconds=time.perf_counter() - wall,
+                    cpu_seconds=time.process_time() - cpu,
+                )
+                records.extend(rows)
+                timings.append(timing)
+                print(
+                    json.dumps(
+                        {
+                            k: timing[k]
+                            for k in ("task", "method", "dataset", "classifier", "cpu_seconds")
+                        }
+                    ),
+                    flush=True,
+                )
+            pd.DataFrame.from_records(records, columns=list(MULTICLASS_RECORD_COLUMNS)).to_csv(
+                out / "records.csv", index=False
+            )
+            pd.DataFrame.from_records(timings).to_csv(out / "timings.csv", index=False)
+    frame = pd.DataFrame.from_records(timings)
+    print(frame.groupby(["task", "method"])["cpu_seconds"].sum().sort_values().to_string())
+    print("total CPU seconds", frame["cpu_seconds"].sum())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Temperature, vector and bias-corrected temperature scaling: the multiclass IID calibrators.
+
+They are the multiclass analogues of Platt scaling (Guo et al. 2017; Alexandari et al. 2020), fitted
+by negative log-likelihood on the validation set with the ``abstention`` package (the implementation
+QuaPy's EMQ-BCTS also uses):
+
+* TS: softmax(z / T), one parameter;
+* BCTS: softmax(z / T + b), a temperature and one bias per class;
+* VS: softmax(w * z + b), one scale and one bias per class.
+
+``logits``: ``"L"`` the language models' true logits; ``"S"`` log-posteriors (abstention's
+``posterior_supplied``; softmax is shift invariant so this is scaling of the true logits where they
+exist). A posterior of exactly 0 has no logarithm: ``zero_posteriors="clip"`` (default) clips the
+posteriors to [1e-12, 1] first and records it per sample; ``"raise"`` fails the fit.
+``on_fit_error``: when the likelihood fit fails (abstention asserts convergence; it does not converge
+when the validation set is separable, e.g. a prediction partition holding one class, where the
+optimal temperature tends to 0) ``"backup"`` (default, QuaPy's name for the same rule in EMQ-BCTS)
+returns the uncalibrated posteriors and records the fallback per sample; ``"raise"`` fails the fit.
+None of them uses the test sample, so they ignore the shift (the IID baseline of the tables).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unishift.methods.base import check_choice
+from unishift.multiclass.base import MulticlassCalibrator
+
+LOGITS = ("L", "S")
+ZERO_POSTERIOR_RULES = ("clip", "raise")
+FIT_ERROR_RULES = ("backup", "raise")
+CLIP = 1e-12
+
+
+class _AbstentionScaling(MulticlassCalibrator):
+    calibration_notion = "canonical"
+    group = "baseline"
+    assumption = "none"
+    defaults = {"logits": "S", "zero_posteriors": "clip", "on_fit_error": "backup"}
+
+    def __init__(self, logits: str = "S", zero_posteriors: str = "clip", on_fit_error="backup"):
+        check_choice("logits", logits, LOGITS)
+        check_choice("zero_posteriors", zero_posteriors, ZERO_POSTERIOR_RULES)
+        check_choice("on_fit_error", on_fit_error, FIT_ERROR_RULES)
+        self.logits = logits
+        self.zero_posteriors = zero_posteriors
+        self.on_fit_error = on_fit_error
+
+    def _factory(self):
+        raise NotImplementedError
+
+    def _inputs(self, data, notes: list) -> np.ndarray:
+        if self.logits == "L":
+            if data.logits is None:
+                raise ValueError("logits='L' needs true logits (language models); use logits='S'")
+            return np.asarray(data.logits, dtype=float)
+        posteriors = np.asarray(data.posteriors, dtype=float)
+        if np.any(posteriors <= 0):
+            if self.zero_posteriors == "raise":
+                raise ValueError(
+                    f"{self.name}: a posterior is exactly 0 and has no logarithm; "
+                    "use zero_posteriors='clip'"
+                )
+            notes.append(
+                ("fallback", f"{self.name}: posteriors clipped to [{CLIP:g}, 1] before logs")
+            )
+            posteriors = np.clip(posteriors, CLIP, 1.0)
+            posteriors = posteriors / posteriors.sum(axis=1, keepdims=True)
+        return posteriors
+
+    def fit(self, setting):
+        self.fit_notes = []
+        validation = setting.validation
+        inputs = self._inputs(validation, self.fit_notes)
+        onehot = np.eye(setting.n_classes)[np.asarray(validation.labels, dtype=int)]
+        self.map_ = None
+        try:
+            with np.errstate(all="ignore"):
+                self.map_ = self._factory()(inputs, onehot, posterior_supplied=self.logits == "S")
+        except AssertionError as err:  # abstention's convergence assertion
+            summary = str(err).splitlines()[0] if str(err) else "no convergence"
+            reason = f"{self.name}: the likelihood fit failed ({summary})"
+            if self.on_fit_error == "raise":
+                raise RuntimeError(reason) from err
+            self.fit_notes.append(("fallback", reason + "; uncalibrated posteriors returned"))
+        return self
+
+    def calibrate(self, sample, context):
+        if self.map_ is None:
+            posteriors = np.asarray(sample.posteriors, dtype=float)
+            return posteriors / posteriors.sum(axis=1, keepdims=True)
+        notes = []
+        inputs = self._inputs(sample, notes)
+        for status, reason in notes:
+            context.note(status, reason)
+        return np.asarray(self.map_(inputs), dtype=float)
+
+
+class TemperatureScaling(_AbstentionScaling):
+    name, display = "TS", "TS"
+    description = "temperature scaling by validation NLL (abstention)"
+
+    def _factory(self):
+        from abstention.calibration import TempScaling
+
+        return TempScaling(bias_positions=[])
+
+
+class BiasCorrectedTemperatureScaling(_AbstentionScaling):
+    name, display = "BCTS", "BCTS"
+    description = "temperature plus per-class biases by validation NLL (abstention)"
+
+    def _factory(self):
+        from abstention.calibration import TempScaling
+
+        return TempScaling(bias_positions="all")
+
+
+class VectorScaling(_AbstentionScaling):
+    name, display = "VS", "VS"
+    description = "per-class scales and biases by validation NLL (abstention)"
+
+    def _factory(self):
+        from abstention.calibration import VectorScaling as AbstentionVS
+
+        return AbstentionVS()
+
+
+__all__ = ["BiasCorrectedTemperatureScaling", "TemperatureScaling", "VectorScaling"]

@@ -1,0 +1,61 @@
+"""QuaPy's multiclass quantifiers on cached n x k posteriors (the binary recipe of methods.md §0.5).
+
+QuaPy's aggregative quantifiers reach their classifier only through ``predict_proba`` / ``predict``
+and take the class list from ``classifier.classes_``. An identity classifier declaring the classes
+0..k-1 therefore makes every estimate a length-k vector, also when a class is absent from the data a
+quantifier is fitted on.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from unishift.multiclass.base import argmax_predictions
+
+
+class PosteriorPassthroughK(ClassifierMixin, BaseEstimator):
+    """A fitted sklearn classifier whose inputs already are the n x k posterior matrix."""
+
+    def __init__(self, n_classes: int = 2):
+        self.n_classes = n_classes
+        self.classes_ = np.arange(n_classes)
+
+    def fit(self, X, y=None):
+        return self
+
+    def _check(self, X):
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.n_classes:
+            raise ValueError(
+                f"expected an n x {self.n_classes} posterior matrix, got shape {X.shape}"
+            )
+        return X
+
+    def predict_proba(self, X):
+        return self._check(X)
+
+    def predict(self, X):
+        return argmax_predictions(self._check(X))
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+
+def quiet(fn, *args, **kwargs):
+    """Call ``fn`` with QuaPy's advisory warnings (val_split resets, EM iterations) silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):
+    """Saerens et al.'s EM (B4) via QuaPy for k classes: (prior vector, adapted posteriors)."""
+    from quapy.method.aggregative import EMQ
+
+    priors, adapted = quiet(
+        EMQ.EM, np.asarray(prior, dtype=float), np.asarray(posteriors, dtype=float), epsilon
+    )
+    return np.asarray(priors, dtype=float), adapted
