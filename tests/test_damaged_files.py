@@ -60,8 +60,8 @@ def test_an_npz_without_a_required_array_is_refused(tmp_path):
 def cmc_files(tmp_path_factory):
     root = tmp_path_factory.mktemp("cmc")
     splits, _ = prepare_splits("cmc.3", root / "home")
-    _, posteriors = train_and_predict(splits, "LR", 0)
     samples = label_shift_samples(splits, 50, 4, 0)
+    _, posteriors = train_and_predict(splits, "LR", 0, samples=samples)
     paths = {name: root / f"{name}.npz" for name in ("splits", "posteriors", "samples")}
     for name, arrays in (("splits", splits), ("posteriors", posteriors), ("samples", samples)):
         write_npz(paths[name], **arrays)

@@ -66,7 +66,7 @@ def test_missing_or_mismatched_per_sample_posteriors_are_errors(toy):
     load_label_setup(splits, posteriors, samples, "toy", "NB", 0, sample_posteriors="pool")
     other = label_shift_samples(splits, 40, 4, seed=1)
     _, posteriors = train_and_predict(splits, "NB", seed=0, samples=other)
-    with pytest.raises(ValueError, match="do not match the samples"):
+    with pytest.raises(ValueError, match="per-sample posteriors of shape .* for samples of shape"):
         load_label_setup(splits, posteriors, samples, "toy", "NB", 0)
     with pytest.raises(ValueError, match="sample_posteriors='batch'"):
         load_label_setup(splits, posteriors, samples, "toy", "NB", 0, sample_posteriors="batch")

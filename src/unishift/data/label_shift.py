@@ -147,6 +147,13 @@ def check_setup_parts(splits: dict, posteriors: dict, samples: dict, names=None)
             f"indices up to {indices.max()} for a test pool of {n_test} items",
             "they were drawn from another split: delete the file and rerun snakemake",
         )
+    if "P_samples" in posteriors and np.shape(posteriors["P_samples"])[:2] != indices.shape:
+        raise DamagedFileError(
+            names["posteriors"],
+            f"per-sample posteriors of shape {np.shape(posteriors['P_samples'])} for samples of "
+            f"shape {indices.shape}",
+            "they were predicted on other samples: delete it and rerun snakemake",
+        )
 
 
 def read_label_setup(
@@ -195,11 +202,6 @@ def load_label_setup(
                 "regenerate the posteriors or use sample_posteriors: pool"
             )
         per_sample = np.asarray(posteriors["P_samples"])
-        if per_sample.shape[:2] != np.shape(samples["indices"]):
-            raise ValueError(
-                f"{dataset}/{classifier}: per-sample posteriors of shape {per_sample.shape} do "
-                f"not match the samples {np.shape(samples['indices'])}"
-            )
     setting = Setting(
         validation=LabelledSet(posteriors["P_val"], splits["y_val"], splits["X_val"]),
         training=LabelledSet(posteriors["P_h"], splits["y_h"], splits["X_h"]),
