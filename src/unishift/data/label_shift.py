@@ -188,11 +188,11 @@ def load_label_setup(
     """The setup of (dataset, classifier); ``sample_posteriors="per_sample"`` gives each sample the
     posteriors predicted on it as a batch (``P_samples``, the reference's), ``"pool"`` the rows of
     the test pool's posteriors."""
-    check_setup_parts(splits, posteriors, samples)
     if sample_posteriors not in SAMPLE_POSTERIORS:
         raise ValueError(
             f"sample_posteriors={sample_posteriors!r} is not one of {list(SAMPLE_POSTERIORS)}"
         )
+    check_setup_parts(splits, posteriors, samples)
     per_sample = None
     if sample_posteriors == "per_sample":
         if "P_samples" not in posteriors:
