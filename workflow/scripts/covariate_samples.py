@@ -1,5 +1,5 @@
 from unishift.data.label_shift import check_sample_size
-from unishift.data.text import read_split
+from unishift.data.text_files import read_split
 from unishift.io import write_npz
 from unishift.jobs import start_job
 from unishift.protocols.mixture import mixture_indices

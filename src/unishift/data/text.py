@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
+from unishift.data.text_files import read_split, text_frame, write_split  # noqa: F401
 from unishift.methods.base import derive_seed
 
 SPLITS = ("train", "validation", "test")
@@ -84,12 +85,6 @@ def verify_sha256(path: str | Path, expected: str) -> Path:
     return path
 
 
-def _frame(texts, labels) -> pd.DataFrame:
-    return pd.DataFrame(
-        {"text": pd.Series(list(texts), dtype=str), "label": np.asarray(labels, dtype=np.int64)}
-    )
-
-
 def stratified_holdout(labels: np.ndarray, size: int | float, seed: int):
     """Indices of (rest, held-out): stratified, seeded; ``rest`` comes back in shuffled order.
 
@@ -112,7 +107,7 @@ def binarise_yelp(dataset):
 
 
 def _hf_frame(split) -> pd.DataFrame:
-    return _frame(split["text"], split["label"])
+    return text_frame(split["text"], split["label"])
 
 
 def load_hf_domain(
@@ -198,7 +193,7 @@ def load_rt_polarity(data_root: str | Path, seed: int) -> dict[str, pd.DataFrame
         for label in (1, 0):
             texts += by_label[label][start : start + size]
             labels += [label] * size
-        splits[split] = _frame(texts, labels)
+        splits[split] = text_frame(texts, labels)
         start += size
     return splits
 
@@ -228,7 +223,7 @@ def load_sentence_domain(
         texts.append(text.strip())
         labels.append(int(label))
     return _three_way(
-        _frame(texts, labels),
+        text_frame(texts, labels),
         validation_fraction,
         test_fraction,
         derive_seed(seed, "sentences", domain),
@@ -319,7 +314,7 @@ def tweet_domain_rows(corpus: pd.DataFrame, domain: str) -> pd.DataFrame:
             raise ValueError(
                 f"rows {start}:{stop} are not all {sentiment}; the corpus layout changed"
             )
-        parts.append(_frame(block["text"].astype(str), np.full(len(block), label)))
+        parts.append(text_frame(block["text"].astype(str), np.full(len(block), label)))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -437,25 +432,6 @@ def load_domain(
     if source == "tweets":
         return load_tweet_domain(domain, seed, **options.get("tweets", {}))
     raise ValueError(f"covariate.text_source={source!r} is not one of {TEXT_SOURCES}")
-
-
-def write_split(frame: pd.DataFrame, path: str | Path) -> None:
-    from unishift.io import atomic_path
-
-    with atomic_path(path) as partial:
-        frame.to_parquet(partial, index=False)
-
-
-def read_split(path: str | Path) -> pd.DataFrame:
-    from unishift.io import DamagedFileError, one_line
-
-    try:
-        frame = pd.read_parquet(path, columns=["text", "label"])
-    except FileNotFoundError:
-        raise
-    except Exception as err:  # pyarrow raises its own types for a truncated or foreign file
-        raise DamagedFileError(path, f"{type(err).__name__}: {one_line(str(err))}") from err
-    return _frame(frame["text"], frame["label"])
 
 
 def split_summary(splits: dict[str, pd.DataFrame]) -> dict:

@@ -17,12 +17,12 @@ import numpy as np
 import pandas as pd
 
 from unishift.data.text import (
-    _frame,
     _three_way,
     read_tweet_corpus,
     tweet_domain_ranges,
     tweet_manifest,
 )
+from unishift.data.text_files import text_frame
 from unishift.methods.base import derive_seed
 
 TWEET_LABELS_3 = {"negative": 0, "neutral": 1, "positive": 2}
@@ -45,7 +45,7 @@ def tweet_domain_rows_3class(corpus: pd.DataFrame, domain: str) -> pd.DataFrame:
             raise ValueError(
                 f"rows {start}:{stop} are not all {sentiment}; the corpus layout changed"
             )
-        parts.append(_frame(block["text"].astype(str), np.full(len(block), label)))
+        parts.append(text_frame(block["text"].astype(str), np.full(len(block), label)))
     return pd.concat(parts, ignore_index=True)
 
 
