@@ -3,29 +3,40 @@ import pytest
 
 from unishift.metrics import absolute_error, brier, ece_positive_class, ece_top_label
 
+# Both arithmetics of the top-label ECE (the float32 default and the float64 option) must satisfy the
+# definition's tests; none of the inputs below lies between a float32 and a float64 bin edge.
+PRECISIONS = pytest.mark.parametrize("precision", ["float32", "float64"])
 
-def test_top_label_ece_by_hand():
+
+@PRECISIONS
+def test_top_label_ece_by_hand(precision):
     # confidences 0.9 (right), 0.9 (wrong), 0.6 (right): bins (13/15, 14/15] and (8/15, 9/15]
     P = np.array([[0.1, 0.9], [0.9, 0.1], [0.4, 0.6]])
     y = np.array([1, 1, 0])
     expected = (2 / 3) * (0.9 - 0.5) ** 2 + (1 / 3) * (0.6 - 0.0) ** 2
-    assert ece_top_label(P, y) == pytest.approx(round(expected, 4) * 100)
+    assert ece_top_label(P, y, precision=precision) == pytest.approx(round(expected, 4) * 100)
 
 
-def test_top_label_ece_pools_both_classes_positive_does_not():
+@PRECISIONS
+def test_top_label_ece_pools_both_classes_positive_does_not(precision):
     # items with positive posterior 0.2 and 0.8 share a top-label bin but not a positive-class bin
     P = np.array([[0.8, 0.2], [0.2, 0.8]])
     y = np.array([0, 1])
-    assert ece_top_label(P, y) == pytest.approx(4.0)  # confidence 0.8, accuracy 1
+    assert ece_top_label(P, y, precision=precision) == pytest.approx(
+        4.0
+    )  # confidence 0.8, accuracy 1
     assert ece_positive_class(P, y) == pytest.approx(100 * (0.5 * 0.2**2 + 0.5 * 0.2**2))
 
 
-def test_exact_zero_posteriors_are_handled():
+@PRECISIONS
+def test_exact_zero_posteriors_are_handled(precision):
     P = np.array([[1.0, 0.0], [0.0, 1.0]])
-    assert ece_top_label(P, np.array([0, 1])) == pytest.approx(0.0)
+    assert ece_top_label(P, np.array([0, 1]), precision=precision) == pytest.approx(0.0)
     # a tie is predicted as class 0 with confidence 0.5: right for label 0, gap 0.5 in its bin
     P = np.array([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]])
-    assert ece_top_label(P, np.array([0, 1, 0])) == pytest.approx(round(0.25 / 3, 4) * 100)
+    assert ece_top_label(P, np.array([0, 1, 0]), precision=precision) == pytest.approx(
+        round(0.25 / 3, 4) * 100
+    )
 
 
 def test_ece_rejects_non_stochastic_rows():
@@ -69,27 +80,34 @@ def top_label_oracle(posteriors, labels, n_bins=15):
     return round(ece_oracle(confidence, correct, n_bins, right_closed=True), 4) * 100
 
 
-def test_top_label_bins_are_closed_on_the_right():
+@PRECISIONS
+def test_top_label_bins_are_closed_on_the_right(precision):
     # with 2 bins the tie's confidence 0.5 is an edge: (0, .5] holds it alone, [.5, 1) would pool it
     P = np.array([[0.5, 0.5], [0.1, 0.9]])
     y = np.array([1, 1])  # the tie is predicted 0 (wrong), the other item is right
-    assert ece_top_label(P, y, n_bins=2) == pytest.approx(100 * (0.5 * 0.5**2 + 0.5 * 0.1**2))
-    assert ece_top_label(P, y, n_bins=2) != pytest.approx(100 * 0.2**2)  # the [l, u) value
+    assert ece_top_label(P, y, n_bins=2, precision=precision) == pytest.approx(
+        100 * (0.5 * 0.5**2 + 0.5 * 0.1**2)
+    )
+    assert ece_top_label(P, y, n_bins=2, precision=precision) != pytest.approx(
+        100 * 0.2**2
+    )  # the [l, u) value
 
 
-def test_top_label_tie_is_predicted_as_class_zero():
+@PRECISIONS
+def test_top_label_tie_is_predicted_as_class_zero(precision):
     # the tie (confidence .5) shares the bin (7/15, 8/15] with a right prediction at .52
     P = np.array([[0.5, 0.5], [0.48, 0.52]])
     y = np.array([1, 1])
     # tie wrong: accuracy 1/2 against confidence .51 (a tie read as class 1 would give .49**2)
-    assert ece_top_label(P, y) == pytest.approx(100 * 0.01**2, abs=1e-9)
+    assert ece_top_label(P, y, precision=precision) == pytest.approx(100 * 0.01**2, abs=1e-9)
 
 
-def test_a_confidence_of_one_shares_the_last_bin():
+@PRECISIONS
+def test_a_confidence_of_one_shares_the_last_bin(precision):
     # a wrong prediction made with certainty and a right one at .95 share the bin (14/15, 1]
     P = np.array([[0.0, 1.0], [0.05, 0.95]])
     y = np.array([0, 1])
-    assert ece_top_label(P, y) == pytest.approx(100 * round(0.475**2, 4))
+    assert ece_top_label(P, y, precision=precision) == pytest.approx(100 * round(0.475**2, 4))
     # positive-class ECE: 1.0 and .95 share the last, closed bin [14/15, 1]
     assert ece_positive_class(P, y) == pytest.approx(100 * 0.475**2)
 
@@ -106,8 +124,9 @@ def test_positive_class_bins_are_closed_on_the_left():
     assert ece_positive_class(P, y) != pytest.approx(100 * ece_oracle(scores, y, 15, True))
 
 
+@PRECISIONS
 @pytest.mark.parametrize("seed", range(5))
-def test_top_label_ece_equals_a_literal_loop_with_fifteen_bins(seed):
+def test_top_label_ece_equals_a_literal_loop_with_fifteen_bins(seed, precision):
     rng = np.random.default_rng(seed)
     positive = rng.uniform(0, 1, 200)
     # keep every confidence at least 1e-3 away from a bin edge (see the note above)
@@ -117,8 +136,12 @@ def test_top_label_ece_equals_a_literal_loop_with_fifteen_bins(seed):
     P = np.column_stack([1 - positive, positive])
     y = (rng.uniform(0, 1, len(positive)) < positive).astype(int)
     y[::7] = 1 - y[::7]  # a miscalibrated share so that the gaps are not all tiny
-    assert ece_top_label(P, y) == pytest.approx(top_label_oracle(P, y), abs=0.011)
-    assert ece_top_label(P, y) != pytest.approx(top_label_oracle(P, y, n_bins=10), abs=0.011)
+    assert ece_top_label(P, y, precision=precision) == pytest.approx(
+        top_label_oracle(P, y), abs=0.011
+    )
+    assert ece_top_label(P, y, precision=precision) != pytest.approx(
+        top_label_oracle(P, y, n_bins=10), abs=0.011
+    )
 
 
 @pytest.mark.parametrize("seed", range(3))
