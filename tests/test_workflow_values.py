@@ -49,9 +49,18 @@ def recompute_method(task, name, setup):
     except Exception as err:  # noqa: BLE001 - a fit failure marks every sample as an error
         failed = err
     fit_notes = list(getattr(method, "fit_notes", []) or [])
+    # the domain classifier's draws: one stream continued across the setup's samples in order
+    # (domain_stream: reference), or None for seeds derived per sample
+    stream = None
+    if CONFIG["domain_stream"] == "reference":
+        stream = np.random.RandomState()
+        stream.set_state(setup.stream_state)
     rows = []
     for sample_id, indices in enumerate(setup.sample_indices):
-        posteriors = setup.pool.posteriors[indices]
+        if LABEL["sample_posteriors"] == "per_sample":
+            posteriors = setup.sample_posteriors[sample_id]
+        else:
+            posteriors = setup.pool.posteriors[indices]
         labels = setup.pool.labels[indices]
         row = {
             "task": task,
@@ -65,7 +74,12 @@ def recompute_method(task, name, setup):
         if failed is not None:
             row["status"] = "error"
             continue
-        context = SampleContext(setup.setting.key, sample_id, setup.setting.seed)
+        context = SampleContext(
+            setup.setting.key,
+            sample_id,
+            setup.setting.seed,
+            draws=None if stream is None else (lambda *parts: stream),
+        )
         try:
             output = method.apply(Sample(posteriors, setup.pool.features[indices]), context)
         except Exception:  # noqa: BLE001
@@ -76,7 +90,7 @@ def recompute_method(task, name, setup):
         if task == "calibration":
             calibrated = np.asarray(output, dtype=float)
             top, positive = (
-                ece_top_label(calibrated, labels),
+                ece_top_label(calibrated, labels, precision=CONFIG["ece_precision"]),
                 ece_positive_class(calibrated, labels),
             )
             row.update(
@@ -110,10 +124,16 @@ def recomputed(tmp_path_factory):
             splits, LABEL["sample_size"], LABEL["n_samples"], CONFIG["seed"]
         )
         for classifier in LABEL["classifiers"]:
-            _, posteriors = train_and_predict(splits, classifier, CONFIG["seed"])
+            _, posteriors = train_and_predict(splits, classifier, CONFIG["seed"], samples=samples)
             accuracies.append((classifier, dataset, float(posteriors["test_accuracy"])))
             setup = load_label_setup(
-                splits, posteriors, samples, dataset, classifier, CONFIG["seed"]
+                splits,
+                posteriors,
+                samples,
+                dataset,
+                classifier,
+                CONFIG["seed"],
+                sample_posteriors=LABEL["sample_posteriors"],
             )
             for task, methods in CONFIG["methods"]["label"].items():
                 for name in methods:
