@@ -160,7 +160,8 @@ rule provenance:
     params:
         config=config,
         code=library_version(),
-        repository=REPOSITORY,
-        lock_file=f"{REPOSITORY}/requirements.lock",
+        # relative to the working directory, so that a moved or copied run is not re-planned
+        repository=os.path.relpath(REPOSITORY),
+        lock_file=os.path.relpath(f"{REPOSITORY}/requirements.lock"),
     script:
         "../scripts/provenance.py"
