@@ -33,7 +33,7 @@ def setups(tmp_path_factory):
     samples = label_shift_samples(splits, sample_size=250, n_samples=N_SAMPLES, seed=0)
     out = []
     for classifier in ("LR", "kNN"):
-        _, posteriors = train_and_predict(splits, classifier, seed=0)
+        _, posteriors = train_and_predict(splits, classifier, seed=0, samples=samples)
         out.append(load_label_setup(splits, posteriors, samples, "cmc.3", classifier, seed=0))
     return out
 
