@@ -29,6 +29,8 @@ from unishift.multiclass.base import from_binary_sample, from_binary_setting
 # multiclass parameters that reproduce the binary label-shift table's column
 OVERRIDES = {("calibration", "CPCS"): {"logits": "P"}, ("calibration", "TransCal"): {"logits": "S"}}
 TOLERANCE = 1e-10
+# the binary run's ece_precision (its default float32 arithmetic); --ece-precision changes it
+ECE_PRECISION = "float32"
 # binary calibration columns whose multiclass form is a different construction for k = 2 (top-label
 # cells instead of bins of p_1): compared by their mean top-label ECE, not sample by sample
 RELATED = {
@@ -75,7 +77,7 @@ def compare(task, name, spec, setup, binary: pd.DataFrame) -> float:
             pairs = [(float(output), record.estimate)]
         else:
             pairs = [
-                (mcm.ece_top_label(output, labels), record.ece),
+                (mcm.ece_top_label(output, labels, arithmetic=ECE_PRECISION), record.ece),
                 (mcm.brier(output, labels), record.brier),
             ]
         worst = max([worst] + [abs(a - b) for a, b in pairs])
@@ -96,7 +98,7 @@ def related(results: Path, all_setups) -> int:
                 sample, labels = setup.sample(sample_id)
                 context = SampleContext(setup.setting.key, sample_id, seed=setup.setting.seed)
                 output = method.apply(from_binary_sample(sample), context)
-                eces.append(mcm.ece_top_label(output, labels))
+                eces.append(mcm.ece_top_label(output, labels, arithmetic=ECE_PRECISION))
         print(
             f"{binary_name} (binary) {binary['ece'].mean():.3f} vs {name} (multiclass form, "
             f"k = 2) {np.mean(eces):.3f} mean top-label ECE over {len(eces)} samples",
@@ -113,7 +115,10 @@ def main() -> int:
     parser.add_argument(
         "--related", action="store_true", help="compare the RELATED calibrators' mean ECE instead"
     )
+    parser.add_argument("--ece-precision", choices=["float32", "float64"], default="float32")
     args = parser.parse_args()
+    global ECE_PRECISION
+    ECE_PRECISION = args.ece_precision
     from threadpoolctl import threadpool_limits
 
     # the evaluation jobs of the binary run used one BLAS thread; SLSQP (LEAP's fallback, KDEy) sees

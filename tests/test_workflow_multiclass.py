@@ -68,9 +68,13 @@ def test_records_hold_every_sample_with_k_columns(multiclass_run):
     k_of = {"cmc": 3, "yeast": 4}
     for path in sorted((work / RESULTS / "eval" / "label").glob("*/*.csv")):
         records = pd.read_csv(path)
-        assert len(records) == len(LABEL["datasets"]) * len(LABEL["classifiers"]) * LABEL["n_samples"]
+        assert (
+            len(records) == len(LABEL["datasets"]) * len(LABEL["classifiers"]) * LABEL["n_samples"]
+        )
         assert (records["n_classes"] == records["dataset"].map(k_of)).all(), path
-        assert (records["status"] != "error").all(), records.loc[records.status == "error", "reason"]
+        assert (records["status"] != "error").all(), records.loc[
+            records.status == "error", "reason"
+        ]
         if path.parent.name == "quantification":
             lengths = records["estimated_prevalence"].map(lambda v: len(json.loads(v)))
             assert (lengths == records["n_classes"]).all()
@@ -107,7 +111,9 @@ def recompute(task, name, setup) -> pd.DataFrame:
         labels = setup.pool.labels[indices]
         posteriors = setup.pool.posteriors[indices]
         sample = MulticlassSample(posteriors, setup.pool.features[indices])
-        output = method.apply(sample, SampleContext(setup.setting.key, sample_id, setup.setting.seed))
+        output = method.apply(
+            sample, SampleContext(setup.setting.key, sample_id, setup.setting.seed)
+        )
         truth = np.bincount(labels, minlength=k) / len(labels)
         row = {"dataset": setup.dataset, "classifier": setup.classifier, "sample_id": sample_id}
         # shift intensity: QuaPy's AE between the sample's and the 70 % portion's prevalence
@@ -148,7 +154,9 @@ def test_records_equal_a_recomputation_from_the_definitions(multiclass_run, setu
     merged = written.merge(ours, on=["dataset", "classifier", "sample_id"], suffixes=("", "_ours"))
     assert len(merged) == len(written) == len(ours)
     for column in [c for c in ours.columns if c not in ("dataset", "classifier", "sample_id")]:
-        np.testing.assert_allclose(merged[column], merged[f"{column}_ours"], **CLOSE, err_msg=column)
+        np.testing.assert_allclose(
+            merged[column], merged[f"{column}_ours"], **CLOSE, err_msg=column
+        )
     # the table's cell is the mean error of the setup's samples
     cells = pd.read_csv(work / RESULTS / "tables" / f"{task}_label.csv")
     cells = cells[cells["method"] == name].set_index(["classifier", "dataset"])["mean_error"]

@@ -7,9 +7,17 @@ import sys
 
 from snakemake.utils import validate
 
-from unishift.codeversion import library_version, module_closure, script_imports, version_of
+from unishift.codeversion import (
+    library_version,
+    module_closure,
+    script_imports,
+    version_of,
+)
 from unishift.methods.base import SHIFTS, TASKS
-from unishift.multiclass.checks import check_multiclass_config, check_multiclass_intermediates
+from unishift.multiclass.checks import (
+    check_multiclass_config,
+    check_multiclass_intermediates,
+)
 from unishift.workflow_checks import check_config_files, check_intermediates
 
 check_config_files(workflow.overwrite_configfiles or workflow.configfiles)
@@ -32,7 +40,8 @@ include: "covariate_common.smk"
 
 def multiclass_code_version(script):
     """Every library module the script reaches, the method packages included (the multiclass
-    methods wrap binary ones), so that any change to a method re-runs the multiclass evaluations."""
+    methods wrap binary ones), so that any change to a method re-runs the multiclass evaluations.
+    """
     return version_of(module_closure(script_imports(SCRIPTS / script)))
 
 
@@ -141,7 +150,8 @@ def all_outputs():
 
 rule multiclass_uci_dataset:
     """One UCI multiclass data set through QuaPy's loader (offline copies pre-seed its cache), classes
-    below the minimum support dropped, split 70/30, standardised, the 70 % split 50/50."""
+    below the minimum support dropped, split 70/30, standardised, the 70 % split 50/50.
+    """
     output:
         f"{RESULTS}/data/label/{{dataset}}/split.npz",
     log:
@@ -178,7 +188,8 @@ rule multiclass_label_samples:
 
 rule multiclass_train_classifier:
     """Train one classifier on the classifier-training half; n x k posteriors of the three parts (a
-    classifier that does not output one column per class fails here, before any evaluation)."""
+    classifier that does not output one column per class fails here, before any evaluation).
+    """
     input:
         splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
     output:

@@ -17,4 +17,6 @@ result = build_multiclass_table(
     alpha=params.alpha,
 )
 build_cd(result, Path(snakemake.output.cd_tex).parent, alpha=params.alpha)
-log.info("multiclass table and CD diagram of %s under %s shift written", wildcards.task, wildcards.shift)
+log.info(
+    "multiclass table and CD diagram of %s under %s shift written", wildcards.task, wildcards.shift
+)

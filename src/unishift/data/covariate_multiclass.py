@@ -94,7 +94,12 @@ def lm_accuracies_k(
             key = "test" if target == source else f"target_{target}"
             if key in sets:
                 rows.append(
-                    {"model": model, "source": source, "target": target, "accuracy": accuracy_k(sets[key])}
+                    {
+                        "model": model,
+                        "source": source,
+                        "target": target,
+                        "accuracy": accuracy_k(sets[key]),
+                    }
                 )
     return pd.DataFrame(rows, columns=["model", "source", "target", "accuracy"])
 

@@ -136,9 +136,7 @@ def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
             shapes = {key: arrays[key].shape for key in ("P_h", "P_val", "P_test") if key in arrays}
         wrong = {key: shape for key, shape in shapes.items() if len(shape) != 2 or shape[1] != k}
         if wrong:
-            found.append(
-                (str(path), f"posteriors of shape {wrong} for a data set of {k} classes")
-            )
+            found.append((str(path), f"posteriors of shape {wrong} for a data set of {k} classes"))
     return found
 
 

@@ -161,7 +161,9 @@ def evaluate_multiclass_setup(
         context.notes.extend(fit_notes)
         tick = time.perf_counter()
         try:
-            record.update(score(task, method.apply(sample, context), sample, labels, ece, arithmetic))
+            record.update(
+                score(task, method.apply(sample, context), sample, labels, ece, arithmetic)
+            )
             status, reason = _status(context.notes)
         except Exception as err:
             status, reason = "error", f"{type(err).__name__}: {err}"
