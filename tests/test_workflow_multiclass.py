@@ -184,3 +184,8 @@ def test_a_binary_only_method_fails_before_any_job_with_its_reason(tmp_path):
     message = result.stdout + result.stderr
     assert "'LasCal' is binary-only in unishift: needs a k-class RLLS solver" in message
     assert not (work / "results" / "multiclass").exists()
+
+
+def test_the_multiclass_rules_lint_clean():
+    result = snakemake("--lint", "--configfile", "config/multiclass.yaml")
+    assert "Congratulations, your workflow is in a good condition" in result.stdout + result.stderr
