@@ -187,8 +187,10 @@ rule multiclass_evaluate:
         f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
     benchmark:
         f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}.tsv"
+    # the multiclass CPCS / TransCal wrap the binary classes, whose REF arithmetic calls torch
+    # at run time: lm.yaml is the environment that holds torch besides the core packages
     conda:
-        "../envs/core.yaml"
+        "../envs/lm.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -224,6 +226,7 @@ rule multiclass_tables:
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
+        method_info=lambda wc: display_info(wc.task, methods_of(wc.shift, wc.task)),
         alpha=config["alpha"],
         code=multiclass_code_version("multiclass_tables.py"),
     script:
@@ -246,6 +249,7 @@ rule multiclass_error_by_shift:
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
+        method_info=lambda wc: display_info(wc.task, methods_of(wc.shift, wc.task)),
         code=multiclass_code_version("multiclass_error_by_shift.py"),
     script:
         "../scripts/multiclass_error_by_shift.py"

@@ -1,5 +1,5 @@
 from unishift.data.covariate_multiclass import load_covariate_setup_k
-from unishift.data.label_shift_multiclass import load_multiclass_label_setup
+from unishift.data.multiclass_setup import load_multiclass_label_setup
 from unishift.io import read_npz, write_csv
 from unishift.jobs import start_job
 from unishift.multiclass.evaluation import evaluate_multiclass_method

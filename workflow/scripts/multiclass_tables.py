@@ -14,6 +14,7 @@ result = build_multiclass_table(
     classifiers=params.classifiers,
     datasets=params.datasets,
     n_samples=params.n_samples,
+    method_info={name: tuple(info) for name, info in params.method_info.items()},
     alpha=params.alpha,
 )
 build_cd(result, Path(snakemake.output.cd_tex).parent, alpha=params.alpha)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.data.covariate import SHIFT, concatenate, read_lm_outputs, softmax
-from unishift.data.label_shift_multiclass import MulticlassSetup
+from unishift.data.multiclass_setup import MulticlassSetup
 from unishift.io import read_npz
 from unishift.multiclass.base import MulticlassLabelledSet, MulticlassSetting
 

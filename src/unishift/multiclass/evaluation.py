@@ -29,29 +29,8 @@ from unishift.evaluation import _status
 from unishift.methods.base import TASKS, SampleContext
 from unishift.metrics import multiclass as mcm
 from unishift.multiclass.base import MulticlassMethod, simplex_check
+from unishift.multiclass.records import MULTICLASS_RECORD_COLUMNS
 
-MULTICLASS_RECORD_COLUMNS = (
-    "shift",
-    "task",
-    "method",
-    "classifier",
-    "dataset",
-    "n_classes",
-    "sample_id",
-    "shift_intensity",
-    "true_value",
-    "estimate",
-    "error",
-    "true_prevalence",
-    "estimated_prevalence",
-    "ae",
-    "rae",
-    "ece",
-    "ece_classwise",
-    "brier",
-    "status",
-    "reason",
-)
 ECE_CHOICES = ("top_label", "classwise")
 
 

@@ -5,7 +5,9 @@ What differs is only what the binary code looks up: the per-sample files have th
 columns (read and validated here), and display names and column groups come from the multiclass
 catalogue (passed as ``method_info``). The tables, Wilcoxon bolding, win rates, ranks, CD diagrams
 and plots are the binary functions, which read ``error`` (or ``brier``) per (method, classifier,
-dataset, sample_id). There are no paper numbers to compare with, so no reproduction pages.
+dataset, sample_id). ``method_info`` (name -> (display, group)) comes from the multiclass catalogue
+(:func:`unishift.multiclass.catalogue.method_info`; the workflow passes it as a parameter, so that
+the report jobs import no method). There are no paper numbers to compare with, so no reproduction pages.
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.io import DamagedFileError, csv_problem
-from unishift.multiclass.catalogue import get_method
-from unishift.multiclass.evaluation import MULTICLASS_RECORD_COLUMNS
+from unishift.multiclass.records import MULTICLASS_RECORD_COLUMNS
 from unishift.report.appendix import write_accuracy_tex
 from unishift.report.pipeline import TABLE_WIDTH, build_cd, table_name
 from unishift.report.plots import plot_error_by_shift
@@ -100,11 +101,6 @@ def load_multiclass_records(paths: Iterable[str | Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def method_info(task: str, names: Iterable[str]) -> dict[str, tuple[str, str]]:
-    """name -> (display, group) from the multiclass catalogue, for the binary reporting code."""
-    return {name: (get_method(task, name).display, get_method(task, name).group) for name in names}
-
-
 def _records(files, methods, classifiers, datasets, n_samples) -> pd.DataFrame:
     files = list(files)
     records = load_multiclass_records(files)
@@ -126,6 +122,7 @@ def build_multiclass_table(
     datasets: list[str] | None = None,
     n_samples: int | None = None,
     alpha: float = ALPHA,
+    method_info: dict[str, tuple[str, str]] | None = None,
 ) -> TableResult:
     """``<name>.csv``, ``<name>_summary.csv`` and ``<name>.tex`` as :func:`unishift.report.pipeline.
     build_table` writes them, from multiclass per-sample files."""
@@ -140,7 +137,7 @@ def build_multiclass_table(
         datasets,
         n_samples,
         alpha,
-        method_info=method_info(task, methods),
+        method_info=method_info,
     )
     out_dir = Path(out_dir)
     name = table_name(task, shift, metric)
@@ -160,6 +157,7 @@ def build_multiclass_error_by_shift(
     classifiers: list[str] | None = None,
     datasets: list[str] | None = None,
     n_samples: int | None = None,
+    method_info: dict[str, tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     records = _records(result_files, methods, classifiers, datasets, n_samples)
     chosen = [(m, c) for m, c in PLOT_METHODS[task] if m in methods]
@@ -174,7 +172,7 @@ def build_multiclass_error_by_shift(
         shift,
         [out_dir / f"{stem}.pdf", out_dir / f"{stem}.png"],
         methods=chosen,
-        method_info=method_info(task, [m for m, _ in chosen]),
+        method_info=method_info,
     )
 
 
@@ -184,7 +182,6 @@ __all__ = [
     "build_multiclass_error_by_shift",
     "build_multiclass_table",
     "load_multiclass_records",
-    "method_info",
     "read_multiclass_records",
     "write_accuracy_tex",
 ]
