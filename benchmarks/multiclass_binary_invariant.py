@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.data.label_shift import load_label_setup
+from unishift.evaluation import _domain_draws
 from unishift.io import read_npz
 from unishift.methods.base import SampleContext
 from unishift.metrics import multiclass as mcm
@@ -29,6 +30,10 @@ from unishift.multiclass.base import from_binary_sample, from_binary_setting
 # multiclass parameters that reproduce the binary label-shift table's column
 OVERRIDES = {("calibration", "CPCS"): {"logits": "P"}, ("calibration", "TransCal"): {"logits": "S"}}
 TOLERANCE = 1e-10
+# the binary run's ece_precision (its default float32 arithmetic); --ece-precision changes it
+ECE_PRECISION = "float32"
+# the binary run's domain_stream (its default); --domain-stream changes it
+DOMAIN_STREAM = "reference"
 # binary calibration columns whose multiclass form is a different construction for k = 2 (top-label
 # cells instead of bins of p_1): compared by their mean top-label ECE, not sample by sample
 RELATED = {
@@ -60,11 +65,17 @@ def compare(task, name, spec, setup, binary: pd.DataFrame) -> float:
         from_binary_setting(setup.setting)
     )
     rows = binary[(binary.dataset == setup.dataset) & (binary.classifier == setup.classifier)]
+    # the binary run's domain-classifier draws (CPCS, TransCal): with domain_stream "reference" one
+    # stream continued across the samples in order, as the binary driver feeds it
+    draws = _domain_draws(setup, DOMAIN_STREAM)
     worst = 0.0
-    for record in rows.itertuples():
+    for record in rows.sort_values("sample_id").itertuples():
         sample, labels = setup.sample(int(record.sample_id))
         context = SampleContext(
-            setting_key=setup.setting.key, sample_id=int(record.sample_id), seed=setup.setting.seed
+            setting_key=setup.setting.key,
+            sample_id=int(record.sample_id),
+            seed=setup.setting.seed,
+            draws=draws,
         )
         output = method.apply(from_binary_sample(sample), context)
         if record.status == "error":
@@ -75,7 +86,7 @@ def compare(task, name, spec, setup, binary: pd.DataFrame) -> float:
             pairs = [(float(output), record.estimate)]
         else:
             pairs = [
-                (mcm.ece_top_label(output, labels), record.ece),
+                (mcm.ece_top_label(output, labels, arithmetic=ECE_PRECISION), record.ece),
                 (mcm.brier(output, labels), record.brier),
             ]
         worst = max([worst] + [abs(a - b) for a, b in pairs])
@@ -96,7 +107,7 @@ def related(results: Path, all_setups) -> int:
                 sample, labels = setup.sample(sample_id)
                 context = SampleContext(setup.setting.key, sample_id, seed=setup.setting.seed)
                 output = method.apply(from_binary_sample(sample), context)
-                eces.append(mcm.ece_top_label(output, labels))
+                eces.append(mcm.ece_top_label(output, labels, arithmetic=ECE_PRECISION))
         print(
             f"{binary_name} (binary) {binary['ece'].mean():.3f} vs {name} (multiclass form, "
             f"k = 2) {np.mean(eces):.3f} mean top-label ECE over {len(eces)} samples",
@@ -113,7 +124,11 @@ def main() -> int:
     parser.add_argument(
         "--related", action="store_true", help="compare the RELATED calibrators' mean ECE instead"
     )
+    parser.add_argument("--ece-precision", choices=["float32", "float64"], default="float32")
+    parser.add_argument("--domain-stream", choices=["reference", "per_sample"], default="reference")
     args = parser.parse_args()
+    global ECE_PRECISION, DOMAIN_STREAM
+    ECE_PRECISION, DOMAIN_STREAM = args.ece_precision, args.domain_stream
     from threadpoolctl import threadpool_limits
 
     # the evaluation jobs of the binary run used one BLAS thread; SLSQP (LEAP's fallback, KDEy) sees

@@ -22,7 +22,10 @@ spec.loader.exec_module(environments)
 
 ENV_FILES = sorted((REPO / "workflow" / "envs").glob("*.yaml"))
 # Imported only under a guard, for information (the GPU driver version), never needed to run.
-OPTIONAL_IMPORTS = {"pynvml"}
+# pynvml: GPU descriptions, optional. cvxpy: LasCal's oracle solver (solver="cvxpy"), imported
+# inside that function only, which no workflow path calls (the multiclass CPCS/TransCal wrap the
+# binary classes, whose module holds it; the binary rules reach it through the registry alike).
+OPTIONAL_IMPORTS = {"pynvml", "cvxpy"}
 
 
 def _pip_entries(path: Path) -> list[str]:

@@ -38,11 +38,19 @@ def setups(tmp_path_factory):
     return out
 
 
-def outputs(method, setting, samples, convert):
+def outputs(method, setting, samples, convert, stream_seed=None):
+    """The method's output on each sample; with ``stream_seed`` every random draw continues one
+    stream across the samples (the binary branch's domain_stream "reference")."""
     method.fit(from_binary_setting(setting) if convert else setting)
+    draws = None
+    if stream_seed is not None:
+        stream = np.random.RandomState(stream_seed)
+        draws = lambda *parts: stream  # noqa: E731
     results = []
     for sample_id, sample in enumerate(samples):
-        context = SampleContext(setting_key=setting.key, sample_id=sample_id, seed=setting.seed)
+        context = SampleContext(
+            setting_key=setting.key, sample_id=sample_id, seed=setting.seed, draws=draws
+        )
         sample = from_binary_sample(sample) if convert else sample
         results.append(np.asarray(method.apply(sample, context), dtype=float))
     return results
@@ -106,6 +114,30 @@ def test_multiclass_twin_reproduces_the_binary_method(setups, task, binary_name,
                 atol=TOLERANCE,
                 err_msg=f"{name} on {setup.key}, sample {sample_id}",
             )
+
+
+STREAM_TWINS = [t for t in TWINS if t[1].startswith(("CPCS", "TransCal"))]
+
+
+@pytest.mark.parametrize(
+    "task, binary_name, name, overrides", STREAM_TWINS, ids=[t[2] for t in STREAM_TWINS]
+)
+def test_twins_consume_a_continuing_random_stream_in_the_binary_order(
+    setups, task, binary_name, name, overrides
+):
+    """With one stream continued across samples and parts (the binary default), the draws of the
+    domain classifier must come in the same order: the predicted-class parts are visited highest
+    class first, as the binary adaptations visit predicted positives then negatives."""
+    setup = setups[0]
+    samples = binary_samples(setup)[:4]
+    binary = get_method(task, binary_name, "label").build("label")
+    twin = catalogue.get_method(task, name).build("label", overrides)
+    expected = outputs(binary, setup.setting, samples, convert=False, stream_seed=7)
+    actual = outputs(twin, setup.setting, samples, convert=True, stream_seed=7)
+    for sample_id, (b, m) in enumerate(zip(expected, actual)):
+        np.testing.assert_allclose(
+            scalar(task, m), b, rtol=0, atol=TOLERANCE, err_msg=f"{name}, sample {sample_id}"
+        )
 
 
 def test_every_catalogued_binary_twin_is_checked():

@@ -61,7 +61,12 @@ BINARY_EDGE_CASES = [
 def test_two_classes_reproduce_the_binary_metrics_on_edge_values(case):
     posteriors = BINARY_EDGE_CASES[case]
     for labels in (np.zeros(len(posteriors), int), np.arange(len(posteriors)) % 2):
-        assert mc.ece_top_label(posteriors, labels) == binary_ece(posteriors, labels)
+        assert mc.ece_top_label(posteriors, labels) == binary_ece(
+            posteriors, labels, precision="float64"
+        )
+        assert mc.ece_top_label(posteriors, labels, arithmetic="float32") == binary_ece(
+            posteriors, labels, precision="float32"
+        )
         assert mc.brier(posteriors, labels) == pytest.approx(
             binary_brier(posteriors, labels), abs=1e-12
         )
@@ -80,7 +85,9 @@ def test_two_classes_reproduce_the_binary_metrics(seed, n_items, grid):
         positive = np.round(positive * grid) / grid
     posteriors = np.column_stack([1 - positive, positive])
     labels = rng.integers(0, 2, n_items)
-    assert abs(mc.ece_top_label(posteriors, labels) - binary_ece(posteriors, labels)) <= 1e-10
+    for arithmetic in ("float64", "float32"):
+        ours = mc.ece_top_label(posteriors, labels, arithmetic=arithmetic)
+        assert abs(ours - binary_ece(posteriors, labels, precision=arithmetic)) <= 1e-10
     assert abs(mc.brier(posteriors, labels) - binary_brier(posteriors, labels)) <= 1e-10
     prevalence = np.array([1 - labels.mean(), labels.mean()])
     estimate = np.array([1 - positive.mean(), positive.mean()])

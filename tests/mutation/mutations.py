@@ -983,3 +983,44 @@ HELD_OUT = [
     ),
 ]
 MUTATIONS += [replace(held, held_out=True) for held in HELD_OUT]
+
+# ---------------------------------------------------------------- multiclass branch (issue 14)
+MULTICLASS_TESTS = ("tests/test_multiclass_checks.py", "tests/test_multiclass_binary_invariant.py")
+MUTATIONS += [
+    m(
+        "MC1",
+        "multiclass",
+        SRC + "multiclass/adapt/common.py",
+        "for cls in reversed(range(self.n_classes_)):",
+        "for cls in range(self.n_classes_):",
+        "partitioned multiclass adaptations visit the parts in class order (other stream draws)",
+        tests=MULTICLASS_TESTS,
+    ),
+    m(
+        "MC2",
+        "multiclass",
+        SRC + "data/uci_multiclass.py",
+        "if kept <= 2:",
+        "if kept < 2:",
+        "a data set left with two classes passes the minimum-support check",
+        tests=MULTICLASS_TESTS,
+    ),
+    m(
+        "MC3",
+        "multiclass",
+        SRC + "multiclass/checks.py",
+        "if shift not in spec.shifts:",
+        "if shift not in spec.shifts and False:",
+        "a method of the other shift passes the multiclass config check",
+        tests=MULTICLASS_TESTS,
+    ),
+    m(
+        "MC4",
+        "multiclass",
+        SRC + "metrics/multiclass.py",
+        'if arithmetic == "float32":',
+        'if arithmetic == "float32" and False:',
+        "the multiclass float32 top-label ECE falls back to another arithmetic",
+        tests=("tests/test_multiclass_metrics.py",),
+    ),
+]

@@ -65,6 +65,8 @@ sets, model_object, report = run_finetune(
     device,
     workdir,
     revision=revision,
+    # the multiclass branch's rule passes its number of classes; the binary rule has two
+    num_labels=getattr(snakemake.params, "num_labels", 2),
 )
 report["model_name"] = snakemake.wildcards.model
 report["gpu"] = gpu

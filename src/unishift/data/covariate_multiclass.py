@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from unishift.data.covariate import SHIFT, concatenate, read_lm_outputs, softmax
-from unishift.data.label_shift_multiclass import MulticlassSetup
+from unishift.data.multiclass_setup import MulticlassSetup
 from unishift.io import read_npz
 from unishift.multiclass.base import MulticlassLabelledSet, MulticlassSetting
 
@@ -81,4 +82,26 @@ def accuracy_k(arrays: dict) -> float:
     return float(np.mean(np.argmax(logits, axis=1) == arrays["labels"]))
 
 
-__all__ = ["accuracy_k", "labelled_set_k", "load_covariate_setup_k"]
+def lm_accuracies_k(
+    caches: dict[tuple[str, str], str | Path | dict], domains: list[str]
+) -> pd.DataFrame:
+    """The appendix accuracy table (as :func:`unishift.data.covariate.lm_accuracies`) with the
+    k-class argmax accuracy: one row per (model, source, target); source == target is in-domain."""
+    rows = []
+    for (model, source), cache in caches.items():
+        sets = read_lm_outputs(cache) if not isinstance(cache, dict) else cache
+        for target in domains:
+            key = "test" if target == source else f"target_{target}"
+            if key in sets:
+                rows.append(
+                    {
+                        "model": model,
+                        "source": source,
+                        "target": target,
+                        "accuracy": accuracy_k(sets[key]),
+                    }
+                )
+    return pd.DataFrame(rows, columns=["model", "source", "target", "accuracy"])
+
+
+__all__ = ["accuracy_k", "labelled_set_k", "lm_accuracies_k", "load_covariate_setup_k"]

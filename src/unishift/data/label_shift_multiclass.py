@@ -10,18 +10,12 @@ sample's prevalence vector and the 70 % portion's (for two classes the binary |p
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from unishift.classifiers import make_classifier
+from unishift.data.multiclass_setup import MulticlassSetup, load_multiclass_label_setup
 from unishift.data.uci_multiclass import fetch_multiclass_dataset
-from unishift.multiclass.base import (
-    MulticlassLabelledSet,
-    MulticlassSample,
-    MulticlassSetting,
-)
 from unishift.protocols.multiclass import upp_indices_k
 
 
@@ -98,50 +92,6 @@ def multiclass_label_shift_samples(
         "prevalence": prevalence,
         "shift_intensity": np.mean(np.abs(prevalence - full), axis=1),
     }
-
-
-@dataclass
-class MulticlassSetup:
-    """One multiclass setup: what methods are fitted on, the test pool and the persisted samples."""
-
-    shift: str
-    classifier: str
-    dataset: str
-    setting: MulticlassSetting
-    pool: MulticlassLabelledSet
-    sample_indices: np.ndarray
-    shift_intensity: np.ndarray
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def n_classes(self) -> int:
-        return self.setting.n_classes
-
-    def sample(self, sample_id: int) -> tuple[MulticlassSample, np.ndarray]:
-        items = self.pool.subset(self.sample_indices[sample_id])
-        return MulticlassSample(items.posteriors, items.features, items.logits), items.labels
-
-
-def load_multiclass_label_setup(
-    splits: dict, posteriors: dict, samples: dict, dataset: str, classifier: str, seed: int
-) -> MulticlassSetup:
-    k = int(splits["n_classes"])
-    setting = MulticlassSetting(
-        validation=MulticlassLabelledSet(posteriors["P_val"], splits["y_val"], k, splits["X_val"]),
-        training=MulticlassLabelledSet(posteriors["P_h"], splits["y_h"], k, splits["X_h"]),
-        shift="label",
-        key=f"{dataset}/{classifier}",
-        seed=seed,
-    )
-    return MulticlassSetup(
-        shift="label",
-        classifier=classifier,
-        dataset=dataset,
-        setting=setting,
-        pool=MulticlassLabelledSet(posteriors["P_test"], splits["y_test"], k, splits["X_test"]),
-        sample_indices=np.asarray(samples["indices"], dtype=np.int64),
-        shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
-    )
 
 
 __all__ = [

@@ -113,10 +113,17 @@ def _accuracy(arrays: dict) -> float:
 
 
 def finetune_cached(
-    model_name, source_sets: dict, target_tests: dict, settings, device, workdir=None, revision=None
+    model_name,
+    source_sets: dict,
+    target_tests: dict,
+    settings,
+    device,
+    workdir=None,
+    revision=None,
+    num_labels: int = 2,
 ):
     """Train the head on the encoded source training split; logits for every cached set."""
-    _, model = load_classifier(model_name, settings.seed, revision=revision)
+    _, model = load_classifier(model_name, settings.seed, num_labels=num_labels, revision=revision)
     frozen = freeze_backbone(model)
     train = {
         "head_input": _head_input(source_sets["train"]),
@@ -157,9 +164,12 @@ def finetune_faithful(
     device,
     workdir=None,
     revision=None,
+    num_labels: int = 2,
 ):
     """Train through the full model, then extract every set in eval mode."""
-    tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
+    tokenizer, model = load_classifier(
+        model_name, settings.seed, num_labels=num_labels, revision=revision
+    )
     frozen = freeze_backbone(model)
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
         history = train_faithful(
@@ -204,12 +214,21 @@ def run_finetune(
     device,
     workdir=None,
     revision=None,
+    num_labels: int = 2,
 ):
-    """Dispatch on ``settings.mode``; returns (sets, model, report) with accuracies in the report."""
+    """Dispatch on ``settings.mode``; returns (sets, model, report) with accuracies in the report.
+    ``num_labels``: the head's classes (the multiclass branch's tweets have three)."""
     started = time.perf_counter()
     run = finetune_cached if settings.mode == "cached" else finetune_faithful
     sets, model, report = run(
-        model_name, inputs, target_inputs, settings, device, workdir, revision=revision
+        model_name,
+        inputs,
+        target_inputs,
+        settings,
+        device,
+        workdir,
+        revision=revision,
+        num_labels=num_labels,
     )
     report.update(
         model=model_name,

@@ -15,12 +15,12 @@ Every measure reduces to the binary one of :mod:`unishift.metrics.errors` when t
   QuaPy's additive smoothing eps = 1 / (2 * sample_size) for RAE.
 * ``cap_absolute_error``: |acc - acc_hat|.
 
-Arithmetic. The binary ECE is moving (issue 10) to a float32 default that reproduces the reference
-code's arithmetic, with float64 as an option. The binning step here is looked up by name in
-``BINNED_GAPS`` so that the same choice threads through; only ``"float64"`` is registered in this
-module. When the binary module gains its float32 binning, register it with
-``register_binned_gap("float32", fn)`` (fn(confidence, correct, n_bins) -> unrounded gap), and the
-n = 2 tests then compare both arithmetics.
+Arithmetic. ``ece_top_label(..., arithmetic="float32")`` is the binary tables' float32 arithmetic
+(issue 10: float32 bin edges, running sum and rounding, :func:`unishift.metrics.errors._ece_float32`)
+applied to the top-label confidence; ``"float64"`` (default) is the same definition in float64. Other
+arithmetics of the binning step are looked up by name in ``BINNED_GAPS``
+(``register_binned_gap(name, fn)``, fn(confidence, correct, n_bins) -> unrounded gap); the n = 2 tests
+compare both arithmetics with the binary ECE.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from unishift.metrics.errors import N_BINS
+from unishift.metrics.errors import N_BINS, _ece_float32
 
 Arithmetic = str
 BinnedGap = Callable[[np.ndarray, np.ndarray, int], float]
@@ -137,6 +137,9 @@ def ece_top_label(
     labels = check_labels(labels, posteriors.shape[1])
     confidence, predicted = top_label_confidence(posteriors)
     correct = (predicted == labels).astype(float)
+    if arithmetic == "float32":
+        # the binary tables' float32 arithmetic (edges, running sum and rounding), on the top label
+        return _ece_float32(confidence, correct, n_bins)
     return round(_binned_gap(arithmetic)(confidence, correct, n_bins), 4) * 100
 
 

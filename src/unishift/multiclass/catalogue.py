@@ -260,6 +260,11 @@ def get_method(task: str, name: str) -> MulticlassMethodSpec:
     raise ValueError(f"unknown multiclass {task} method {name!r}; valid ones are {valid}")
 
 
+def method_info(task: str, names) -> dict[str, tuple[str, str]]:
+    """name -> (display, group): what the binary reporting code needs to draw a multiclass column."""
+    return {name: (get_method(task, name).display, get_method(task, name).group) for name in names}
+
+
 def method_names(task: str) -> list[str]:
     return [name for t, name in _CATALOGUE if t == task]
 
@@ -274,5 +279,6 @@ __all__ = [
     "MulticlassMethodSpec",
     "all_methods",
     "get_method",
+    "method_info",
     "method_names",
 ]

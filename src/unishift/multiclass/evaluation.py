@@ -11,6 +11,7 @@ The record keeps the binary driver's columns, so that the reporting code (which 
 
 ``error`` is what the tables rank: top-label ECE (or class-wise with ``ece="classwise"``) for
 calibration, AE over the prevalence vector for quantification, |acc - acc_hat| for CAP.
+``arithmetic`` is the top-label ECE's (``"float32"``: the binary tables' float32 arithmetic).
 ``true_value`` / ``estimate`` hold the accuracy for CAP and stay empty for quantification (a vector
 has no scalar); for calibration they hold the top-label confidence's mean and the accuracy.
 """
@@ -28,29 +29,8 @@ from unishift.evaluation import _status
 from unishift.methods.base import TASKS, SampleContext
 from unishift.metrics import multiclass as mcm
 from unishift.multiclass.base import MulticlassMethod, simplex_check
+from unishift.multiclass.records import MULTICLASS_RECORD_COLUMNS
 
-MULTICLASS_RECORD_COLUMNS = (
-    "shift",
-    "task",
-    "method",
-    "classifier",
-    "dataset",
-    "n_classes",
-    "sample_id",
-    "shift_intensity",
-    "true_value",
-    "estimate",
-    "error",
-    "true_prevalence",
-    "estimated_prevalence",
-    "ae",
-    "rae",
-    "ece",
-    "ece_classwise",
-    "brier",
-    "status",
-    "reason",
-)
 ECE_CHOICES = ("top_label", "classwise")
 
 
@@ -58,7 +38,14 @@ def _vector(values) -> str:
     return json.dumps([round(float(v), 12) for v in values])
 
 
-def score(task: str, output: Any, sample, labels: np.ndarray, ece: str = "top_label") -> dict:
+def score(
+    task: str,
+    output: Any,
+    sample,
+    labels: np.ndarray,
+    ece: str = "top_label",
+    arithmetic: str = "float64",
+) -> dict:
     k = sample.n_classes
     labels = np.asarray(labels)
     truth = mcm.prevalence_vector(labels, k)
@@ -71,7 +58,7 @@ def score(task: str, output: Any, sample, labels: np.ndarray, ece: str = "top_la
         if not np.all(np.isfinite(calibrated)):
             raise ValueError("calibrator returned non-finite posteriors")
         top, classwise = (
-            mcm.ece_top_label(calibrated, labels),
+            mcm.ece_top_label(calibrated, labels, arithmetic=arithmetic),
             mcm.ece_classwise(calibrated, labels),
         )
         confidence, _ = mcm.top_label_confidence(calibrated)
@@ -113,6 +100,7 @@ def evaluate_multiclass_setup(
     setup,
     ece: str = "top_label",
     sample_ids: Iterable[int] | None = None,
+    arithmetic: str = "float64",
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Fit a fresh method on the setup, apply it to each sample; failures are recorded, not raised."""
     if task not in TASKS:
@@ -152,7 +140,9 @@ def evaluate_multiclass_setup(
         context.notes.extend(fit_notes)
         tick = time.perf_counter()
         try:
-            record.update(score(task, method.apply(sample, context), sample, labels, ece))
+            record.update(
+                score(task, method.apply(sample, context), sample, labels, ece, arithmetic)
+            )
             status, reason = _status(context.notes)
         except Exception as err:
             status, reason = "error", f"{type(err).__name__}: {err}"
@@ -165,7 +155,9 @@ def evaluate_multiclass_setup(
     }
 
 
-def evaluate_multiclass_method(task, method_name, shift, setups, params=None, ece="top_label"):
+def evaluate_multiclass_method(
+    task, method_name, shift, setups, params=None, ece="top_label", arithmetic="float64"
+):
     """Per-sample records and per-setup timings of one catalogued method, as data frames."""
     import pandas as pd
 
@@ -177,7 +169,12 @@ def evaluate_multiclass_method(task, method_name, shift, setups, params=None, ec
     records, timings = [], []
     for setup in setups:
         rows, timing = evaluate_multiclass_setup(
-            task, method_name, lambda: spec.build(shift, params), setup, ece=ece
+            task,
+            method_name,
+            lambda: spec.build(shift, params),
+            setup,
+            ece=ece,
+            arithmetic=arithmetic,
         )
         records.extend(rows)
         timings.append(

@@ -103,7 +103,10 @@ class PartitionedFit:
     def _parts(self, sample, context):
         """(class, inner method, test part, part context) for each non-empty prediction part."""
         masks = context.cached(("part-masks",), lambda: predicted_masks(sample))
-        for cls in range(self.n_classes_):
+        # highest class first: for k = 2 the binary adaptations' order (predicted positives, then
+        # negatives), so that a random stream continued across parts (the binary branch's
+        # domain_stream "reference") is consumed in the same order
+        for cls in reversed(range(self.n_classes_)):
             if masks[cls].any():
                 method = self.inner_.get(cls)
                 if method is None:

@@ -1,0 +1,18 @@
+from pathlib import Path
+
+from unishift.jobs import start_job
+from unishift.multiclass.report import build_multiclass_error_by_shift
+
+start_job(snakemake.log[0])
+params = snakemake.params
+build_multiclass_error_by_shift(
+    snakemake.input,
+    snakemake.wildcards.task,
+    snakemake.wildcards.shift,
+    Path(snakemake.output.pdf).parent,
+    methods=params.methods,
+    classifiers=params.classifiers,
+    datasets=params.datasets,
+    n_samples=params.n_samples,
+    method_info={name: tuple(info) for name, info in params.method_info.items()},
+)

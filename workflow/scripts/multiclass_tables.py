@@ -1,0 +1,23 @@
+from pathlib import Path
+
+from unishift.jobs import start_job
+from unishift.multiclass.report import build_cd, build_multiclass_table
+
+log = start_job(snakemake.log[0])
+params, wildcards = snakemake.params, snakemake.wildcards
+result = build_multiclass_table(
+    snakemake.input,
+    wildcards.task,
+    wildcards.shift,
+    methods=params.methods,
+    out_dir=Path(snakemake.output.cells).parent,
+    classifiers=params.classifiers,
+    datasets=params.datasets,
+    n_samples=params.n_samples,
+    method_info={name: tuple(info) for name, info in params.method_info.items()},
+    alpha=params.alpha,
+)
+build_cd(result, Path(snakemake.output.cd_tex).parent, alpha=params.alpha)
+log.info(
+    "multiclass table and CD diagram of %s under %s shift written", wildcards.task, wildcards.shift
+)

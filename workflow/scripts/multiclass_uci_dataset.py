@@ -1,0 +1,22 @@
+from unishift.data.label_shift_multiclass import prepare_multiclass_splits
+from unishift.io import write_npz
+from unishift.jobs import start_job
+
+log = start_job(snakemake.log[0])
+arrays, source = prepare_multiclass_splits(
+    snakemake.wildcards.dataset,
+    data_home=snakemake.params.data_home,
+    # not a tracked param: offline copies are verified to equal the originals
+    data_root=snakemake.config["data_root"],
+    seed=snakemake.params.seed,
+    min_class_support=snakemake.params.min_class_support,
+)
+log.info("%s from %s: %d classes", snakemake.wildcards.dataset, source, int(arrays["n_classes"]))
+log.info(
+    "classifier-training %d, validation %d, test pool %d items; prevalence of the 70%% portion %s",
+    len(arrays["y_h"]),
+    len(arrays["y_val"]),
+    len(arrays["y_test"]),
+    arrays["prevalence_full"].round(4).tolist(),
+)
+write_npz(snakemake.output[0], **arrays)
