@@ -728,9 +728,9 @@ MUTATIONS = [
         "protocols",
         SAMPLING,
         '        repeats=repeats,\n        random_state=seed,\n        return_type="index",\n'
-        "    )\n    return np.array(list(protocol()), dtype=np.int64)\n\n\ndef npp_indices",
+        "    )\n    items, state = _drain(protocol)",
         '        repeats=repeats,\n        random_state=seed + 1,\n        return_type="index",\n'
-        "    )\n    return np.array(list(protocol()), dtype=np.int64)\n\n\ndef npp_indices",
+        "    )\n    items, state = _drain(protocol)",
         "UPP drawn with the wrong seed",
     ),
     m(
