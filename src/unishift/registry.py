@@ -178,6 +178,17 @@ def _load_all() -> None:
     _loaded = True
 
 
+def use_plugins(modules: Iterable[str]) -> None:
+    """Add plugin modules to ``UNISHIFT_PLUGINS`` (which processes started from this one inherit)
+    and register them now if the registry was already scanned."""
+    wanted = [m for m in modules if m not in plugin_modules()]
+    if not wanted:
+        return
+    os.environ[PLUGINS_VARIABLE] = ",".join([*plugin_modules(), *wanted])
+    if _loaded:
+        reload()
+
+
 def reload() -> None:
     """Scan again (after installing a plugin or changing ``UNISHIFT_PLUGINS`` in this process)."""
     global _loaded
