@@ -46,6 +46,8 @@ def test_derived_names_and_displays():
     )
     assert adapted_display("c2q", "CPCS") == r"CPCS$_{\zeta 2 \rho}$"
     assert adapted_display("emq", "LasCal") == r"EMQ$^{\text{LasCal}}$"
+    assert adapted_display("c2a", r"$\beta$-Cal") == r"$\beta$-Cal$_{\zeta 2 \alpha}$"
+    assert adapted_display("q2c", r"$\mathrm{ACC}$") == r"$\mathrm{ACC}_{\rho 2\zeta}^{5\text{B}}$"
 
 
 def test_bins_and_doc_protocol_are_parameters():

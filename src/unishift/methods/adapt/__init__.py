@@ -113,7 +113,10 @@ def adapted_display(kind: str, inner_display: str) -> str:
     match = re.fullmatch(r"([^$]*)\$\^\{(.*)\}\$", inner_display)
     base, inner_sup = (match.group(1), match.group(2)) if match else (inner_display, "")
     superscript = "-".join(s for s in (inner_sup, spec.superscript) if s)
-    return f"{base}$_{{{spec.subscript}}}" + (f"^{{{superscript}}}" if superscript else "") + "$"
+    scripts = f"_{{{spec.subscript}}}" + (f"^{{{superscript}}}" if superscript else "")
+    if not match and base.endswith("$"):  # a display that ends in math mode: stay in it
+        return f"{base[:-1]}{scripts}$"
+    return f"{base}${scripts}$"
 
 
 def kinds_of(method_class: type, task: str) -> tuple[str, ...]:
@@ -144,6 +147,7 @@ def derived_adaptations(specs) -> list:
                 shift_defaults = {
                     shift: {"inner_params": dict(params)}
                     for shift, params in inner.shift_defaults.items()
+                    if shift in (row.shifts or inner.shifts)
                 }
             elif row.inner_params:
                 defaults["inner_params"] = dict(row.inner_params)
