@@ -1,69 +1,53 @@
-"""Every adapted column of the paper's tables (methods.md §1.1-1.6) is registered with the right
-task, shifts, display name and inner configuration, and runs end to end on a synthetic setting."""
+"""The adapted columns of the paper's tables: each column the paper prints (its transcription in
+``report/paper/cells.csv``) is registered under that shift with the paper's display name and group,
+and every adapted entry hands its inner parameters to the inner method it builds. That every entry
+runs end to end is the contract test's job (tests/test_method_contract.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from unishift.methods.adapt import KINDS, adapted_display, adapted_name
 from unishift.methods.base import LabelledSet, Sample, Setting, as_posteriors, fresh_context
 from unishift.registry import all_methods, get_method
+from unishift.report.paper import load_paper
 
-BOTH, CS, LS = ("label", "covariate"), ("covariate",), ("label",)
-
-# name -> (task, shifts, inner, inner task, inner parameters that must reach the inner method)
-ADAPTED = {
-    "PCC_q2c_5B": ("calibration", CS, "PCC", "quantification", {}),
-    "PACC_q2c_5B": ("calibration", BOTH, "PACC", "quantification", {}),
-    "EMQ_q2c_5B": (
-        "calibration",
-        BOTH,
-        "EMQ",
-        "quantification",
-        {"train_prevalence": "validation"},
-    ),
-    "KDEy_q2c_5B": ("calibration", BOTH, "KDEy", "quantification", {}),
-    "ATC_a2c_6B": ("calibration", BOTH, "ATC", "cap", {}),
-    "DoC_a2c_6B": ("calibration", BOTH, "DoC", "cap", {}),
-    "LEAP_a2c_6B": ("calibration", BOTH, "LEAP", "cap", {"quantifier": "KDEy"}),
-    "LEAP_PCC_a2c_6B": ("calibration", CS, "LEAP_PCC", "cap", {"quantifier": "PCC"}),
-    "ATC_a2q": ("quantification", BOTH, "ATC", "cap", {}),
-    "DoC_a2q": ("quantification", BOTH, "DoC", "cap", {}),
-    "LEAP_a2q": ("quantification", BOTH, "LEAP", "cap", {"quantifier": "KDEy"}),
-    "LEAP_PCC_a2q": ("quantification", CS, "LEAP_PCC", "cap", {"quantifier": "PCC"}),
-    "CPCS_c2q": ("quantification", BOTH, "CPCS", "calibration", {"logits": "P"}),
-    "TransCal_c2q": ("quantification", BOTH, "TransCal", "calibration", {"logits": "P"}),
-    "LasCal_c2q": ("quantification", BOTH, "LasCal", "calibration", {"logits": "P"}),
-    "Head2Tail_c2q": ("quantification", LS, "Head2Tail", "calibration", {"logits": "P"}),
-    "EMQ_LasCal": ("quantification", LS, "LasCal", "calibration", {"logits": "S"}),
-    "PCC_q2a": ("cap", CS, "PCC", "quantification", {}),
-    "PACC_q2a": ("cap", BOTH, "PACC", "quantification", {}),
-    "EMQ_q2a": ("cap", BOTH, "EMQ", "quantification", {"train_prevalence": "validation"}),
-    "EMQ_BCTS_q2a": ("cap", CS, "EMQ_BCTS", "quantification", {}),
-    "KDEy_q2a": ("cap", BOTH, "KDEy", "quantification", {}),
-    "CPCS_c2a": ("cap", BOTH, "CPCS", "calibration", {"logits": "S"}),
-    "TransCal_c2a": ("cap", BOTH, "TransCal", "calibration", {"logits": "S"}),
-    "LasCal_c2a": ("cap", BOTH, "LasCal", "calibration", {"logits": "P"}),
-    "DMCal_c2a": ("cap", BOTH, "DMCal", "calibration", {"n_bins": 10}),
-}
+PAPER_COLUMNS = sorted(
+    load_paper("cells")[["task", "shift", "method", "display", "group"]]
+    .drop_duplicates()
+    .itertuples(index=False, name=None)
+)
+# the adapters (an adapted method of its own, e.g. DMCal, has no inner method)
+ADAPTERS = sorted(key for key, spec in all_methods().items() if "inner" in spec.defaults)
 
 
-def test_the_adapted_columns_of_each_table_are_registered():
-    registered = {
-        (task, name) for (task, name), spec in all_methods().items() if spec.group == "adapted"
-    }
-    expected = {(task, name) for name, (task, *_rest) in ADAPTED.items()}
-    assert expected <= registered
+@pytest.mark.parametrize("task, shift, name, display, group", PAPER_COLUMNS)
+def test_every_paper_column_is_registered_as_printed(task, shift, name, display, group):
+    spec = get_method(task, name, shift)
+    assert (spec.display, spec.group) == (display, group)
 
 
-@pytest.mark.parametrize("name", sorted(ADAPTED))
-def test_adapted_entry_configuration(name):
-    task, shifts, inner, _, _ = ADAPTED[name]
-    spec = get_method(task, name)
-    assert spec.group == "adapted"
-    assert spec.shifts == shifts
-    assert spec.params(shifts[0])["inner"] == inner
-    assert "$" in spec.display
+def test_the_paper_has_adapted_columns_of_every_kind():
+    names = {name for _, _, name, _, group in PAPER_COLUMNS if group == "adapted"}
+    for kind in KINDS:
+        assert any(
+            name.endswith(KINDS[kind].suffix) if KINDS[kind].suffix else name.startswith("EMQ_")
+            for name in names
+        ), kind
+
+
+def test_derived_names_and_displays():
+    assert adapted_name("q2c", "KDEy") == "KDEy_q2c_5B"
+    assert adapted_name("emq", "LasCal") == "EMQ_LasCal"
+    assert (
+        adapted_display("a2c", r"LEAP$^{\text{PCC}}$")
+        == r"LEAP$_{\alpha 2\zeta}^{\text{PCC}-6\text{B}}$"
+    )
+    assert adapted_display("c2q", "CPCS") == r"CPCS$_{\zeta 2 \rho}$"
+    assert adapted_display("emq", "LasCal") == r"EMQ$^{\text{LasCal}}$"
+    assert adapted_display("c2a", r"$\beta$-Cal") == r"$\beta$-Cal$_{\zeta 2 \alpha}$"
+    assert adapted_display("q2c", r"$\mathrm{ACC}$") == r"$\mathrm{ACC}_{\rho 2\zeta}^{5\text{B}}$"
 
 
 def test_bins_and_doc_protocol_are_parameters():
@@ -76,11 +60,6 @@ def test_bins_and_doc_protocol_are_parameters():
         assert spec.params("covariate")["inner_params"] == {"protocol": "npp"}
     overridden = get_method("calibration", "PACC_q2c_5B").build("label", {"abscissa": "bin_centre"})
     assert overridden.abscissa == "bin_centre"
-
-
-def _inner_available(name):
-    _, _, inner, inner_task, _ = ADAPTED[name]
-    return (inner_task, inner) in all_methods()
 
 
 def _synthetic(seed, n, prevalence, with_logits):
@@ -107,35 +86,22 @@ def settings_by_shift():
     }
 
 
-@pytest.mark.parametrize(
-    "name, shift", [(name, shift) for name in sorted(ADAPTED) for shift in ADAPTED[name][1]]
-)
-def test_adapted_entry_runs_end_to_end(name, shift, settings_by_shift):
-    if not _inner_available(name):
-        pytest.skip(f"inner method {ADAPTED[name][2]!r} is not registered yet")
-    task, _, _, _, inner_params = ADAPTED[name]
-    setting = settings_by_shift[shift]
-    method = get_method(task, name, shift).build(shift).fit(setting)
-    inners = method.inner_.values() if isinstance(method.inner_, dict) else [method.inner_]
-    for inner in inners:
-        for key, value in inner_params.items():
-            assert getattr(inner, key) == value
-    for sample_id, prevalence in enumerate([0.1, 0.9]):
-        test = _synthetic(10 + sample_id, 250, prevalence, shift == "covariate")
-        sample = Sample(test.posteriors, test.features, test.logits)
-        output = method.apply(sample, fresh_context(setting, sample_id))
-        if task == "calibration":
-            assert output.shape == (250, 2)
-            assert np.all((output >= 0) & (output <= 1))
-            assert output.sum(axis=1) == pytest.approx(np.ones(250))
-        else:
-            assert 0.0 <= float(output) <= 1.0
+@pytest.mark.parametrize("task, name", ADAPTERS)
+def test_adapted_entries_hand_their_inner_parameters_to_the_inner_method(
+    task, name, settings_by_shift
+):
+    spec = get_method(task, name)
+    for shift in spec.shifts:
+        params = spec.params(shift)
+        method = spec.build(shift).fit(settings_by_shift[shift])
+        inners = method.inner_.values() if isinstance(method.inner_, dict) else [method.inner_]
+        for inner in inners:
+            assert inner.name == params["inner"]
+            for key, value in (params.get("inner_params") or {}).items():
+                assert getattr(inner, key) == value
 
 
 def test_c2a_methods_share_the_domain_weights_of_each_part(settings_by_shift):
-    for inner in ("CPCS", "TransCal"):
-        if ("calibration", inner) not in all_methods():
-            pytest.skip(f"inner method {inner!r} is not registered yet")
     from unishift.methods.calibration.shared import domain_weights_key
 
     setting = settings_by_shift["label"]

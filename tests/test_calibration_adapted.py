@@ -6,18 +6,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_calibration_support import context_for, make_setting, with_zero_posteriors
-from unishift.evaluation import SetupData, evaluate_setup
 from unishift.methods.base import LabelledSet, Sample, Setting, as_posteriors
 from unishift.methods.binning import postprocess_map
 from unishift.methods.calibration import DMCal, EMQBCTSCalibrator, EMQCalibrator, PacCalSigma
 from unishift.methods.calibration.shared import softmax
 from unishift.methods.quantification.qp_bridge import em
-from unishift.registry import get_method, method_names
-
-OUR_METHODS = [
-    "Head2Tail", "CPCS", "TransCal", "LasCal", "EMQ", "EMQ_BCTS",
-    "EMQ_TransCal", "EMQ_LasCal", "PacCal_sigma", "DMCal",
-]  # fmt: skip
 
 
 def _setting(validation_posteriors, validation_labels, train_labels=None):
@@ -203,29 +196,6 @@ def test_b1_imputes_missing_bins(values, data):
     y_in = np.where(missing, np.nan, values)
     _, y = postprocess_map((np.arange(b) + 0.5) / b, y_in)
     assert np.all(np.isfinite(y)) and np.all(np.diff(y) >= -1e-15)
-
-
-def _setup(shift, seed):
-    setting, _, draw = make_setting(seed=seed, shift=shift, logits=shift == "covariate")
-    pool, pool_labels = draw(600, 0.5, shift_x=0.2)
-    pool = LabelledSet(pool.posteriors, pool_labels, pool.features, pool.logits)
-    rng = np.random.default_rng(seed)
-    indices = np.array([rng.choice(600, 250) for _ in range(2)])
-    stream = np.random.RandomState(seed).get_state()  # what the domain classifier draws continue
-    return SetupData(shift, "LR", "toy", setting, pool, indices, np.zeros(2), stream_state=stream)
-
-
-@pytest.mark.parametrize("shift", ["label", "covariate"])
-def test_every_calibrator_runs_through_the_driver(shift):
-    setup = _setup(shift, seed=25)
-    ours = [n for n in method_names("calibration", shift) if n in OUR_METHODS]
-    assert len(ours) == 9
-    for name in ours:
-        spec = get_method("calibration", name, shift)
-        records, _ = evaluate_setup("calibration", name, lambda spec=spec: spec.build(shift), setup)
-        for record in records:
-            assert record["status"] in ("ok", "fallback"), (name, record["reason"])
-            assert 0 <= record["ece"] < 100 and np.isfinite(record["brier"])  # ECE x 100
 
 
 def test_softmax_of_sigma_is_the_logistic_of_2p_minus_1():

@@ -9,12 +9,8 @@ from tests.test_calibration_support import context_for, make_setting, with_zero_
 from unishift.methods.base import Sample
 from unishift.methods.calibration import CPCS, EMQLasCal, Head2Tail, LasCal, TransCal
 from unishift.methods.calibration import lascal as lascal_module
-from unishift.methods.calibration.shared import (
-    domain_weights_key,
-    fit_domain_weights,
-    lascal_key,
-    softmax,
-)
+from unishift.methods.calibration.lascal import lascal_key
+from unishift.methods.calibration.shared import domain_weights_key, fit_domain_weights, softmax
 from unishift.methods.quantification.qp_bridge import em
 from unishift.registry import get_method, method_names
 

@@ -237,25 +237,3 @@ def test_leap_with_kdey_is_close_to_the_truth_on_an_easy_problem():
         truth = float(np.mean(test.predictions == test.labels))
         estimate = leap.predict_accuracy(sample_of(test), fresh_context(setting_of(validation)))
         assert abs(estimate - truth) < 0.05
-
-
-# ---------------------------------------------------------------------------------------------- registry
-
-
-@pytest.mark.parametrize(
-    "name, shifts, display",
-    [
-        ("Naive", ("label", "covariate"), "Naive"),
-        ("ATC", ("label", "covariate"), "ATC"),
-        ("DoC", ("label", "covariate"), "DoC"),
-        ("LEAP", ("label", "covariate"), "LEAP"),
-        ("LEAP_PCC", ("covariate",), r"LEAP$^{\text{PCC}}$"),
-    ],
-)
-def test_cap_registry_entries(name, shifts, display):
-    spec = get_method("cap", name)
-    assert spec.shifts == shifts
-    assert spec.display == display
-    assert spec.group == ("baseline" if name == "Naive" else "reference")
-    for shift in shifts:
-        assert spec.build(shift).task == "cap"

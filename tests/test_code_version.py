@@ -92,13 +92,20 @@ def test_registering_a_new_method_touches_no_other_method(library_copy, monkeypa
     from unishift.methods.calibration import Platt
 
     before = versions()
-    path = library_copy / "methods" / "calibration" / "__init__.py"
-    path.write_text(
-        path.read_text() + '\nregister(MethodSpec("Platt2", _TASK, "baseline", Platt, "Platt 2"))\n'
+    # adding a method is adding a file that describes it (docs/methods.md)
+    (library_copy / "methods" / "calibration" / "platt2.py").write_text(
+        "from unishift.methods.calibration.platt import Platt\n\n\n"
+        "class Platt2(Platt):\n"
+        '    name, group, display = "Platt2", "baseline", "Platt 2"\n'
     )
-    # what importing the edited package would do in the workflow's process
-    spec = registry.MethodSpec("Platt2", "calibration", "baseline", Platt, "Platt 2")
-    monkeypatch.setitem(registry._REGISTRY, ("calibration", "Platt2"), spec)
+
+    class Platt2(Platt):
+        name, group, display = "Platt2", "baseline", "Platt 2"
+
+    # what scanning the edited package would do in the workflow's process
+    monkeypatch.setitem(
+        registry._REGISTRY, ("calibration", "Platt2"), registry.MethodSpec.of(Platt2)
+    )
     assert changed(before, versions()) == {"tables", "library"}
 
 

@@ -16,11 +16,12 @@ from unishift.methods.calibration.lascal import (
     _torch_scaled_softmaxes,
     ece_label_shift_loop,
     ece_label_shift_vectorised,
+    lascal_logits,
     lascal_losses,
     lascal_temperature,
     torch_log,
 )
-from unishift.methods.calibration.shared import lascal_logits, temperature_grid
+from unishift.methods.calibration.shared import temperature_grid
 
 FIXTURE = Path(__file__).parent / "data" / "reference_lascal_cmc3_LR_sample20.npz"
 

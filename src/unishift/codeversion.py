@@ -251,8 +251,26 @@ def method_code_version(
     modules, specs = method_modules(task, name, shift, overrides)
     code = module_closure(script_imports(script) | modules | {REGISTRY}, _method_packages())
     return _combine(
-        version_of(code), [*_registrations(specs), repr(sorted((overrides or {}).items()))]
+        version_of(code),
+        [
+            *_registrations(specs),
+            repr(sorted((overrides or {}).items())),
+            *_external_sources(modules),
+        ],
     )
+
+
+def _external_sources(modules: Iterable[str]) -> list[str]:
+    """The normalised code of the modules outside the package that a method runs (a plugin's
+    method module), so that a change to a plugin's method re-runs its evaluation."""
+    import importlib.util
+
+    sources = []
+    for name in sorted(m for m in modules if m.split(".")[0] != PACKAGE):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin and spec.origin.endswith(".py"):
+            sources.append(f"{name}\0{normalise(Path(spec.origin).read_text(encoding='utf-8'))}")
+    return sources
 
 
 def clear_caches() -> None:

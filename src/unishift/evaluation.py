@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from unishift.data.setups import SetupData
 from unishift.io import one_line
-from unishift.methods.base import TASKS, LabelledSet, Method, Sample, SampleContext, Setting
+from unishift.methods.base import TASKS, Method, Sample, SampleContext
 from unishift.metrics import absolute_error, brier, ece_positive_class, ece_top_label
 from unishift.numerics import PRECISIONS
 
@@ -45,41 +45,6 @@ RECORD_COLUMNS = (
 )
 ECE_CHOICES = ("top_label", "positive_class")
 DOMAIN_STREAMS = ("reference", "per_sample")
-
-
-@dataclass
-class SetupData:
-    """One setup: what methods are fitted on, the test pool and the persisted samples."""
-
-    shift: str
-    classifier: str
-    dataset: str
-    setting: Setting
-    pool: LabelledSet
-    sample_indices: np.ndarray
-    shift_intensity: np.ndarray
-    extra: dict[str, Any] = field(default_factory=dict)
-    # Precomputed per-sample artifacts (e.g. domain-classifier weights written by an upstream rule),
-    # keyed like SampleContext.cached keys; they pre-seed each sample's context.
-    sample_artifacts: Callable[[int], dict] | None = None
-    # Legacy NumPy RNG state right after the sample indices were drawn (np.random.get_state()
-    # tuple); the "reference" domain stream continues it. None: the samples carry no stream.
-    stream_state: tuple | None = None
-    # Posteriors of each sample predicted as one batch (n_samples x sample_size x 2), used instead of
-    # the pool's rows when given (the reference's scripts predict each sample separately).
-    sample_posteriors: np.ndarray | None = None
-
-    @property
-    def key(self) -> str:
-        return self.setting.key
-
-    def sample(self, sample_id: int) -> tuple[Sample, np.ndarray]:
-        idx = self.sample_indices[sample_id]
-        items = self.pool.subset(idx)
-        posteriors = items.posteriors
-        if self.sample_posteriors is not None:
-            posteriors = self.sample_posteriors[sample_id]
-        return Sample(posteriors, items.features, items.logits), items.labels
 
 
 def _score(

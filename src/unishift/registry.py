@@ -1,29 +1,41 @@
-"""One registry mapping each method name, spelled as in the paper's table columns, to its constructor.
+"""One registry mapping each method name, spelled as in the paper's table columns, to its class.
 
 A method is identified by ``(task, name)``: the same name can denote a calibrator and a quantifier
-(e.g. ``EMQ``). Each entry also knows its column group (baseline / reference / adapted), the shifts it
-runs under, its LaTeX display name and its per-shift default parameters (e.g. the L / S / P logit
-convention that each of the paper's tables uses). Method modules register themselves on import; the
-list of modules to import is ``METHOD_MODULES``.
+(e.g. ``EMQ``). A method describes itself in class attributes (:class:`unishift.methods.base.Method`:
+name, group, display name, shifts, per-shift defaults); the registry finds it by importing every
+module of the packages in ``METHOD_PACKAGES``, the modules of the ``unishift.methods`` entry-point
+group (installed plugins) and those named in ``UNISHIFT_PLUGINS`` (the workflow's ``plugins:`` key),
+and registers each class that sets its own ``name``. The cross-task adaptations of every registered
+method are then derived from the table in :mod:`unishift.methods.adapt` (docs/methods.md).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+import inspect
+import os
+import pkgutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from types import ModuleType
 from typing import Any
 
 from unishift.methods.base import SHIFTS, TASKS, Method
 
 GROUPS = ("baseline", "reference", "adapted")
 
-METHOD_MODULES = (
+# Every module of these packages is scanned for method classes; adding a method is adding a file.
+METHOD_PACKAGES = (
     "unishift.methods.calibration",
     "unishift.methods.quantification",
     "unishift.methods.cap",
-    "unishift.methods.adapt",
 )
+# The package whose table derives the adaptations (it registers no class of its own).
+ADAPTATION_PACKAGE = "unishift.methods.adapt"
+METHOD_MODULES = (*METHOD_PACKAGES, ADAPTATION_PACKAGE)
+ENTRY_POINT_GROUP = "unishift.methods"
+PLUGINS_VARIABLE = "UNISHIFT_PLUGINS"
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,21 @@ class MethodSpec:
     def build(self, shift: str, overrides: dict[str, Any] | None = None) -> Method:
         return self.factory(**self.params(shift, overrides))
 
+    @classmethod
+    def of(cls, method_class: type[Method]) -> MethodSpec:
+        """The entry a method class describes in its attributes."""
+        return cls(
+            name=method_class.name,
+            task=method_class.task,
+            group=method_class.group,
+            factory=method_class,
+            display=method_class.display or method_class.name,
+            shifts=tuple(method_class.shifts),
+            defaults=dict(method_class.defaults),
+            shift_defaults={s: dict(d) for s, d in method_class.shift_defaults.items()},
+            description=method_class.description,
+        )
+
 
 _REGISTRY: dict[tuple[str, str], MethodSpec] = {}
 _loaded = False
@@ -54,12 +81,15 @@ _loaded = False
 
 def register(spec: MethodSpec) -> MethodSpec:
     if spec.task not in TASKS:
-        raise ValueError(f"task {spec.task!r} is not one of {TASKS}")
+        raise ValueError(f"task {spec.task!r} of method {spec.name!r} is not one of {TASKS}")
     if spec.group not in GROUPS:
-        raise ValueError(f"group {spec.group!r} is not one of {GROUPS}")
+        raise ValueError(f"group {spec.group!r} of method {spec.name!r} is not one of {GROUPS}")
     unknown = set(spec.shifts) - set(SHIFTS)
     if unknown:
-        raise ValueError(f"shifts {sorted(unknown)} are not among {SHIFTS}")
+        raise ValueError(f"shifts {sorted(unknown)} of {spec.name!r} are not among {SHIFTS}")
+    for shift in spec.shift_defaults:
+        if shift not in spec.shifts:
+            raise ValueError(f"{spec.name!r} has defaults for {shift} shift, which it does not run")
     key = (spec.task, spec.name)
     if key in _REGISTRY and _REGISTRY[key] != spec:
         raise ValueError(f"method {spec.name!r} is registered twice for task {spec.task!r}")
@@ -67,18 +97,104 @@ def register(spec: MethodSpec) -> MethodSpec:
     return spec
 
 
+def declared_methods(module: ModuleType) -> list[type[Method]]:
+    """The method classes a module defines that set their own ``name``, in definition order."""
+    return [
+        value
+        for value in vars(module).values()
+        if inspect.isclass(value)
+        and issubclass(value, Method)
+        and value.__module__ == module.__name__
+        and "name" in vars(value)
+        and value.name
+    ]
+
+
+def register_module(module: ModuleType | str) -> list[MethodSpec]:
+    """Register every method class of a module (a module object or its import name)."""
+    if isinstance(module, str):
+        module = importlib.import_module(module)
+    return [register(MethodSpec.of(cls)) for cls in declared_methods(module)]
+
+
+def register_class(method_class: type[Method]) -> MethodSpec:
+    if not (inspect.isclass(method_class) and issubclass(method_class, Method)):
+        raise TypeError(f"{method_class!r} is not a unishift Method class")
+    if not method_class.name:
+        raise ValueError(f"method class {method_class.__qualname__} sets no name")
+    return register(MethodSpec.of(method_class))
+
+
+def _package_modules(package: str) -> list[str]:
+    root = importlib.import_module(package)
+    return [
+        info.name
+        for info in sorted(pkgutil.iter_modules(root.__path__, f"{package}."), key=lambda i: i.name)
+        if not info.ispkg
+    ]
+
+
+def plugin_modules() -> list[str]:
+    """Plugin modules named in the ``UNISHIFT_PLUGINS`` environment variable (comma separated)."""
+    return [
+        name.strip() for name in os.environ.get(PLUGINS_VARIABLE, "").split(",") if name.strip()
+    ]
+
+
+def _load_plugin(loaded: Any, origin: str) -> None:
+    if isinstance(loaded, ModuleType):
+        register_module(loaded)
+    elif inspect.isclass(loaded):
+        register_class(loaded)
+    elif isinstance(loaded, Iterable):
+        for item in loaded:
+            _load_plugin(item, origin)
+    else:
+        raise TypeError(f"plugin {origin} gave {loaded!r}: expected a module or a Method class")
+
+
 def _load_all() -> None:
     global _loaded
-    if not _loaded:
-        for module in METHOD_MODULES:
-            try:
-                importlib.import_module(module)
-            except ModuleNotFoundError as err:
-                # A method package that does not exist yet simply registers nothing; any other
-                # import failure inside an existing package is a real error.
-                if err.name != module:
-                    raise
-        _loaded = True
+    if _loaded:
+        return
+    for package in METHOD_PACKAGES:
+        for module in _package_modules(package):
+            register_module(module)
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        _load_plugin(entry_point.load(), f"entry point {entry_point.value!r}")
+    for module in plugin_modules():
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError as err:
+            raise ImportError(
+                f"plugin module {module!r} (from {PLUGINS_VARIABLE} / the plugins: config key) "
+                f"cannot be imported: {err}; install the package that provides it"
+            ) from err
+        register_module(loaded)
+    from unishift.methods.adapt import derived_adaptations
+
+    for spec in derived_adaptations(list(_REGISTRY.values())):
+        register(spec)
+    _loaded = True
+
+
+def use_plugins(modules: Iterable[str]) -> None:
+    """Add plugin modules to ``UNISHIFT_PLUGINS`` (which processes started from this one inherit)
+    and register them now if the registry was already scanned."""
+    wanted = [m for m in modules if m not in plugin_modules()]
+    if not wanted:
+        return
+    os.environ[PLUGINS_VARIABLE] = ",".join([*plugin_modules(), *wanted])
+    if _loaded:
+        reload()
+
+
+def reload() -> None:
+    """Scan again (after installing a plugin or changing ``UNISHIFT_PLUGINS`` in this process)."""
+    global _loaded
+    _REGISTRY.clear()
+    _loaded = False
+    _load_all()
 
 
 def all_methods() -> dict[tuple[str, str], MethodSpec]:

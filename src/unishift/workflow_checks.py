@@ -121,9 +121,10 @@ def _check_sample_sizes(config: dict) -> None:
 
     if "label" not in (config.get("shifts") or []):
         return
-    label = config.get("label_shift") or {}
-    size, allow = label.get("sample_size", 250), label.get("allow_sample_larger_than_pool", False)
-    for name in label.get("datasets", []):
+    # the config was validated with the schema's defaults filled in (the defaults live only there)
+    label = config["label_shift"]
+    size, allow = label["sample_size"], label["allow_sample_larger_than_pool"]
+    for name in label["datasets"]:
         pool = label_pool_size(DATASETS[name].n_items)
         try:
             check_sample_size(size, pool, allow, f"label_shift.datasets {name}")

@@ -299,8 +299,8 @@ MUTATIONS = [
         "A8",
         "adapt",
         TO_Q,
-        'source = setting.training if self.train_prevalence == "training" else setting.validation',
-        "source = setting.validation",
+        "self.prior_ = setting.prevalence_of(self.train_prevalence)",
+        "self.prior_ = setting.validation.prevalence",
         "EMQ on calibrated posteriors ignores its prior source",
     ),
     m(
@@ -396,8 +396,9 @@ MUTATIONS = [
         "C11",
         "calibrators",
         ADAPTED,
-        'return setting.train_prevalence if source == "training" else setting.validation.prevalence',
-        'return setting.validation.prevalence if source == "training" else setting.train_prevalence',
+        "self.fit_notes = []\n        self.prior_ = setting.prevalence_of(self.train_prevalence)",
+        "self.fit_notes = []\n        self.prior_ = setting.prevalence_of("
+        '{"training": "validation", "validation": "training"}[self.train_prevalence])',
         "EMQ calibrators: training and validation prior swapped",
     ),
     m(
@@ -459,8 +460,9 @@ MUTATIONS = [
         "Q1",
         "quantifiers",
         REFERENCE,
-        'return setting.train_prevalence if source == "training" else setting.validation.prevalence',
-        'return setting.validation.prevalence if source == "training" else setting.train_prevalence',
+        "self.prior_ = setting.prevalence_of(self.train_prevalence)",
+        "self.prior_ = setting.prevalence_of("
+        '{"training": "validation", "validation": "training"}[self.train_prevalence])',
         "EMQ: training and validation prior swapped",
     ),
     m(
@@ -483,8 +485,8 @@ MUTATIONS = [
         "Q4",
         "quantifiers",
         REFERENCE,
-        "self.fallback_prior_ = _prevalence(setting, self.fallback_prevalence)",
-        'self.fallback_prior_ = _prevalence(setting, "training")',
+        "self.fallback_prior_ = setting.prevalence_of(self.fallback_prevalence)",
+        'self.fallback_prior_ = setting.prevalence_of("training")',
         "EMQ-BCTS fallback ignores its configured prior source",
     ),
     m(

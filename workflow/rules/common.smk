@@ -1,3 +1,4 @@
+import os
 import shutil
 import sys
 
@@ -5,6 +6,7 @@ from snakemake.utils import validate
 
 from unishift.codeversion import library_version, method_code_version
 from unishift.methods.base import SHIFTS, TASKS
+from unishift.registry import use_plugins
 from unishift.workflow_checks import (
     check_config,
     check_config_files,
@@ -15,6 +17,9 @@ from unishift.workflow_checks import (
 # all before any job runs.
 check_config_files(workflow.overwrite_configfiles or workflow.configfiles)
 validate(config, schema="../schemas/config.schema.yaml")
+# Plugin modules register their methods before the method names are checked, here and (through the
+# environment the jobs inherit) in every job that reads the registry.
+use_plugins(config["plugins"])
 check_config(config)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.evaluation import SetupData
+from unishift.data.setups import SetupData
 from unishift.io import read_npz
 from unishift.lm.cache import unpack
 from unishift.methods.base import LabelledSet, Setting
@@ -90,7 +90,6 @@ def load_covariate_setup(
         pool=labelled_set(concatenate(source_test, target_test)),
         sample_indices=np.asarray(samples["indices"], dtype=np.int64),
         shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
-        extra={"source": source, "target": target, "n_source": len(source_test["labels"])},
         stream_state=stream_state_from_arrays(samples),
     )
 

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 
 from unishift.classifiers import make_classifier
+from unishift.data.setups import SetupData
 from unishift.data.uci import fetch_binary_dataset
-from unishift.evaluation import SetupData
 from unishift.io import DamagedFileError, read_npz
 from unishift.methods.base import LabelledSet, Setting
 from unishift.protocols import upp_indices

@@ -18,10 +18,12 @@ import numpy as np
 
 TASKS = ("calibration", "quantification", "cap")
 SHIFTS = ("label", "covariate")
+# Where a method takes a class prior from: the classifier-training set or the validation set.
+PREVALENCE_SOURCES = ("training", "validation")
 
 
 def crisp_predictions(posteriors: np.ndarray) -> np.ndarray:
-    """Argmax of each posterior row with ties going to class 0 (methods.md §0.2)."""
+    """Argmax of each posterior row with ties going to class 0 (docs/methods.md §0.2)."""
     posteriors = np.asarray(posteriors)
     return (posteriors[:, 1] > posteriors[:, 0]).astype(int)
 
@@ -106,6 +108,11 @@ class Setting:
     def train_prevalence(self) -> float:
         return self.training.prevalence
 
+    def prevalence_of(self, source: str, parameter: str = "train_prevalence") -> float:
+        """The positive-class prevalence of the ``"training"`` or the ``"validation"`` set."""
+        check_choice(parameter, source, PREVALENCE_SOURCES)
+        return self.train_prevalence if source == "training" else self.validation.prevalence
+
     def restrict_validation(self, mask: np.ndarray, tag: str) -> Setting:
         """The same setting with the validation set reduced to ``mask`` (e.g. one predicted class)."""
         return replace(self, validation=self.validation.subset(mask), key=f"{self.key}|{tag}")
@@ -180,9 +187,28 @@ def fresh_context(setting: Setting, sample_id: int = 0) -> SampleContext:
 
 
 class Method(ABC):
-    """Base of all methods. Constructors only store hyper-parameters (QuaPy style)."""
+    """Base of all methods. Constructors only store hyper-parameters (QuaPy style).
+
+    A method describes itself in class attributes (docs/methods.md, "Adding a method"): a class that
+    sets ``name`` in its own body is registered under ``(task, name)`` when the registry scans its
+    module; subclasses that do not set their own ``name`` are not registered.
+
+    ``name`` as in the tables' columns; ``group`` one of baseline / reference / adapted; ``display``
+    the LaTeX column head (``name`` when empty); ``shifts`` the shifts it runs under; ``defaults``
+    constructor arguments of every shift and ``shift_defaults`` those of one shift (e.g. the logit
+    convention of each paper table); ``adaptations`` the kinds of cross-task adaptation
+    (:data:`unishift.methods.adapt.KINDS`) registered for it, ``None`` for every kind its task has.
+    """
 
     task: ClassVar[str]
+    name: ClassVar[str] = ""
+    group: ClassVar[str] = "reference"
+    display: ClassVar[str] = ""
+    shifts: ClassVar[tuple[str, ...]] = SHIFTS
+    defaults: ClassVar[dict[str, Any]] = {}
+    shift_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
+    description: ClassVar[str] = ""
+    adaptations: ClassVar[tuple[str, ...] | None] = None
 
     @abstractmethod
     def fit(self, setting: Setting) -> Method: ...

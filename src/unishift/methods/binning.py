@@ -1,4 +1,4 @@
-"""Shared post-processing of binned calibration maps (methods.md §0.4, B1-B3)."""
+"""Shared post-processing of binned calibration maps (docs/methods.md §0.4, B1-B3)."""
 
 from __future__ import annotations
 

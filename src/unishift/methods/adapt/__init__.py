@@ -1,10 +1,20 @@
-"""The six adaptations between tasks (paper §4) and every adapted column of the paper's tables.
+r"""The six adaptations between tasks (paper §4) and EM on calibrated posteriors, as a table.
 
-Inner methods are named through the registry and built only when an adapted method is fitted, so
-this package imports before (and independently of) the modules that provide them. Each entry states the
-inner parameters it needs (logit convention, EMQ prior, DoC protocol per shift) instead of inheriting the
-inner method's own per-shift defaults, which belong to the inner method's own table.
+Every registered method gets the adaptations its class lists in ``adaptations`` (``None``: every kind
+its task has, see :data:`KINDS`): a method of another task, named ``<inner>_<suffix>``, that wraps it.
+A new method, built in or from a plugin, thereby appears in the other tasks' tables for free, with
+the inner method's own defaults and shifts. The paper's adapted columns state their inner parameters
+(logit convention, EMQ prior, the shifts of each table) in :data:`PAPER`; each is checked against the
+paper's column list in ``docs/methods.md``.
+
+Inner methods are named through the registry and built only when an adapted method is fitted.
 """
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
 
 from unishift.methods.adapt.to_calibration import CAPToCalibration, QuantificationToCalibration
 from unishift.methods.adapt.to_cap import CalibrationToCAP, QuantificationToCAP
@@ -13,306 +23,157 @@ from unishift.methods.adapt.to_quantification import (
     CalibrationToQuantification,
     CAPToQuantification,
 )
-from unishift.registry import MethodSpec, register
 
-BOTH = ("label", "covariate")
-CS = ("covariate",)
-LS = ("label",)
 
-# DoC inside an adapter draws its validation samples like the DoC column (protocols.md §4).
-DOC_INNER = {
-    "label": {"inner_params": {"protocol": "upp"}},
-    "covariate": {"inner_params": {"protocol": "npp"}},
+@dataclass(frozen=True)
+class Kind:
+    """One adaptation: from ``source`` task to ``target`` task through ``adapter``."""
+
+    source: str
+    target: str
+    adapter: type
+    suffix: str  # the adapted name is <inner>_<suffix>, except for a "prefix" kind
+    subscript: str  # LaTeX subscript of the display name
+    superscript: str = ""
+    words: str = ""
+    defaults: dict[str, Any] = field(default_factory=dict)
+    prefix: bool = False  # name EMQ_<inner>, display EMQ$^{inner}$
+    automatic: bool = True  # given to a method whose class leaves ``adaptations`` at None
+
+
+_Q2C = {"bins": 5, "binning": "isometric", "abscissa": "bin_mean"}  # docs/methods.md §2.11
+_A2C = {"bins": 6, "binning": "isometric"}  # docs/methods.md §2.12
+
+KINDS = {
+    "q2c": Kind("quantification", "calibration", QuantificationToCalibration, "q2c_5B",
+                r"\rho 2\zeta", r"5\text{B}", "rho2zeta", _Q2C),
+    "a2c": Kind("cap", "calibration", CAPToCalibration, "a2c_6B",
+                r"\alpha 2\zeta", r"6\text{B}", "alpha2zeta", _A2C),
+    "a2q": Kind("cap", "quantification", CAPToQuantification, "a2q", r"\alpha 2 \rho",
+                words="alpha2rho"),
+    "c2q": Kind("calibration", "quantification", CalibrationToQuantification, "c2q",
+                r"\zeta 2 \rho", words="zeta2rho"),
+    "q2a": Kind("quantification", "cap", QuantificationToCAP, "q2a", r"\rho 2 \alpha",
+                words="rho2alpha"),
+    "c2a": Kind("calibration", "cap", CalibrationToCAP, "c2a", r"\zeta 2 \alpha",
+                words="zeta2alpha"),
+    "emq": Kind("calibration", "quantification", CalibratedEMQ, "", "", words="EM on",
+                defaults={"train_prevalence": "validation"}, prefix=True, automatic=False),
+}  # fmt: skip
+
+BOTH, CS, LS = ("label", "covariate"), ("covariate",), ("label",)
+
+
+@dataclass(frozen=True)
+class Row:
+    """How one paper column configures its adaptation (what differs from the inner's defaults)."""
+
+    shifts: tuple[str, ...] | None = None  # None: the inner method's shifts
+    inner_params: dict[str, Any] | None = None  # None: the inner's own per-shift defaults
+    display: str | None = None
+    note: str = ""
+
+
+_P, _S = {"logits": "P"}, {"logits": "S"}
+_VALIDATION_PRIOR = {"train_prevalence": "validation"}
+
+# (kind, inner) -> the paper's configuration (docs/methods.md §1.1-1.6, §2.11, §2.12, §3.2-3.4, §4.2, §4.3).
+# The paper's other adapted columns (ATC, DoC, LEAP, LEAP_PCC, PACC, KDEy adaptations) use the
+# inner method's own defaults and shifts: DoC inside an adapter draws its validation samples like
+# the DoC column (UPP / NPP, protocols.md §4).
+PAPER = {
+    ("q2c", "PCC"): Row(CS, {}, r"$\text{PCC}^{5\text{B}}_{\rho 2\zeta}$"),
+    ("q2c", "EMQ"): Row(BOTH, _VALIDATION_PRIOR, note="validation prior"),
+    ("q2a", "PCC"): Row(CS, {}),
+    ("q2a", "EMQ"): Row(BOTH, _VALIDATION_PRIOR, note="partition prior"),
+    ("q2a", "EMQ_BCTS"): Row(CS, {"fallback_prevalence": "validation"}),
+    ("c2q", "CPCS"): Row(BOTH, _P, note="P"),
+    ("c2q", "TransCal"): Row(BOTH, _P, note="P"),
+    ("c2q", "LasCal"): Row(BOTH, _P, note="P"),
+    ("c2q", "Head2Tail"): Row(LS, _P, note="P"),
+    ("c2a", "CPCS"): Row(BOTH, _S, note="S"),
+    ("c2a", "TransCal"): Row(BOTH, _S, note="S"),
+    ("c2a", "LasCal"): Row(BOTH, _P, note="P"),
+    ("c2a", "DMCal"): Row(BOTH, {"n_bins": 10}, note="10 bins"),
+    ("emq", "LasCal"): Row(LS, _S, note="S posteriors, validation prior"),
 }
 
 
-def _adapted(name, task, factory, display, shifts, description, shift_defaults=None, **defaults):
-    register(
-        MethodSpec(
-            name,
-            task,
-            "adapted",
-            factory,
-            display,
-            shifts=shifts,
-            defaults=defaults,
-            shift_defaults=shift_defaults or {},
-            description=description,
+def adapted_name(kind: str, inner: str) -> str:
+    spec = KINDS[kind]
+    return f"EMQ_{inner}" if spec.prefix else f"{inner}_{spec.suffix}"
+
+
+def adapted_display(kind: str, inner_display: str) -> str:
+    """The inner's display with the adaptation's sub- and superscripts; an inner superscript
+    (``LEAP$^{\\text{PCC}}$``) goes first: ``LEAP$_{\\alpha 2\\zeta}^{\\text{PCC}-6\\text{B}}$``."""
+    spec = KINDS[kind]
+    if spec.prefix:
+        return rf"EMQ$^{{\text{{{inner_display}}}}}$"
+    match = re.fullmatch(r"([^$]*)\$\^\{(.*)\}\$", inner_display)
+    base, inner_sup = (match.group(1), match.group(2)) if match else (inner_display, "")
+    superscript = "-".join(s for s in (inner_sup, spec.superscript) if s)
+    scripts = f"_{{{spec.subscript}}}" + (f"^{{{superscript}}}" if superscript else "")
+    if not match and base.endswith("$"):  # a display that ends in math mode: stay in it
+        return f"{base[:-1]}{scripts}$"
+    return f"{base}${scripts}$"
+
+
+def kinds_of(method_class: type, task: str) -> tuple[str, ...]:
+    declared = getattr(method_class, "adaptations", None)
+    if declared is None:
+        return tuple(k for k, spec in KINDS.items() if spec.source == task and spec.automatic)
+    unknown = [k for k in declared if k not in KINDS or KINDS[k].source != task]
+    if unknown:
+        raise ValueError(
+            f"{method_class.__qualname__} lists adaptations {unknown}; a {task} method has "
+            f"{[k for k, s in KINDS.items() if s.source == task]}"
         )
-    )
+    return tuple(declared)
 
 
-# ---- calibration: ρ2ζ with 5 isometric bins (methods.md §2.11), α2ζ with 6 (§2.12)
-_Q2C = {"bins": 5, "binning": "isometric", "abscissa": "bin_mean"}
-_adapted(
-    "PCC_q2c_5B",
-    "calibration",
-    QuantificationToCalibration,
-    r"$\text{PCC}^{5\text{B}}_{\rho 2\zeta}$",
-    CS,
-    "rho2zeta with PCC",
-    inner="PCC",
-    **_Q2C,
-)
-_adapted(
-    "PACC_q2c_5B",
-    "calibration",
-    QuantificationToCalibration,
-    r"PACC$_{\rho 2\zeta}^{5\text{B}}$",
-    BOTH,
-    "rho2zeta with PACC",
-    inner="PACC",
-    **_Q2C,
-)
-_adapted(
-    "EMQ_q2c_5B",
-    "calibration",
-    QuantificationToCalibration,
-    r"EMQ$_{\rho 2\zeta}^{5\text{B}}$",
-    BOTH,
-    "rho2zeta with EMQ (validation prior)",
-    inner="EMQ",
-    inner_params={"train_prevalence": "validation"},
-    **_Q2C,
-)
-_adapted(
-    "KDEy_q2c_5B",
-    "calibration",
-    QuantificationToCalibration,
-    r"KDEy$_{\rho 2\zeta}^{5\text{B}}$",
-    BOTH,
-    "rho2zeta with KDEy",
-    inner="KDEy",
-    **_Q2C,
-)
+def derived_adaptations(specs) -> list:
+    """The registry entries of the adaptations of the given (non-adapted) entries."""
+    from unishift.registry import MethodSpec
 
-_A2C = {"bins": 6, "binning": "isometric"}
-_adapted(
-    "ATC_a2c_6B",
-    "calibration",
-    CAPToCalibration,
-    r"ATC$_{\alpha 2\zeta}^{6\text{B}}$",
-    BOTH,
-    "alpha2zeta with ATC",
-    inner="ATC",
-    **_A2C,
-)
-_adapted(
-    "DoC_a2c_6B",
-    "calibration",
-    CAPToCalibration,
-    r"DoC$_{\alpha 2\zeta}^{6\text{B}}$",
-    BOTH,
-    "alpha2zeta with DoC",
-    shift_defaults=DOC_INNER,
-    inner="DoC",
-    **_A2C,
-)
-_adapted(
-    "LEAP_a2c_6B",
-    "calibration",
-    CAPToCalibration,
-    r"LEAP$_{\alpha 2\zeta}^{6\text{B}}$",
-    BOTH,
-    "alpha2zeta with LEAP (KDEy)",
-    inner="LEAP",
-    **_A2C,
-)
-_adapted(
-    "LEAP_PCC_a2c_6B",
-    "calibration",
-    CAPToCalibration,
-    r"LEAP$_{\alpha 2\zeta}^{\text{PCC}-6\text{B}}$",
-    CS,
-    "alpha2zeta with LEAP (PCC)",
-    inner="LEAP_PCC",
-    **_A2C,
-)
+    derived = []
+    for inner in specs:
+        for kind in kinds_of(inner.factory, inner.task):
+            spec = KINDS[kind]
+            row = PAPER.get((kind, inner.name), Row())
+            defaults = {"inner": inner.name, **spec.defaults}
+            shift_defaults = {}
+            if row.inner_params is None:
+                shift_defaults = {
+                    shift: {"inner_params": dict(params)}
+                    for shift, params in inner.shift_defaults.items()
+                    if shift in (row.shifts or inner.shifts)
+                }
+            elif row.inner_params:
+                defaults["inner_params"] = dict(row.inner_params)
+            description = f"{spec.words} with {inner.name}" + (f" ({row.note})" if row.note else "")
+            derived.append(
+                MethodSpec(
+                    adapted_name(kind, inner.name),
+                    spec.target,
+                    "adapted",
+                    spec.adapter,
+                    row.display or adapted_display(kind, inner.display),
+                    shifts=tuple(row.shifts or inner.shifts),
+                    defaults=defaults,
+                    shift_defaults=shift_defaults,
+                    description=description,
+                )
+            )
+    unused = set(PAPER) - {(k, s.name) for s in specs for k in kinds_of(s.factory, s.task)}
+    if unused:
+        raise ValueError(f"adaptation table rows {sorted(unused)} match no registered method")
+    return derived
 
-# ---- quantification: α2ρ (§3.4), ζ2ρ with the P convention in both shifts (§3.2), EMQ^LasCal (§3.3)
-_adapted(
-    "ATC_a2q",
-    "quantification",
-    CAPToQuantification,
-    r"ATC$_{\alpha 2 \rho}$",
-    BOTH,
-    "alpha2rho with ATC",
-    inner="ATC",
-)
-_adapted(
-    "DoC_a2q",
-    "quantification",
-    CAPToQuantification,
-    r"DoC$_{\alpha 2 \rho}$",
-    BOTH,
-    "alpha2rho with DoC",
-    shift_defaults=DOC_INNER,
-    inner="DoC",
-)
-_adapted(
-    "LEAP_a2q",
-    "quantification",
-    CAPToQuantification,
-    r"LEAP$_{\alpha 2 \rho}$",
-    BOTH,
-    "alpha2rho with LEAP (KDEy)",
-    inner="LEAP",
-)
-_adapted(
-    "LEAP_PCC_a2q",
-    "quantification",
-    CAPToQuantification,
-    r"LEAP$_{\alpha 2 \rho}^{\text{PCC}}$",
-    CS,
-    "alpha2rho with LEAP (PCC)",
-    inner="LEAP_PCC",
-)
-
-_P = {"logits": "P"}
-_adapted(
-    "CPCS_c2q",
-    "quantification",
-    CalibrationToQuantification,
-    r"CPCS$_{\zeta 2 \rho}$",
-    BOTH,
-    "zeta2rho with CPCS (P)",
-    inner="CPCS",
-    inner_params=_P,
-)
-_adapted(
-    "TransCal_c2q",
-    "quantification",
-    CalibrationToQuantification,
-    r"TransCal$_{\zeta 2 \rho}$",
-    BOTH,
-    "zeta2rho with TransCal (P)",
-    inner="TransCal",
-    inner_params=_P,
-)
-_adapted(
-    "LasCal_c2q",
-    "quantification",
-    CalibrationToQuantification,
-    r"LasCal$_{\zeta 2 \rho}$",
-    BOTH,
-    "zeta2rho with LasCal (P)",
-    inner="LasCal",
-    inner_params=_P,
-)
-_adapted(
-    "Head2Tail_c2q",
-    "quantification",
-    CalibrationToQuantification,
-    r"Head2Tail$_{\zeta 2 \rho}$",
-    LS,
-    "zeta2rho with Head2Tail (P)",
-    inner="Head2Tail",
-    inner_params=_P,
-)
-_adapted(
-    "EMQ_LasCal",
-    "quantification",
-    CalibratedEMQ,
-    r"EMQ$^{\text{LasCal}}$",
-    LS,
-    "EM on LasCal (S) posteriors, validation prior",
-    inner="LasCal",
-    inner_params={"logits": "S"},
-    train_prevalence="validation",
-)
-
-# ---- CAP: ρ2α (§4.3; EMQ's prior = its partition's label prevalence), ζ2α (§4.2)
-_VAL_PRIOR = {"train_prevalence": "validation"}
-_adapted(
-    "PCC_q2a",
-    "cap",
-    QuantificationToCAP,
-    r"PCC$_{\rho 2 \alpha}$",
-    CS,
-    "rho2alpha with PCC",
-    inner="PCC",
-)
-_adapted(
-    "PACC_q2a",
-    "cap",
-    QuantificationToCAP,
-    r"PACC$_{\rho 2 \alpha}$",
-    BOTH,
-    "rho2alpha with PACC",
-    inner="PACC",
-)
-_adapted(
-    "EMQ_q2a",
-    "cap",
-    QuantificationToCAP,
-    r"EMQ$_{\rho 2 \alpha}$",
-    BOTH,
-    "rho2alpha with EMQ (partition prior)",
-    inner="EMQ",
-    inner_params=_VAL_PRIOR,
-)
-_adapted(
-    "EMQ_BCTS_q2a",
-    "cap",
-    QuantificationToCAP,
-    r"EMQ$_{\rho 2 \alpha}^{\text{BCTS}}$",
-    CS,
-    "rho2alpha with EMQ-BCTS",
-    inner="EMQ_BCTS",
-    inner_params={"fallback_prevalence": "validation"},
-)
-_adapted(
-    "KDEy_q2a",
-    "cap",
-    QuantificationToCAP,
-    r"KDEy$_{\rho 2 \alpha}$",
-    BOTH,
-    "rho2alpha with KDEy",
-    inner="KDEy",
-)
-
-_adapted(
-    "CPCS_c2a",
-    "cap",
-    CalibrationToCAP,
-    r"CPCS$_{\zeta 2 \alpha}$",
-    BOTH,
-    "zeta2alpha with CPCS (S)",
-    inner="CPCS",
-    inner_params={"logits": "S"},
-)
-_adapted(
-    "TransCal_c2a",
-    "cap",
-    CalibrationToCAP,
-    r"TransCal$_{\zeta 2 \alpha}$",
-    BOTH,
-    "zeta2alpha with TransCal (S)",
-    inner="TransCal",
-    inner_params={"logits": "S"},
-)
-_adapted(
-    "LasCal_c2a",
-    "cap",
-    CalibrationToCAP,
-    r"LasCal$_{\zeta 2 \alpha}$",
-    BOTH,
-    "zeta2alpha with LasCal (P)",
-    inner="LasCal",
-    inner_params={"logits": "P"},
-)
-_adapted(
-    "DMCal_c2a",
-    "cap",
-    CalibrationToCAP,
-    r"DMCal$_{\zeta 2 \alpha}$",
-    BOTH,
-    "zeta2alpha with DMCal (10 bins)",
-    inner="DMCal",
-    inner_params={"n_bins": 10},
-)
 
 __all__ = [
+    "KINDS",
+    "PAPER",
     "CAPToCalibration",
     "CAPToQuantification",
     "CalibratedEMQ",
@@ -320,4 +181,7 @@ __all__ = [
     "CalibrationToQuantification",
     "QuantificationToCAP",
     "QuantificationToCalibration",
+    "adapted_display",
+    "adapted_name",
+    "derived_adaptations",
 ]

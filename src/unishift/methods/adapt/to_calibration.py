@@ -1,4 +1,4 @@
-"""ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (methods.md §2.11, §2.12).
+"""ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (docs/methods.md §2.11, §2.12).
 
 Both cut the test sample into cells by positive posterior, ask the inner method about each cell and turn
 the answers into a calibration map. ``binning="isometric"`` is what the tables use (B2 / B3 bins, then

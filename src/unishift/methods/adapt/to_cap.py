@@ -1,4 +1,4 @@
-"""ζ2α and ρ2α: accuracy predictors built from a calibrator or a quantifier (methods.md §4.2, §4.3).
+"""ζ2α and ρ2α: accuracy predictors built from a calibrator or a quantifier (docs/methods.md §4.2, §4.3).
 
 Both fit one inner method per predicted class on that part of the validation set and combine the
 answers on the two parts of the test sample; an empty test part contributes 0.

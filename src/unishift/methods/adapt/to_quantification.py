@@ -1,14 +1,19 @@
-"""ζ2ρ, α2ρ and EMQ on calibrated posteriors: quantifiers built from other tasks (methods.md §3.2-3.4)."""
+"""ζ2ρ, α2ρ and EMQ on calibrated posteriors: quantifiers built from other tasks (docs/methods.md §3.2-3.4)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from unishift.methods.adapt.common import PartitionedFit, build_inner, fit_notes_of
-from unishift.methods.base import Quantifier, Sample, SampleContext, Setting, check_choice
+from unishift.methods.base import (
+    PREVALENCE_SOURCES,
+    Quantifier,
+    Sample,
+    SampleContext,
+    Setting,
+    check_choice,
+)
 from unishift.methods.quantification.qp_bridge import em
-
-PREVALENCE_SOURCES = ("training", "validation")
 
 
 class CalibrationToQuantification(Quantifier):
@@ -69,8 +74,7 @@ class CalibratedEMQ(Quantifier):
     def fit(self, setting: Setting):
         self.inner_ = build_inner("calibration", self.inner, self.inner_params).fit(setting)
         self.fit_notes = fit_notes_of(self.inner_)
-        source = setting.training if self.train_prevalence == "training" else setting.validation
-        self.prior_ = source.prevalence
+        self.prior_ = setting.prevalence_of(self.train_prevalence)
         return self
 
     def quantify(self, sample: Sample, context: SampleContext) -> float:

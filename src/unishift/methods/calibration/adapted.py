@@ -1,4 +1,4 @@
-"""Calibrators adapted from quantification (methods.md §2.6-§2.10).
+"""Calibrators adapted from quantification (docs/methods.md §2.6-§2.10).
 
 EMQ-type calibrators return the adapted posteriors of Saerens et al.'s EM (B4); PacCal^σ rescales the
 positive posterior with PACC's tpr/fpr; DMCal turns a DMy prevalence estimate into a binned map.
@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from unishift.methods.base import (
+    PREVALENCE_SOURCES,
     Calibrator,
     Sample,
     SampleContext,
@@ -21,13 +22,9 @@ from unishift.methods.binning import MONOTONE_RULES, apply_map, postprocess_map
 from unishift.methods.calibration.shared import softmax
 from unishift.methods.calibration.temperature import LasCal, TransCal
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, em, quiet
-from unishift.methods.quantification.reference import EMQBCTS, PREVALENCE_SOURCES
+from unishift.methods.quantification.reference import EMQBCTS
 
 DMCAL_EPSILON = 1e-7
-
-
-def _prevalence(setting: Setting, source: str) -> float:
-    return setting.train_prevalence if source == "training" else setting.validation.prevalence
 
 
 def _check_rows_sum_to_one(posteriors: np.ndarray, method: str) -> None:
@@ -43,13 +40,18 @@ class EMQCalibrator(Calibrator):
             classifier-training set: both calibration tables) or "validation".
     """
 
+    name, group, display = "EMQ", "adapted", "EMQ"
+    description = "EM-adapted posteriors from the classifier-training prevalence [REF EM]"
+    defaults = {"train_prevalence": "training"}
+    adaptations = ()
+
     def __init__(self, train_prevalence: str = "training"):
         check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
         self.train_prevalence = train_prevalence
 
     def fit(self, setting: Setting):
         self.fit_notes = []
-        self.prior_ = _prevalence(setting, self.train_prevalence)
+        self.prior_ = setting.prevalence_of(self.train_prevalence)
         return self
 
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
@@ -63,6 +65,11 @@ class EMQBCTSCalibrator(Calibrator):
     time REF silently used the identity map and the exact ``fallback_prevalence`` (validation labels
     in both calibration tables); the fallback is kept and recorded in ``fit_notes``.
     """
+
+    name, group, display = "EMQ_BCTS", "adapted", r"EMQ$^{\text{BCTS}}$"
+    description = "EM on BCTS-recalibrated posteriors [REF EM-BCTS]"
+    defaults = {"fallback_prevalence": "validation"}
+    adaptations = ()
 
     def __init__(self, fallback_prevalence: str = "validation"):
         check_choice("fallback_prevalence", fallback_prevalence, PREVALENCE_SOURCES)
@@ -90,7 +97,7 @@ class _ThenEM:
 
     def fit(self, setting):
         super().fit(setting)
-        self.prior_ = _prevalence(setting, self.train_prevalence)
+        self.prior_ = setting.prevalence_of(self.train_prevalence)
         return self
 
     def calibrate(self, sample, context):
@@ -102,6 +109,13 @@ class EMQTransCal(_ThenEM, TransCal):
 
     Args: those of :class:`TransCal`, plus ``train_prevalence`` ("training" | "validation").
     """
+
+    name, group, display = "EMQ_TransCal", "adapted", r"EMQ$^{\text{TransCal}}$"
+    description = "TransCal then EM [REF EM-TransCal]"
+    shifts = ("covariate",)
+    defaults = {"train_prevalence": "training"}
+    shift_defaults = {"covariate": {"logits": "L"}}
+    adaptations = ()
 
     def __init__(
         self,
@@ -124,6 +138,13 @@ class EMQLasCal(_ThenEM, LasCal):
     quantification variant EMQ^LasCal uses "validation").
     """
 
+    name, group, display = "EMQ_LasCal", "adapted", r"EMQ$^{\text{LasCal}}$"
+    description = "LasCal then EM [REF EMLasCal]"
+    shifts = ("label",)
+    defaults = {"train_prevalence": "training"}
+    shift_defaults = {"label": {"logits": "S"}}
+    adaptations = ()
+
     def __init__(
         self,
         logits: str = "S",
@@ -145,6 +166,11 @@ class PacCalSigma(Calibrator):
             [0, 1] (REF's unused 'clip' variant).
     When tpr <= fpr REF leaves the posteriors unadjusted; recorded in ``fit_notes``.
     """
+
+    name, group, display = "PacCal_sigma", "adapted", r"PacCal$^{\sigma}$"
+    description = "PACC-adjusted posteriors with the sigma post-processing [REF PACC-cal(soft)]"
+    defaults = {"post_processing": "sigma"}
+    adaptations = ()
 
     POST_PROCESSING = ("sigma", "clip")
 
@@ -191,6 +217,11 @@ class DMCal(Calibrator):
         monotone: B1 monotonicity rule ("running_max" = REF).
         smooth: B1 three-point smoothing (REF: True).
     """
+
+    name, group = "DMCal", "adapted"
+    description = "DMy(8 bins) mixture map, running max + smoothing [REF HDcal8-sm-mono]"
+    defaults = {"n_bins": 8, "monotone": "running_max", "smooth": True}
+    adaptations = ("c2a",)
 
     def __init__(self, n_bins: int = 8, monotone: str = "running_max", smooth: bool = True):
         if not isinstance(n_bins, int) or isinstance(n_bins, bool) or n_bins < 1:

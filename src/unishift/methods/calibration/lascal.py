@@ -1,4 +1,4 @@
-"""LasCal's temperature search (methods.md §2.5), in a straightforward and a fast form.
+"""LasCal's temperature search (docs/methods.md §2.5), in a straightforward and a fast form.
 
 For each of the 100 grid temperatures LasCal (i) estimates class importance weights by RLLS with hard
 predictions and (ii) evaluates the label-shift ECE estimator (p = 2, 15 equal-count bins, class-wise);
@@ -23,11 +23,17 @@ float64 sums (docs/reproduction.md, "Arithmetic").
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from unishift.methods.base import check_choice
-from unishift.methods.calibration.shared import first_strict_minimum, softmax, temperature_grid
+from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting, check_choice
+from unishift.methods.calibration.shared import (
+    as_logits,
+    first_strict_minimum,
+    softmax,
+    temperature_grid,
+)
 from unishift.numerics import float32_running_sum
 
 ESTIMATORS = ("vectorised", "loop")
@@ -447,3 +453,68 @@ def lascal_temperature(
     losses = lascal_losses(z_source, y_source, z_target, estimator, solver, temps, arithmetic)
     best = first_strict_minimum(losses)
     return (-1.0 if best is None else float(temps[best])), losses
+
+
+# ---------------------------------------------------------------------------------------------
+# The temperature search, shared per sample through the context
+
+
+@dataclass(frozen=True)
+class LasCalSearch:
+    """Outcome of LasCal's search: the temperature (-1.0 = REF's sentinel, no finite loss) or the
+    reason it failed (REF then returns the uncalibrated posteriors)."""
+
+    temperature: float | None
+    failure: str | None = None
+
+
+def lascal_key(
+    convention: str, setting: Setting, solver: str = "closed_form", arithmetic: str = "reference"
+) -> tuple:
+    """Context key of LasCal's temperature search for one logit convention, validation set,
+    RLLS solver and arithmetic."""
+    return ("lascal_T", convention, setting.key, solver, arithmetic)
+
+
+def lascal_logits(convention: str, data: LabelledSet | Sample, arithmetic: str) -> np.ndarray:
+    """LasCal's input logits; with REF's arithmetic the S-logits are ``torch.log``'s."""
+    if convention == "S" and arithmetic == "reference":
+        with np.errstate(divide="ignore"):
+            return torch_log(data.posteriors)
+    return as_logits(convention, data)
+
+
+def lascal_search(
+    convention: str,
+    setting: Setting,
+    sample: Sample,
+    context: SampleContext,
+    solver: str = "closed_form",
+    arithmetic: str = "reference",
+) -> LasCalSearch:
+    """LasCal's temperature for ``sample`` (computed once per context, convention, validation set,
+    solver and arithmetic).
+
+    REF caught every exception of the search; the reason is kept so the caller can fall back.
+    """
+    # A missing-logits configuration error is raised here, outside REF's catch-all fallback.
+    z_src = lascal_logits(convention, setting.validation, arithmetic)
+    z_tgt = lascal_logits(convention, sample, arithmetic)
+
+    def compute() -> LasCalSearch:
+        try:
+            temperature, _ = lascal_temperature(
+                z_src, setting.validation.labels, z_tgt, solver=solver, arithmetic=arithmetic
+            )
+            return LasCalSearch(temperature)
+        except Exception as err:  # REF: `except Exception` around the whole LasCal call
+            return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
+
+    return context.cached(lascal_key(convention, setting, solver, arithmetic), compute)
+
+
+def uncalibrated_like_ref(z: np.ndarray) -> np.ndarray:
+    """REF's output after a LasCal failure: the input if its rows sum to 1, else its softmax."""
+    if np.isclose(z.sum(axis=1), 1).all():
+        return np.array(z, dtype=float)
+    return softmax(z)

@@ -1,4 +1,4 @@
-"""Platt scaling on the positive posterior (the IID calibration baseline, methods.md §2.1)."""
+"""Platt scaling on the positive posterior (the IID calibration baseline, docs/methods.md §2.1)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ class Platt(Calibrator):
     The classifier is frozen and the calibration fitted on every validation item at once (one split
     whose test part is the whole set), as Platt's method and the reference code do.
     """
+
+    name, group, description = "Platt", "baseline", "Platt scaling"
+    adaptations = ()
 
     def fit(self, setting: Setting):
         validation = setting.validation

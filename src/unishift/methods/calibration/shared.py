@@ -1,12 +1,14 @@
 """Pieces shared by the temperature-type calibrators and by the adaptations built on them.
 
-* the L / S / P logit conventions (methods.md §0.3) and the softmax REF applies to them;
+* the L / S / P logit conventions (docs/methods.md §0.3) and the softmax REF applies to them;
 * the temperature grid of the LasCal code base and its "first strict improvement" search (B6);
-* the per-sample artifacts that several methods need and that must be computed once per sample
-  (issue 3): the domain-classifier importance weights (B5) and LasCal's temperature search. Both are
-  stored in the :class:`SampleContext` under the keys built by :func:`domain_weights_key` and
-  :func:`lascal_key`; other methods (e.g. the calibration->quantification / ->CAP adaptations) should
-  obtain them through :func:`domain_weights` and :func:`lascal_search` so that they share them.
+* the domain-classifier importance weights (B5), a per-sample artifact that several methods need
+  and that is computed once per sample: it is stored in the :class:`SampleContext` under the key
+  built by :func:`domain_weights_key`; other methods (e.g. the calibration->quantification / ->CAP
+  adaptations) obtain it through :func:`domain_weights` so that they share it. LasCal's temperature
+  search, shared the same way, lives with LasCal (:mod:`unishift.methods.calibration.lascal`).
+
+This module imports nothing above :mod:`unishift.methods.base`; the calibrators import it.
 
 A shared artifact carries its own fallback reason (or ``None``) so that every method that consumes it
 records the fallback in its own result, not only the first method that computed it.
@@ -28,7 +30,7 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def as_logits(convention: str, data: LabelledSet | Sample, clip: float | None = None) -> np.ndarray:
-    """The matrix a temperature-type calibrator treats as logits (methods.md §0.3).
+    """The matrix a temperature-type calibrator treats as logits (docs/methods.md §0.3).
 
     ``L``: the true logits (language models only); ``S``: log-posteriors, which are -inf where a
     posterior is exactly 0 unless ``clip`` (lower bound applied to the posteriors first) is given;
@@ -199,72 +201,3 @@ def importance_weights(
     if result.fallback:
         context.note("fallback", f"{method}: {result.fallback}")
     return result.weights
-
-
-# ---------------------------------------------------------------------------------------------
-# LasCal's temperature search
-
-
-@dataclass(frozen=True)
-class LasCalSearch:
-    """Outcome of LasCal's search: the temperature (-1.0 = REF's sentinel, no finite loss) or the
-    reason it failed (REF then returns the uncalibrated posteriors)."""
-
-    temperature: float | None
-    failure: str | None = None
-
-
-def lascal_key(
-    convention: str, setting: Setting, solver: str = "closed_form", arithmetic: str = "reference"
-) -> tuple:
-    """Context key of LasCal's temperature search for one logit convention, validation set,
-    RLLS solver and arithmetic."""
-    return ("lascal_T", convention, setting.key, solver, arithmetic)
-
-
-def lascal_logits(convention: str, data: LabelledSet | Sample, arithmetic: str) -> np.ndarray:
-    """LasCal's input logits; with REF's arithmetic the S-logits are ``torch.log``'s."""
-    if convention == "S" and arithmetic == "reference":
-        from unishift.methods.calibration.lascal import torch_log
-
-        with np.errstate(divide="ignore"):
-            return torch_log(data.posteriors)
-    return as_logits(convention, data)
-
-
-def lascal_search(
-    convention: str,
-    setting: Setting,
-    sample: Sample,
-    context: SampleContext,
-    solver: str = "closed_form",
-    arithmetic: str = "reference",
-) -> LasCalSearch:
-    """LasCal's temperature for ``sample`` (computed once per context, convention, validation set,
-    solver and arithmetic).
-
-    REF caught every exception of the search; the reason is kept so the caller can fall back.
-    """
-    from unishift.methods.calibration.lascal import lascal_temperature
-
-    # A missing-logits configuration error is raised here, outside REF's catch-all fallback.
-    z_src = lascal_logits(convention, setting.validation, arithmetic)
-    z_tgt = lascal_logits(convention, sample, arithmetic)
-
-    def compute() -> LasCalSearch:
-        try:
-            temperature, _ = lascal_temperature(
-                z_src, setting.validation.labels, z_tgt, solver=solver, arithmetic=arithmetic
-            )
-            return LasCalSearch(temperature)
-        except Exception as err:  # REF: `except Exception` around the whole LasCal call
-            return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
-
-    return context.cached(lascal_key(convention, setting, solver, arithmetic), compute)
-
-
-def uncalibrated_like_ref(z: np.ndarray) -> np.ndarray:
-    """REF's output after a LasCal failure: the input if its rows sum to 1, else its softmax."""
-    if np.isclose(z.sum(axis=1), 1).all():
-        return np.array(z, dtype=float)
-    return softmax(z)

@@ -1,9 +1,9 @@
 """The reference calibrators of the LasCal code base: Head2Tail, CPCS, TransCal and LasCal.
 
 Each treats a matrix as logits and returns softmax(logits_test / T); which matrix is chosen by the
-``logits`` argument (methods.md §0.3): ``"L"`` true logits (language models only), ``"S"``
+``logits`` argument (docs/methods.md §0.3): ``"L"`` true logits (language models only), ``"S"``
 log-posteriors, ``"P"`` posteriors used as logits. The registry sets the convention of each paper
-table (methods.md §5); the calibration->quantification / ->CAP adaptations construct these classes
+table (docs/methods.md §5); the calibration->quantification / ->CAP adaptations construct these classes
 directly with their own convention (e.g. ``CPCS(logits="P")`` for ζ2ρ, ``TransCal(logits="S")`` for ζ2α).
 
 The labelled source of every calibrator is ``setting.validation``; CPCS and TransCal also use
@@ -19,18 +19,22 @@ import numpy as np
 from scipy import optimize
 
 from unishift.methods.base import Calibrator, Sample, SampleContext, Setting, check_choice
-from unishift.methods.calibration.lascal import ARITHMETICS, SOLVERS, torch_scaled_softmax
+from unishift.methods.calibration.lascal import (
+    ARITHMETICS,
+    SOLVERS,
+    lascal_logits,
+    lascal_search,
+    torch_scaled_softmax,
+    uncalibrated_like_ref,
+)
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
     WEIGHT_SOURCES,
     as_logits,
     importance_weights,
-    lascal_logits,
-    lascal_search,
     scaled_softmax,
     softmax,
     source_temperature,
-    uncalibrated_like_ref,
 )
 
 ZERO_POSTERIOR_RULES = ("faithful", "clip")
@@ -65,7 +69,7 @@ class _TemperatureCalibrator(Calibrator):
 
 
 # ---------------------------------------------------------------------------------------------
-# Head2Tail (Chen & Su 2023), methods.md §2.2
+# Head2Tail (Chen & Su 2023), docs/methods.md §2.2
 
 
 def diagonal_gaussian_logpdf(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
@@ -116,11 +120,16 @@ class Head2Tail(_TemperatureCalibrator):
     """Head2Tail: importance-weighted temperature scaling fitted on validation (no test data used).
 
     Args:
-        logits: "L" | "S" | "P" (methods.md §0.3); tables: LS "P", CS "S", ζ2ρ "P".
+        logits: "L" | "S" | "P" (docs/methods.md §0.3); tables: LS "P", CS "S", ζ2ρ "P".
         pca_components: reduce the training/validation features with PCA fitted on the training
             features when their dimension exceeds this (REF: 50); None disables it.
         alpha: share of the tail class in the shifted Gaussian (REF: 0.9).
     """
+
+    name, description = "Head2Tail", "Head2Tail (Chen & Su 2023) [REF Head2Tail-P / Head2Tail]"
+    defaults = {"pca_components": 50}
+    shift_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "S"}}
+    adaptations = ("c2q",)
 
     def __init__(self, logits: str = "P", pca_components: int | None = 50, alpha: float = 0.9):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
@@ -158,7 +167,7 @@ class Head2Tail(_TemperatureCalibrator):
 
 
 # ---------------------------------------------------------------------------------------------
-# CPCS (Park et al. 2020), methods.md §2.3
+# CPCS (Park et al. 2020), docs/methods.md §2.3
 
 
 def cpcs_temperature(logits, labels, weights) -> float:
@@ -187,6 +196,10 @@ class CPCS(_TemperatureCalibrator):
             scaling on validation; an ablation and a test oracle).
     """
 
+    name, description = "CPCS", "CPCS (Park et al. 2020) [REF CPCS-P / CPCS]"
+    shift_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}
+    adaptations = ("c2q", "c2a")
+
     def __init__(self, logits: str = "P", weights: str = "domain_classifier"):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
         check_choice("weights", weights, WEIGHT_SOURCES)
@@ -199,7 +212,7 @@ class CPCS(_TemperatureCalibrator):
 
 
 # ---------------------------------------------------------------------------------------------
-# TransCal (Wang et al. 2020), methods.md §2.4
+# TransCal (Wang et al. 2020), docs/methods.md §2.4
 
 
 def transcal_source_statistics(logits, labels, source_temperature_value):
@@ -276,6 +289,10 @@ class TransCal(_TemperatureCalibrator):
         variance_term: REF's control-variate correction (True); False uses the plain weighted error.
     """
 
+    name, description = "TransCal", "TransCal (Wang et al. 2020) [REF TransCal-S / TransCal]"
+    shift_defaults = {"label": {"logits": "S"}, "covariate": {"logits": "L"}}
+    adaptations = ("c2q", "c2a")
+
     def __init__(
         self,
         logits: str = "S",
@@ -321,13 +338,13 @@ class TransCal(_TemperatureCalibrator):
 
 
 # ---------------------------------------------------------------------------------------------
-# LasCal (Popordanoska et al. 2024), methods.md §2.5
+# LasCal (Popordanoska et al. 2024), docs/methods.md §2.5
 
 
 class LasCal(_TemperatureCalibrator):
     """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights.
 
-    The search is shared per sample through the context (``shared.lascal_search``). REF returned
+    The search is shared per sample through the context (``lascal.lascal_search``). REF returned
     the uncalibrated posteriors on any exception; that fallback is kept and recorded.
 
     Args:
@@ -336,6 +353,10 @@ class LasCal(_TemperatureCalibrator):
         arithmetic: "reference" (REF's: PyTorch's log and softmax, float32 loss sums; decides the
             temperature on near-ties) or "float64" (NumPy, float64 sums).
     """
+
+    name, description = "LasCal", "LasCal (Popordanoska et al. 2024) [REF LasCal-P / LasCal]"
+    shift_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}
+    adaptations = ("c2q", "c2a", "emq")
 
     def __init__(self, logits: str = "P", solver: str = "closed_form", arithmetic="reference"):
         check_choice("logits", logits, LOGIT_CONVENTIONS)

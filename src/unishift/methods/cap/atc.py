@@ -1,4 +1,4 @@
-"""ATC, Average Thresholded Confidence of Garg et al. 2022, with the max-confidence score (methods.md §4.1)."""
+"""ATC, Average Thresholded Confidence of Garg et al. 2022, with the max-confidence score (docs/methods.md §4.1)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ def atc_threshold(scores: np.ndarray, correct: np.ndarray) -> float:
 
 class ATC(AccuracyPredictor):
     """Predicted accuracy = fraction of test items whose max-confidence reaches the validation threshold."""
+
+    name, description = "ATC", "ATC with max-confidence"
+    adaptations = ("a2c", "a2q")
 
     def fit(self, setting: Setting):
         validation = setting.validation

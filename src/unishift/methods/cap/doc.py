@@ -1,4 +1,4 @@
-"""DoC, Difference of Confidences of Guillory et al. 2021 (methods.md §4.1, protocols.md §4)."""
+"""DoC, Difference of Confidences of Guillory et al. 2021 (docs/methods.md §4.1, protocols.md §4)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,11 @@ class DoC(AccuracyPredictor):
     DoC_a2q column (docs/reproduction.md). UPP and APP need both classes: on a validation set lacking
     one (a prediction partition of α2ρ) NPP is used instead and recorded.
     """
+
+    name, description = "DoC", "difference of confidences, 100 x 250 validation samples"
+    # Validation samples: UPP under label shift, NPP under covariate shift (protocols.md §4).
+    shift_defaults = {"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
+    adaptations = ("a2c", "a2q")
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""LEAP, the simplified linear-equation CAP of Volpi et al. 2024 as REF runs it (methods.md §4.1)."""
+"""LEAP, the simplified linear-equation CAP of Volpi et al. 2024 as REF runs it (docs/methods.md §4.1)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,10 @@ class LEAP(AccuracyPredictor):
     TPR; REF would divide by zero, we use tpr = 0 and record it (open_questions.md §C.20).
     """
 
+    name, description = "LEAP", "LEAP with KDEy"
+    defaults = {"quantifier": "KDEy"}
+    adaptations = ("a2c", "a2q")
+
     def __init__(self, quantifier="KDEy"):
         if not callable(quantifier):
             check_choice("quantifier", quantifier, QUANTIFIERS)
@@ -94,3 +98,14 @@ class LEAP(AccuracyPredictor):
     def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
         table = self.predict_table(sample, context)
         return float(np.trace(table) / table.sum())
+
+
+class LEAPPCC(LEAP):
+    """LEAP with PCC as its quantifier (the LEAP^PCC column of the covariate-shift tables)."""
+
+    name, display, description = "LEAP_PCC", r"LEAP$^{\text{PCC}}$", "LEAP with PCC"
+    shifts = ("covariate",)
+    defaults = {"quantifier": "PCC"}
+
+    def __init__(self, quantifier="PCC"):
+        super().__init__(quantifier)

@@ -1,4 +1,4 @@
-"""The Naive accuracy predictor: validation accuracy, the same for every test sample (methods.md §4.1)."""
+"""The Naive accuracy predictor: validation accuracy, the same for every test sample (docs/methods.md §4.1)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,11 @@ from unishift.methods.base import AccuracyPredictor, Sample, SampleContext, Sett
 
 
 class Naive(AccuracyPredictor):
+    """The validation accuracy, whatever the sample."""
+
+    name, group, description = "Naive", "baseline", "validation accuracy"
+    adaptations = ()
+
     def fit(self, setting: Setting):
         validation = setting.validation
         self.accuracy_ = float(np.mean(validation.predictions == validation.labels))

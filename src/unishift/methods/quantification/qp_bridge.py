@@ -1,4 +1,4 @@
-"""Running QuaPy 0.2.3 quantifiers on precomputed posteriors (methods.md §0.5).
+"""Running QuaPy 0.2.3 quantifiers on precomputed posteriors (docs/methods.md §0.5).
 
 QuaPy's aggregative quantifiers only ever call their classifier's ``predict_proba`` / ``predict``. An
 identity classifier that returns the posterior matrix it is given lets them work on cached posteriors

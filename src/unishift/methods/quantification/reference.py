@@ -1,18 +1,18 @@
-"""CC, PCC, PACC, EMQ, EMQ-BCTS and KDEy: QuaPy's own quantifiers on cached posteriors (methods.md §3.1)."""
+"""CC, PCC, PACC, EMQ, EMQ-BCTS and KDEy: QuaPy's own quantifiers on cached posteriors (docs/methods.md §3.1)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import Quantifier, Sample, SampleContext, Setting, check_choice
+from unishift.methods.base import (
+    PREVALENCE_SOURCES,
+    Quantifier,
+    Sample,
+    SampleContext,
+    Setting,
+    check_choice,
+)
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, em, positive, quiet
-
-PREVALENCE_SOURCES = ("training", "validation")
-
-
-def _prevalence(setting: Setting, source: str) -> float:
-    check_choice("train_prevalence", source, PREVALENCE_SOURCES)
-    return setting.train_prevalence if source == "training" else setting.validation.prevalence
 
 
 class _QuaPyQuantifier(Quantifier):
@@ -35,6 +35,9 @@ class _QuaPyQuantifier(Quantifier):
 
 
 class CC(_QuaPyQuantifier):
+    name, group, description = "CC", "baseline", "classify and count"
+    adaptations = ()
+
     def _make(self):
         from quapy.method.aggregative import CC as QuaPyCC
 
@@ -42,6 +45,9 @@ class CC(_QuaPyQuantifier):
 
 
 class PCC(_QuaPyQuantifier):
+    name, description = "PCC", "probabilistic CC"
+    adaptations = ("q2c", "q2a")
+
     def _make(self):
         from quapy.method.aggregative import PCC as QuaPyPCC
 
@@ -49,6 +55,9 @@ class PCC(_QuaPyQuantifier):
 
 
 class PACC(_QuaPyQuantifier):
+    name, description = "PACC", "probabilistic adjusted CC"
+    adaptations = ("q2c", "q2a")
+
     def _make(self):
         from quapy.method.aggregative import PACC as QuaPyPACC
 
@@ -62,6 +71,9 @@ class KDEy(_QuaPyQuantifier):
     kernel at the uniform posterior for it. With ``empty_class="uniform_kernel"`` (default) that point is
     added to the fitting data of the missing class, which reproduces 0.1.9 exactly.
     """
+
+    name, description = "KDEy", "KDEy-ML, bandwidth 0.1"
+    adaptations = ("q2c", "q2a")
 
     EMPTY_CLASS_RULES = ("uniform_kernel", "raise")
 
@@ -98,13 +110,20 @@ class KDEy(_QuaPyQuantifier):
 class EMQ(_QuaPyQuantifier):
     """EM of Saerens et al. started from the training prevalence of ``train_prevalence`` (§3.1)."""
 
+    name, description = "EMQ", "EM of Saerens et al."
+    shift_defaults = {
+        "label": {"train_prevalence": "training"},
+        "covariate": {"train_prevalence": "validation"},
+    }
+    adaptations = ("q2c", "q2a")
+
     def __init__(self, train_prevalence: str = "training"):
         check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
         self.train_prevalence = train_prevalence
 
     def fit(self, setting: Setting):
         self.fit_notes = []
-        self.prior_ = _prevalence(setting, self.train_prevalence)
+        self.prior_ = setting.prevalence_of(self.train_prevalence)
         return self
 
     def quantify(self, sample, context):
@@ -117,6 +136,14 @@ class EMQBCTS(_QuaPyQuantifier):
     BCTS fails whenever a validation posterior is exactly 0 or 1 (always for kNN). REF then silently
     ran plain EMQ with the exact prevalence of ``fallback_prevalence``; we do the same and record it.
     """
+
+    name, display = "EMQ_BCTS", r"EMQ$^{\text{BCTS}}$"
+    description = "EMQ on BCTS-recalibrated posteriors"
+    shift_defaults = {
+        "label": {"fallback_prevalence": "training"},
+        "covariate": {"fallback_prevalence": "validation"},
+    }
+    adaptations = ("q2a",)
 
     def __init__(self, fallback_prevalence: str = "training"):
         check_choice("fallback_prevalence", fallback_prevalence, PREVALENCE_SOURCES)
@@ -144,7 +171,7 @@ class EMQBCTS(_QuaPyQuantifier):
         except Exception as err:  # abstention raises AssertionError; QuaPy wraps it in RuntimeError
             from unishift.io import one_line
 
-            self.fallback_prior_ = _prevalence(setting, self.fallback_prevalence)
+            self.fallback_prior_ = setting.prevalence_of(self.fallback_prevalence)
             reason = one_line(str(err), limit=120)
             self.fit_notes.append(
                 ("fallback", f"BCTS failed at fit time ({reason}); plain EMQ used")

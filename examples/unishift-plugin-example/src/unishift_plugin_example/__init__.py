@@ -1,0 +1,1 @@
+"""A tiny unishift plugin (see README.md)."""

@@ -1,0 +1,341 @@
+"""The workbench from Python (a notebook, a script): load the setups a finished run persisted, score
+any method on exactly the same samples, and build the table and the critical-difference diagram from
+the records.
+
+    from unishift import load_setups, evaluate, load_records, table, cd_diagram, from_quapy
+    setups = load_setups("results", shift="label")
+    mine = evaluate(from_quapy(quapy.method.aggregative.ACC(LogisticRegression())), setups, name="ACC")
+    records = pd.concat([load_records("results", shift="label", task="quantification"), mine])
+    result = table(records, "quantification", "label")
+
+``examples/notebook_api.py`` runs this end to end (docs/api.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from unishift.data.covariate import load_covariate_setup
+from unishift.data.label_shift import read_label_setup
+from unishift.data.setups import SetupData
+from unishift.evaluation import RECORD_COLUMNS, evaluate_setup
+from unishift.methods.base import (
+    SHIFTS,
+    TASKS,
+    AccuracyPredictor,
+    Calibrator,
+    Method,
+    Quantifier,
+    Sample,
+    SampleContext,
+    Setting,
+)
+from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, positive, quiet
+
+_TASK_OF_ENTRY_POINT = {
+    "calibrate": "calibration",
+    "quantify": "quantification",
+    "predict_accuracy": "cap",
+}
+
+
+def _names_in(folder: Path, pattern: str) -> list[str]:
+    return sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
+
+
+def load_setups(
+    results: str | Path = "results",
+    shift: str = "label",
+    *,
+    datasets: Iterable[str] | None = None,
+    classifiers: Iterable[str] | None = None,
+    seed: int = 0,
+    sample_posteriors: str = "per_sample",
+) -> list[SetupData]:
+    """The setups a run persisted under ``results`` (its files found by name), in table order.
+
+    Label shift: every ``(classifier, data set)`` whose split, samples and posteriors exist
+    (classifier-major, as the tables); covariate shift: every ``(model, source->target)`` whose
+    language-model cache and samples exist. ``datasets`` / ``classifiers`` (models) restrict and order
+    them; ``seed`` and ``sample_posteriors`` must be the run's config values (``seed``,
+    ``label_shift.sample_posteriors``) for the numbers to be the workflow's.
+    """
+    if shift not in SHIFTS:
+        raise ValueError(f"shift={shift!r} is not one of {list(SHIFTS)}")
+    results = Path(results)
+    if not results.is_dir():
+        raise FileNotFoundError(f"{results} is not a folder: run the workflow first (README.md)")
+    setups = _label_setups if shift == "label" else _covariate_setups
+    found = list(setups(results, datasets, classifiers, seed, sample_posteriors))
+    if not found:
+        raise FileNotFoundError(
+            f"no {shift}-shift setup under {results}: the workflow has not produced its samples "
+            f"and posteriors (or none match datasets={datasets}, classifiers={classifiers})"
+        )
+    return found
+
+
+def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
+    posteriors = results / "posteriors" / "label"
+    datasets = list(datasets) if datasets is not None else _names_in(posteriors, "*")
+    if classifiers is None:
+        classifiers = sorted(
+            {p.stem for d in datasets for p in (posteriors / d).glob("*.npz")},
+        )
+    for classifier in classifiers:
+        for dataset in datasets:
+            files = (
+                results / "data" / "label" / dataset / "split.npz",
+                posteriors / dataset / f"{classifier}.npz",
+                results / "samples" / "label" / f"{dataset}.npz",
+            )
+            if all(f.is_file() for f in files):
+                yield read_label_setup(
+                    *files, dataset, classifier, seed, sample_posteriors=sample_posteriors
+                )
+
+
+def _covariate_setups(results, pairs, models, seed, _sample_posteriors):
+    lm = results / "lm"
+    models = list(models) if models is not None else _names_in(lm, "*")
+    samples = results / "samples" / "covariate"
+    if pairs is None:
+        pairs = [p.stem.replace("__", "->") for p in sorted(samples.glob("*__*.npz"))]
+    for model in models:
+        for pair in pairs:
+            source, _, target = pair.partition("->")
+            outputs = lm / model / source / "outputs.npz"
+            pair_samples = samples / f"{source}__{target}.npz"
+            if outputs.is_file() and pair_samples.is_file():
+                yield load_covariate_setup(outputs, pair_samples, model, source, target, seed)
+
+
+def task_of(method: Any) -> str:
+    """The task of a method object: its ``task`` attribute, else the entry point it has."""
+    task = getattr(method, "task", None)
+    if task in TASKS:
+        return task
+    found = [
+        t for entry, t in _TASK_OF_ENTRY_POINT.items() if callable(getattr(method, entry, None))
+    ]
+    if len(found) != 1:
+        raise TypeError(
+            f"{method!r} has none (or several) of calibrate / quantify / predict_accuracy: "
+            "give an object with the interface of one task (unishift.methods.base)"
+        )
+    return found[0]
+
+
+class _Wrapped(Method):
+    """Gives an object that has ``fit`` and one task's entry point the evaluation driver's ``apply``."""
+
+    def __init__(self, method: Any, task: str):
+        self.method, self.task = method, task
+
+    def fit(self, setting: Setting):
+        self.method.fit(setting)
+        self.fit_notes = list(getattr(self.method, "fit_notes", []) or [])
+        return self
+
+    def apply(self, sample: Sample, context: SampleContext):
+        entry = {v: k for k, v in _TASK_OF_ENTRY_POINT.items()}[self.task]
+        return getattr(self.method, entry)(sample, context)
+
+
+def evaluate(
+    method: Any,
+    setups: Iterable[SetupData],
+    *,
+    name: str | None = None,
+    task: str | None = None,
+    params: dict[str, Any] | None = None,
+    ece: str = "top_label",
+    ece_precision: str = "float32",
+    domain_stream: str = "reference",
+) -> pd.DataFrame:
+    """Per-sample records (the columns of ``results/eval``) of one method on every setup.
+
+    ``method``: a registered name (``task`` required, e.g. ``evaluate("LasCal", setups,
+    task="calibration")``; ``params`` override its defaults) or any object with the interface of one
+    task (``fit(setting)`` and ``calibrate`` / ``quantify`` / ``predict_accuracy(sample, context)``),
+    fitted afresh (a deep copy) per setup. The defaults of ``ece``, ``ece_precision`` and
+    ``domain_stream`` are the workflow's (config/README.md).
+    """
+    setups = list(setups)
+    if isinstance(method, str):
+        from unishift.registry import get_method
+
+        if task is None:
+            raise ValueError(f"evaluate({method!r}, ...) needs task= (one of {list(TASKS)})")
+        spec = get_method(task, method, setups[0].shift if setups else None)
+        spec.params(setups[0].shift if setups else "label", params)
+        name = name or method
+
+        def build(shift):
+            return lambda: spec.build(shift, params)
+    else:
+        if params:
+            raise ValueError("params= applies to a registered method name, not to an object")
+        task = task or task_of(method)
+        name = name or getattr(method, "name", "") or type(method).__name__
+
+        def build(_shift):
+            def fresh():
+                copied = copy.deepcopy(method)
+                return copied if isinstance(copied, Method) else _Wrapped(copied, task)
+
+            return fresh
+
+    if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+        raise ValueError(f"method name {name!r}: use letters, digits and underscores")
+    records = []
+    for setup in setups:
+        rows, _ = evaluate_setup(
+            task,
+            name,
+            build(setup.shift),
+            setup,
+            ece=ece,
+            ece_precision=ece_precision,
+            domain_stream=domain_stream,
+        )
+        records.extend(rows)
+    return pd.DataFrame.from_records(records, columns=list(RECORD_COLUMNS))
+
+
+def load_records(
+    results: str | Path = "results",
+    shift: str = "label",
+    task: str = "quantification",
+    methods: Iterable[str] | None = None,
+) -> pd.DataFrame:
+    """The per-sample records a run wrote for ``(shift, task)`` (every method, or ``methods``)."""
+    from unishift.report.tables import load_records as read_all
+
+    folder = Path(results) / "eval" / shift / task
+    names = list(methods) if methods is not None else [p.stem for p in sorted(folder.glob("*.csv"))]
+    if not names:
+        raise FileNotFoundError(f"no per-sample records under {folder}")
+    return read_all([folder / f"{name}.csv" for name in names])
+
+
+def table(
+    records: pd.DataFrame,
+    task: str,
+    shift: str,
+    methods: Iterable[str] | None = None,
+    *,
+    metric: str = "error",
+    display: dict[str, tuple[str, str]] | None = None,
+    alpha: float = 0.05,
+):
+    """Every number of one table (means, ranks, win rates, significance) from per-sample records.
+
+    ``methods`` gives the column order (default: the records' order); a method the registry does
+    not know is shown under its name in the ``reference`` group unless ``display`` maps it to
+    ``(LaTeX display name, group)``. Returns a :class:`unishift.report.tables.TableResult`: its
+    :func:`~unishift.report.tables.table_frame` is a DataFrame, :func:`table_tex` its LaTeX.
+    """
+    from unishift.registry import all_methods
+    from unishift.report.tables import compute_table
+
+    records = records[(records["task"] == task) & (records["shift"] == shift)]
+    methods = list(methods) if methods is not None else list(dict.fromkeys(records["method"]))
+    known = all_methods()
+    info = {
+        name: (name, "reference")
+        for name in methods
+        if (task, name) not in known or shift not in known[(task, name)].shifts
+    }
+    info.update(display or {})
+    classifiers = list(dict.fromkeys(records["classifier"]))
+    datasets = list(dict.fromkeys(records["dataset"]))
+    return compute_table(
+        records, task, shift, methods, metric, classifiers, datasets, alpha=alpha, method_info=info
+    )
+
+
+def table_tex(result) -> str:
+    from unishift.report.tables import render_table_tex
+
+    return render_table_tex(result)
+
+
+def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None, alpha=0.05):
+    """Write the critical-difference diagram of a table (TikZ and PNG); returns its CD result."""
+    from unishift.report.cd import write_cd
+
+    tex_path = Path(tex_path)
+    return write_cd(result, tex_path, png_path or tex_path.with_suffix(".png"), alpha)
+
+
+class QuaPyQuantifier(Quantifier):
+    """Any QuaPy aggregative quantifier as a unishift quantifier: fitted on the validation set's
+    posteriors (the classifier's, passed through as QuaPy's classifier output), applied to each
+    sample's posteriors; a fresh copy of ``quantifier`` per fit."""
+
+    def __init__(self, quantifier: Any):
+        self.quantifier = quantifier
+
+    def fit(self, setting: Setting):
+        from quapy.method.aggregative import AggregativeQuantifier
+
+        if not isinstance(self.quantifier, AggregativeQuantifier):
+            raise TypeError(
+                f"{type(self.quantifier).__name__} is not a QuaPy aggregative quantifier: only "
+                "those can work from the classifier's posteriors"
+            )
+        params = self.quantifier.get_params(deep=False)
+        params.update(classifier=PosteriorPassthrough(), fit_classifier=False)
+        if "val_split" in params:
+            params["val_split"] = None  # fitted on the whole validation set, as the paper's
+        self.quantifier_ = type(self.quantifier)(**copy.deepcopy(params))
+        validation = setting.validation
+        quiet(self.quantifier_.fit, validation.posteriors, validation.labels)
+        return self
+
+    def quantify(self, sample: Sample, context: SampleContext) -> float:
+        return positive(quiet(self.quantifier_.predict, sample.posteriors))
+
+
+def from_quapy(quantifier: Any) -> QuaPyQuantifier:
+    """A unishift quantifier from a QuaPy aggregative quantifier (its classifier is ignored: the
+    setup's classifier posteriors are used). :func:`adapt` turns it into a calibrator (``"q2c"``)
+    or an accuracy predictor (``"q2a"``)."""
+    return QuaPyQuantifier(quantifier)
+
+
+def adapt(method: Method, kind: str, **params) -> Method:
+    """The paper's adaptation ``kind`` (``"q2c"``, ``"q2a"``, ``"c2q"``, ``"c2a"``, ``"a2q"``,
+    ``"a2c"``) of a method object, with the adaptation's defaults (e.g. 5 bins for ρ2ζ)."""
+    from unishift.methods.adapt import KINDS
+
+    if kind not in KINDS:
+        raise ValueError(f"kind={kind!r} is not one of {list(KINDS)}")
+    spec = KINDS[kind]
+    if task_of(method) != spec.source:
+        raise ValueError(f"{kind} adapts a {spec.source} method, not a {task_of(method)} one")
+    return spec.adapter(inner=method, **{**spec.defaults, **params})
+
+
+__all__ = [
+    "QuaPyQuantifier",
+    "AccuracyPredictor",
+    "Calibrator",
+    "Quantifier",
+    "adapt",
+    "cd_diagram",
+    "evaluate",
+    "from_quapy",
+    "load_records",
+    "load_setups",
+    "table",
+    "table_tex",
+    "task_of",
+]

@@ -1,0 +1,150 @@
+"""The Python API (docs/api.md): setups loaded by name from a finished run, any object with a task's
+interface scored on them, QuaPy quantifiers adapted, tables from records; and the example notebook
+(examples/notebook_api.py) run end to end on a finished run of .test/config.yaml."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from quapy.method.aggregative import PACC as QuaPyPACC
+from sklearn.linear_model import LogisticRegression
+
+import unishift
+from tests.conftest import REPO
+from tests.test_calibration_support import make_setting
+from unishift.api import QuaPyQuantifier, adapt, evaluate, from_quapy, load_setups, table, task_of
+from unishift.data.setups import SetupData
+from unishift.methods.adapt import CAPToQuantification, QuantificationToCalibration
+from unishift.methods.base import LabelledSet, fresh_context
+from unishift.methods.cap import ATC
+from unishift.methods.quantification import PACC
+
+
+def _setup(seed=3):
+    setting, _, draw = make_setting(seed=seed)
+    pool, labels = draw(400, 0.5, shift_x=0.2)
+    pool = LabelledSet(pool.posteriors, labels, pool.features, pool.logits)
+    rng = np.random.default_rng(seed)
+    positives, negatives = np.flatnonzero(labels == 1), np.flatnonzero(labels == 0)
+    indices = np.array(
+        [
+            np.concatenate([rng.choice(positives, k), rng.choice(negatives, 100 - k)])
+            for k in (20, 80)
+        ]
+    )
+    return SetupData("label", "LR", f"toy{seed}", setting, pool, indices, np.zeros(2))
+
+
+def test_the_api_is_importable_from_the_package():
+    assert unishift.evaluate is evaluate and unishift.from_quapy is from_quapy
+    with pytest.raises(AttributeError):
+        unishift.not_a_name  # noqa: B018
+
+
+def test_from_quapy_gives_the_registered_quapy_quantifiers_numbers():
+    setup = _setup()
+    ours = from_quapy(QuaPyPACC(LogisticRegression())).fit(setup.setting)
+    reference = PACC().fit(setup.setting)
+    for sample_id in range(2):
+        sample, _ = setup.sample(sample_id)
+        context = fresh_context(setup.setting, sample_id)
+        assert ours.quantify(sample, context) == reference.quantify(sample, context)
+
+
+def test_from_quapy_refuses_a_non_aggregative_quantifier():
+    from quapy.method.non_aggregative import MaximumLikelihoodPrevalenceEstimation
+
+    with pytest.raises(TypeError, match="aggregative"):
+        from_quapy(MaximumLikelihoodPrevalenceEstimation()).fit(_setup().setting)
+
+
+def test_adapt_turns_a_quantifier_into_a_calibrator_and_a_cap_method():
+    quantifier = from_quapy(QuaPyPACC(LogisticRegression()))
+    calibrator = adapt(quantifier, "q2c")
+    assert isinstance(calibrator, QuantificationToCalibration) and calibrator.bins == 5
+    assert task_of(adapt(quantifier, "q2a")) == "cap"
+    assert isinstance(adapt(ATC(), "a2q"), CAPToQuantification)
+    with pytest.raises(ValueError, match="adapts a calibration method"):
+        adapt(quantifier, "c2q")
+
+
+def test_evaluate_scores_a_plain_object_like_the_driver_scores_a_method():
+    class Mean:
+        """Duck-typed quantifier: the mean positive posterior (PCC), no unishift base class."""
+
+        def fit(self, setting):
+            return self
+
+        def quantify(self, sample, context):
+            return float(np.mean(sample.posteriors[:, 1]))
+
+    setups = [_setup(3), _setup(4)]
+    mine = evaluate(Mean(), setups, name="Mean")
+    pcc = evaluate("PCC", setups, task="quantification")
+    assert list(mine["method"].unique()) == ["Mean"]
+    np.testing.assert_allclose(mine["estimate"], pcc["estimate"], rtol=0, atol=1e-12)
+    assert (mine["status"] == "ok").all() and len(mine) == 4
+    # the truth is the sample's prevalence, so a sample rich in positives has the larger truth
+    assert mine["true_value"].tolist() == [0.2, 0.8, 0.2, 0.8]
+
+
+def test_evaluate_needs_the_task_of_a_name_and_a_clean_name():
+    with pytest.raises(ValueError, match="needs task="):
+        evaluate("PCC", [_setup()])
+    with pytest.raises(ValueError, match="letters, digits"):
+        evaluate(PACC(), [_setup()], name="my method")
+    with pytest.raises(TypeError, match="interface of one task"):
+        evaluate(object(), [_setup()])
+
+
+def test_table_ranks_a_method_the_registry_does_not_know():
+    setups = [_setup(3), _setup(4), _setup(5)]
+    records = pd.concat(
+        [
+            evaluate("CC", setups, task="quantification"),
+            evaluate("PACC", setups, task="quantification"),
+            evaluate(QuaPyQuantifier(QuaPyPACC(LogisticRegression())), setups, name="MyPACC"),
+        ]
+    )
+    result = table(records, "quantification", "label")
+    assert result.names == ["CC", "PACC", "MyPACC"]
+    means = pd.DataFrame(result.means, columns=result.names)
+    np.testing.assert_array_equal(means["PACC"], means["MyPACC"])  # same quantifier, same numbers
+
+
+def test_load_setups_says_what_is_missing(tmp_path):
+    with pytest.raises(FileNotFoundError, match="run the workflow first"):
+        load_setups(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="no label-shift setup"):
+        load_setups(tmp_path)
+
+
+def test_example_notebook_runs_on_a_finished_run(finished_test_run, tmp_path):
+    work, _ = finished_test_run
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "examples" / "notebook_api.py"),
+            str(work / "results"),
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "PACC through the API equals the workflow's per-sample records" in result.stdout
+    setups = load_setups(work / "results", shift="label")
+    assert [s.key for s in setups] == ["cmc.3/LR", "yeast/LR", "cmc.3/kNN", "yeast/kNN"]
+    for task, mine in [
+        ("quantification", "ACC"),
+        ("calibration", "ACC_q2c_5B"),
+        ("cap", "ACC_q2a"),
+    ]:
+        frame = pd.read_csv(tmp_path / f"{task}_label.csv")
+        assert len(frame) == 4 and np.isfinite(frame[mine]).all()
+        assert (tmp_path / f"{task}_label_cd.tex").read_text().strip()

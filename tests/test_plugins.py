@@ -1,0 +1,155 @@
+"""Methods from outside the package (docs/methods.md): the example plugin package
+(examples/unishift-plugin-example) is installed into a folder of this test environment; its
+entry point registers HistBin and the registry derives HistBin_c2q and HistBin_c2a; the plugin's
+methods keep the method contract; the ``plugins:`` config key imports a module from the path; and the
+workflow, on top of a finished run, puts the plugin's methods in its tables with the numbers the API
+computes for them independently."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tests.test_method_contract import test_method_contract as method_contract
+from tests.test_workflow import snakemake
+from unishift import registry
+from unishift.methods.base import LabelledSet, Sample, Setting, as_posteriors, fresh_context
+
+PLUGIN = REPO / "examples" / "unishift-plugin-example"
+NEW = {("calibration", "HistBin"), ("quantification", "HistBin_c2q"), ("cap", "HistBin_c2a")}
+
+
+@pytest.fixture(scope="module")
+def plugin_site(tmp_path_factory):
+    """The plugin installed (with its entry point metadata) into a folder put on the path."""
+    site = tmp_path_factory.mktemp("plugin") / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
+         "--target", str(site), str(PLUGIN)],
+        check=True, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    return site
+
+
+@pytest.fixture
+def installed(plugin_site):
+    sys.path.insert(0, str(plugin_site))
+    try:
+        registry.reload()
+        yield plugin_site
+    finally:
+        sys.path.remove(str(plugin_site))
+        for name in [m for m in sys.modules if m.startswith("unishift_plugin_example")]:
+            del sys.modules[name]
+        registry.reload()
+
+
+def test_the_entry_point_registers_the_method_and_its_adaptations(installed):
+    methods = registry.all_methods()
+    assert NEW <= set(methods)
+    assert methods[("calibration", "HistBin")].group == "baseline"
+    c2q = methods[("quantification", "HistBin_c2q")]
+    assert (c2q.group, c2q.display, c2q.shifts) == (
+        "adapted",
+        r"HistBin$_{\zeta 2 \rho}$",
+        ("label", "covariate"),
+    )
+    assert c2q.params("label")["inner"] == "HistBin"
+
+
+def test_without_the_plugin_its_methods_are_unknown():
+    assert not NEW & set(registry.all_methods())
+
+
+@pytest.mark.parametrize("task, name", sorted(NEW))
+@pytest.mark.parametrize("shift", ["label", "covariate"])
+def test_plugin_methods_keep_the_method_contract(installed, task, name, shift):
+    method_contract(task, name, shift)
+
+
+def test_histogram_binning_against_a_loop(installed):
+    from unishift_plugin_example.methods import HistogramBinning
+
+    # validation posteriors on bin edges: 0.2 belongs to bin 2 of 10, 1.0 to the last bin
+    p = np.array([0.05, 0.2, 0.2, 0.25, 0.99, 1.0, 0.55])
+    y = np.array([0, 1, 0, 1, 1, 0, 1])
+    setting = Setting(LabelledSet(as_posteriors(p), y), LabelledSet(as_posteriors(p), y), "label")
+    test = np.array([0.0, 0.21, 0.5, 0.999, 0.6])
+    out = (
+        HistogramBinning(10)
+        .fit(setting)
+        .calibrate(Sample(as_posteriors(test)), fresh_context(setting))
+    )
+    expected = []
+    for t in test:
+        b = min(int(t * 10), 9)
+        members = [label for q, label in zip(p, y) if min(int(q * 10), 9) == b]
+        expected.append(np.mean(members) if members else (b + 0.5) / 10)
+    np.testing.assert_array_equal(out[:, 1], expected)
+    np.testing.assert_allclose(out.sum(axis=1), 1)
+
+
+def test_the_plugins_key_imports_a_module_from_the_path(monkeypatch):
+    monkeypatch.syspath_prepend(str(PLUGIN / "src"))
+    monkeypatch.delenv(registry.PLUGINS_VARIABLE, raising=False)
+    try:
+        registry.use_plugins(["unishift_plugin_example.methods"])
+        registry.all_methods()
+        assert NEW <= set(registry.all_methods())
+        assert os.environ[registry.PLUGINS_VARIABLE] == "unishift_plugin_example.methods"
+    finally:
+        monkeypatch.delenv(registry.PLUGINS_VARIABLE, raising=False)
+        for name in [m for m in sys.modules if m.startswith("unishift_plugin_example")]:
+            del sys.modules[name]
+        registry.reload()
+    with monkeypatch.context() as patched:
+        patched.setenv(registry.PLUGINS_VARIABLE, "no_such_plugin_module")
+        with pytest.raises(ImportError, match="no_such_plugin_module.*install the package"):
+            registry.reload()
+    registry.reload()
+
+
+def test_the_workflow_tables_the_plugin_and_its_adaptations(
+    finished_test_run, plugin_site, tmp_path
+):
+    work = tmp_path / "wf"
+    shutil.copytree(finished_test_run[0], work, symlinks=True)
+    config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
+    label = config["methods"]["label"]
+    label["calibration"].append("HistBin")
+    label["quantification"].append("HistBin_c2q")
+    label["cap"].append("HistBin_c2a")
+    (work / "plugin.yaml").write_text(yaml.safe_dump(config))
+    env = dict(
+        os.environ, PYTHONPATH=os.pathsep.join([str(plugin_site), os.environ.get("PYTHONPATH", "")])
+    )
+    snakemake("--cores", "2", "--configfile", "plugin.yaml", cwd=work, env=env)
+
+    from unishift.api import evaluate, load_setups
+
+    sys.path.insert(0, str(plugin_site))
+    try:
+        registry.reload()
+        from unishift_plugin_example.methods import HistogramBinning
+
+        setups = load_setups(work / "results", "label")
+        direct = evaluate(HistogramBinning(), setups, name="HistBin")
+    finally:
+        sys.path.remove(str(plugin_site))
+        registry.reload()
+    records = pd.read_csv(work / "results" / "eval" / "label" / "calibration" / "HistBin.csv")
+    np.testing.assert_array_equal(records["ece"], direct["ece"])
+    for task, name in sorted(NEW):
+        cells = pd.read_csv(work / "results" / "tables" / f"{task}_label.csv")
+        assert name in set(cells["method"]), (task, name)
+        assert np.isfinite(cells.loc[cells["method"] == name, "mean_error"]).all()
+        tex = (work / "results" / "tables" / f"{task}_label.tex").read_text()
+        assert "HistBin" in tex
