@@ -38,3 +38,12 @@ def finished_test_run(tmp_path_factory):
     work = copy_workflow(tmp_path_factory.mktemp("finished") / "wf")
     output = snakemake("--cores", "2", "--configfile", ".test/config.yaml", cwd=work)
     return work, output
+
+
+@pytest.fixture(autouse=True)
+def _plugin_variable_does_not_leak():
+    """UNISHIFT_PLUGINS reaches every snakemake process a later test starts: a test that changes it
+    must restore it (a leaked plugin name once broke every later workflow test)."""
+    before = os.environ.get("UNISHIFT_PLUGINS")
+    yield
+    assert os.environ.get("UNISHIFT_PLUGINS") == before, "a test left UNISHIFT_PLUGINS changed"

@@ -99,7 +99,10 @@ def test_histogram_binning_against_a_loop(installed):
 
 def test_the_plugins_key_imports_a_module_from_the_path(monkeypatch):
     monkeypatch.syspath_prepend(str(PLUGIN / "src"))
-    monkeypatch.delenv(registry.PLUGINS_VARIABLE, raising=False)
+    # setenv (not delenv of an absent variable, which records nothing) makes monkeypatch restore the
+    # variable's absence afterwards: use_plugins writes os.environ, which later tests' snakemake
+    # processes would inherit
+    monkeypatch.setenv(registry.PLUGINS_VARIABLE, "")
     try:
         registry.use_plugins(["unishift_plugin_example.methods"])
         registry.all_methods()
