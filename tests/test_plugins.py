@@ -30,10 +30,13 @@ NEW = {("calibration", "HistBin"), ("quantification", "HistBin_c2q"), ("cap", "H
 @pytest.fixture(scope="module")
 def plugin_site(tmp_path_factory):
     """The plugin installed (with its entry point metadata) into a folder put on the path."""
-    site = tmp_path_factory.mktemp("plugin") / "site"
+    root = tmp_path_factory.mktemp("plugin")
+    site = root / "site"
+    # built from a copy: pip's build/ folder must not land in the checkout
+    source = shutil.copytree(PLUGIN, root / "source", ignore=shutil.ignore_patterns("build"))
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-         "--target", str(site), str(PLUGIN)],
+         "--target", str(site), str(source)],
         check=True, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     return site

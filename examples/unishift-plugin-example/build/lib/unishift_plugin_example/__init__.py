@@ -1,1 +1,0 @@
-"""A tiny unishift plugin (see README.md)."""
