@@ -15,19 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from unishift.io import DamagedFileError, csv_problem
 from unishift.multiclass.records import MULTICLASS_RECORD_COLUMNS
 from unishift.report.appendix import write_accuracy_tex
 from unishift.report.pipeline import TABLE_WIDTH, build_cd, table_name
 from unishift.report.plots import plot_error_by_shift
 from unishift.report.tables import (
-    STATUSES,
     TableResult,
     check_complete,
     compute_table,
+    load_records,
+    read_records,
     write_table_csv,
     write_table_tex,
 )
@@ -65,40 +64,21 @@ PLOT_METHODS = {
 }  # fmt: skip
 
 
+# the multiclass record columns for the binary reader (report/tables.py), which validates both kinds
+MULTICLASS_COLUMNS = {
+    "columns": MULTICLASS_RECORD_COLUMNS,
+    "string_columns": _STR_COLUMNS,
+    "calibration_values": ("ece", "ece_classwise", "brier"),
+}
+
+
 def read_multiclass_records(path: str | Path) -> pd.DataFrame:
-    """One multiclass per-sample file, validated like the binary ones: complete, the exact columns,
-    every scored record with a finite error (and, for calibration, ECEs and Brier)."""
-    problem = csv_problem(path)
-    if problem:
-        raise DamagedFileError(path, problem)
-    frame = pd.read_csv(
-        path, dtype={c: str for c in _STR_COLUMNS}, keep_default_na=False, na_values=[""]
-    )
-    if tuple(frame.columns) != MULTICLASS_RECORD_COLUMNS:
-        raise DamagedFileError(
-            path, f"columns {list(frame.columns)} differ from {list(MULTICLASS_RECORD_COLUMNS)}"
-        )
-    numeric = frame.drop(columns=list(_STR_COLUMNS)).apply(pd.to_numeric, errors="coerce")
-    scored = frame["status"] != "error"
-    bad = ~frame["status"].isin(STATUSES) | numeric["sample_id"].isna()
-    bad |= scored & ~np.isfinite(numeric["error"])
-    for column in ("ece", "ece_classwise", "brier"):
-        bad |= scored & (frame["task"] == "calibration") & ~np.isfinite(numeric[column])
-    bad |= ~scored & frame["reason"].isna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DamagedFileError(
-            path, f"line {row + 2} lacks a required field or holds an unparseable value"
-        )
-    frame[list(numeric.columns)] = numeric
-    return frame
+    """One multiclass per-sample file, validated as the binary ones are."""
+    return read_records(path, **MULTICLASS_COLUMNS)
 
 
 def load_multiclass_records(paths: Iterable[str | Path]) -> pd.DataFrame:
-    frames = [read_multiclass_records(path) for path in paths]
-    if not frames:
-        raise ValueError("no result files given")
-    return pd.concat(frames, ignore_index=True)
+    return load_records(paths, **MULTICLASS_COLUMNS)
 
 
 def _records(files, methods, classifiers, datasets, n_samples) -> pd.DataFrame:

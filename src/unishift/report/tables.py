@@ -45,32 +45,36 @@ STATUSES = ("ok", "fallback", "error")
 _CALIBRATION_VALUES = ("ece", "ece_positive", "brier")
 
 
-def read_records(path: str | Path) -> pd.DataFrame:
-    """One per-sample result file, validated: complete last line, the exact columns, every required
-    field present and parseable. A damaged file raises :class:`DamagedFileError` naming the file and
-    the first bad line, so that no table is drawn from a partial file."""
+def read_records(
+    path: str | Path,
+    columns: tuple[str, ...] = RECORD_COLUMNS,
+    string_columns: tuple[str, ...] = _STR_COLUMNS,
+    calibration_values: tuple[str, ...] = _CALIBRATION_VALUES,
+) -> pd.DataFrame:
+    """One per-sample result file, validated: complete last line, the exact ``columns``, every required
+    field present and parseable (``calibration_values`` finite on scored calibration records). A
+    damaged file raises :class:`DamagedFileError` naming the file and the first bad line, so that no
+    table is drawn from a partial file. The multiclass records pass their own columns."""
     problem = csv_problem(path)
     if problem:
         raise DamagedFileError(path, problem)
     try:
         frame = pd.read_csv(
-            path, dtype={c: str for c in _STR_COLUMNS}, keep_default_na=False, na_values=[""]
+            path, dtype={c: str for c in string_columns}, keep_default_na=False, na_values=[""]
         )
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
         raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
-    if tuple(frame.columns) != RECORD_COLUMNS:
-        raise DamagedFileError(
-            path, f"columns {list(frame.columns)} differ from {list(RECORD_COLUMNS)}"
-        )
-    numeric = frame.drop(columns=list(_STR_COLUMNS)).apply(pd.to_numeric, errors="coerce")
-    bad = (numeric.isna() & frame.drop(columns=list(_STR_COLUMNS)).notna()).any(axis=1)
+    if tuple(frame.columns) != columns:
+        raise DamagedFileError(path, f"columns {list(frame.columns)} differ from {list(columns)}")
+    numeric = frame.drop(columns=list(string_columns)).apply(pd.to_numeric, errors="coerce")
+    bad = (numeric.isna() & frame.drop(columns=list(string_columns)).notna()).any(axis=1)
     for column in ("shift", "task", "method", "classifier", "dataset", "status"):
         bad |= frame[column].isna()
     bad |= ~frame["status"].isin(STATUSES) | numeric["sample_id"].isna()
     scored = frame["status"] != "error"
     bad |= scored & ~np.isfinite(numeric["error"])
     calibration = scored & (frame["task"] == "calibration")
-    for column in _CALIBRATION_VALUES:
+    for column in calibration_values:
         bad |= calibration & ~np.isfinite(numeric[column])
     bad |= ~scored & frame["reason"].isna()
     if bad.any():
@@ -82,9 +86,9 @@ def read_records(path: str | Path) -> pd.DataFrame:
     return frame
 
 
-def load_records(paths: Iterable[str | Path]) -> pd.DataFrame:
-    """Concatenate validated per-sample result files (columns exactly ``RECORD_COLUMNS``)."""
-    frames = [read_records(path) for path in paths]
+def load_records(paths: Iterable[str | Path], **columns) -> pd.DataFrame:
+    """Concatenate validated per-sample result files (``columns``: those of :func:`read_records`)."""
+    frames = [read_records(path, **columns) for path in paths]
     if not frames:
         raise ValueError("no result files given")
     return pd.concat(frames, ignore_index=True)
