@@ -156,21 +156,28 @@ def _check_methods(config: dict) -> None:
                 f"{where}: keys read '<task>/<method>' with task calibration, quantification or "
                 f"cap; {err.args[0]}"
             ) from None
-        if not isinstance(params, dict):
-            raise ConfigError(f"{where} must map parameter names to values, got {params!r}")
-        signature = inspect.signature(spec.factory)
-        accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-        unknown = sorted(set(params) - set(signature.parameters))
-        if unknown and not accepts_any:
-            raise ConfigError(
-                f"{where}: {', '.join(map(repr, unknown))} is not a parameter of {task} method "
-                f"{name}; its parameters are {sorted(signature.parameters)}"
-            )
-        for shift in listed.get((task, name), [spec.shifts[0]]):
-            try:
-                spec.build(shift, params)
-            except (TypeError, ValueError) as err:
-                raise ConfigError(f"{where} (under {shift} shift): {err}") from None
+        check_method_params(spec, params, where, f"{task} method {name}", listed.get((task, name)))
+
+
+def check_method_params(spec, params, where: str, method: str, shifts=None) -> None:
+    """One ``method_params`` entry against the method's constructor (``spec``: a registry or
+    multiclass catalogue entry): a mapping of its parameter names, and values it accepts under each
+    of ``shifts`` (the shifts whose tables list it; by default its first shift)."""
+    if not isinstance(params, dict):
+        raise ConfigError(f"{where} must map parameter names to values, got {params!r}")
+    signature = inspect.signature(spec.factory)
+    accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    unknown = sorted(set(params) - set(signature.parameters))
+    if unknown and not accepts_any:
+        raise ConfigError(
+            f"{where}: {', '.join(map(repr, unknown))} is not a parameter of {method}; "
+            f"its parameters are {sorted(signature.parameters)}"
+        )
+    for shift in shifts or [spec.shifts[0]]:
+        try:
+            spec.build(shift, params)
+        except (TypeError, ValueError) as err:
+            raise ConfigError(f"{where} (under {shift} shift): {err}") from None
 
 
 def check_config(config: dict) -> None:

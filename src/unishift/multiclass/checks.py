@@ -8,7 +8,6 @@ Every error names the config key (or the file), the problem and the fix.
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ from unishift.workflow_checks import (
     DamagedIntermediatesError,
     _check_branches,
     _check_data_root,
+    check_method_params,
 )
 
 REGIMES = ("binary", "multiclass")
@@ -58,21 +58,9 @@ def _check_methods(config: dict) -> None:
             spec = get_method(task, name)
         except ValueError as err:
             raise ConfigError(f"{where}: keys read '<task>/<method>'; {err}") from None
-        if not isinstance(params, dict):
-            raise ConfigError(f"{where} must map parameter names to values, got {params!r}")
-        signature = inspect.signature(spec.factory)
-        accepts_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
-        unknown = sorted(set(params) - set(signature.parameters))
-        if unknown and not accepts_any:
-            raise ConfigError(
-                f"{where}: {', '.join(map(repr, unknown))} is not a parameter of multiclass {task} "
-                f"method {name}; its parameters are {sorted(signature.parameters)}"
-            )
-        for shift in listed.get((task, name), [spec.shifts[0]]):
-            try:
-                spec.build(shift, params)
-            except (TypeError, ValueError) as err:
-                raise ConfigError(f"{where} (under {shift} shift): {err}") from None
+        check_method_params(
+            spec, params, where, f"multiclass {task} method {name}", listed.get((task, name))
+        )
 
 
 def _check_datasets(config: dict) -> None:
