@@ -11,13 +11,11 @@ import pytest
 from scipy import optimize
 
 from unishift.methods.calibration import lascal as lascal_module
-from unishift.methods.calibration import temperature as temperature_module
+from unishift.methods.calibration import transcal as transcal_module
+from unishift.methods.calibration.cpcs import cpcs_temperature
+from unishift.methods.calibration.head2tail import head2tail_weights
 from unishift.methods.calibration.shared import fit_domain_weights, softmax
-from unishift.methods.calibration.temperature import (
-    cpcs_temperature,
-    head2tail_weights,
-    transcal_temperature,
-)
+from unishift.methods.calibration.transcal import transcal_temperature
 
 
 def test_domain_weights_recover_the_density_ratio_of_two_gaussians():
@@ -70,7 +68,7 @@ def captured_objective(monkeypatch):
         seen["fun"] = fun
         return SimpleNamespace(x=np.asarray(x0, dtype=float))
 
-    monkeypatch.setattr(temperature_module, "optimize", SimpleNamespace(minimize=minimize))
+    monkeypatch.setattr(transcal_module, "optimize", SimpleNamespace(minimize=minimize))
     return seen
 
 

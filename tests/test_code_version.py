@@ -64,20 +64,37 @@ def test_comments_docstrings_and_layout_do_not_count():
     assert codeversion.normalise(code) != codeversion.normalise(code.replace("+ 1", "+ 2"))
 
 
-def test_a_real_change_to_a_method_changes_the_versions_that_run_it(library_copy):
+@pytest.mark.parametrize(
+    "module, old, new, expected",
+    [
+        # one file per calibrator: a change to PacCal re-runs PacCal only (it has no adaptation) ...
+        (
+            "paccal_sigma.py",
+            "            return (positive - self.fpr_) / denominator",
+            "            return 0.5 * (positive - self.fpr_) / denominator",
+            {"PacCal_sigma", "library"},
+        ),
+        # ... and a change to DMCal re-runs DMCal and the adaptation built on it
+        (
+            "dmcal.py",
+            "        ratio = positive / (negative + positive)",
+            "        ratio = 0.5 * positive / (negative + positive)",
+            {"DMCal", "DMCal_c2a", "library"},
+        ),
+    ],
+)
+def test_a_real_change_to_a_method_changes_the_versions_that_run_it(
+    library_copy, module, old, new, expected
+):
     before = versions()
-    edit(
-        library_copy / "methods" / "calibration" / "adapted.py",
-        "            return (positive - self.fpr_) / denominator",
-        "            return 0.5 * (positive - self.fpr_) / denominator",
-    )
+    edit(library_copy / "methods" / "calibration" / module, old, new)
     # the tables re-run anyway, from the re-evaluated methods' new files
-    assert changed(before, versions()) == {"PacCal_sigma", "DMCal", "DMCal_c2a", "library"}
+    assert changed(before, versions()) == expected
 
 
 def test_comment_only_changes_change_no_version(library_copy):
     before = versions()
-    path = library_copy / "methods" / "calibration" / "adapted.py"
+    path = library_copy / "methods" / "calibration" / "paccal_sigma.py"
     edit(
         path,
         "    def adjusted(self, positive: np.ndarray) -> np.ndarray:\n",

@@ -76,8 +76,12 @@ TO_CAP = SRC + "methods/adapt/to_cap.py"
 TO_Q = SRC + "methods/adapt/to_quantification.py"
 COMMON = SRC + "methods/adapt/common.py"
 SHARED = SRC + "methods/calibration/shared.py"
-TEMPERATURE = SRC + "methods/calibration/temperature.py"
-ADAPTED = SRC + "methods/calibration/adapted.py"
+HEAD2TAIL = SRC + "methods/calibration/head2tail.py"
+CPCS = SRC + "methods/calibration/cpcs.py"
+TRANSCAL = SRC + "methods/calibration/transcal.py"
+EMQ = SRC + "methods/calibration/emq.py"
+PACCAL = SRC + "methods/calibration/paccal_sigma.py"
+DMCAL = SRC + "methods/calibration/dmcal.py"
 LASCAL = SRC + "methods/calibration/lascal.py"
 PLATT = SRC + "methods/calibration/platt.py"
 BASE = SRC + "methods/base.py"
@@ -323,7 +327,7 @@ MUTATIONS = [
     m(
         "C2",
         "calibrators",
-        TEMPERATURE,
+        TRANSCAL,
         "eta_1 = -cov_1 / np.var(omega, ddof=1)",
         "eta_1 = cov_1 / np.var(omega, ddof=1)",
         "TransCal: variance term eta_1 with its sign flipped",
@@ -331,7 +335,7 @@ MUTATIONS = [
     m(
         "C3",
         "calibrators",
-        TEMPERATURE,
+        TRANSCAL,
         "- eta_2 * source_confidence",
         "+ eta_2 * source_confidence",
         "TransCal: second control variate with its sign flipped",
@@ -339,7 +343,7 @@ MUTATIONS = [
     m(
         "C4",
         "calibrators",
-        TEMPERATURE,
+        TRANSCAL,
         "omega = weights ** x[1]",
         "omega = weights",
         "TransCal: lambda not applied to the weights",
@@ -347,7 +351,7 @@ MUTATIONS = [
     m(
         "C5",
         "calibrators",
-        TEMPERATURE,
+        CPCS,
         "return np.mean(brier * weights)",
         "return np.mean(brier)",
         "CPCS: Brier loss not importance-weighted",
@@ -363,7 +367,7 @@ MUTATIONS = [
     m(
         "C7",
         "calibrators",
-        ADAPTED,
+        PACCAL,
         "float(conditional[1, 1]), float(conditional[1, 0])",
         "float(conditional[1, 1]), float(conditional[0, 1])",
         "PacCal: fpr read from the wrong cell of the confusion matrix",
@@ -371,7 +375,7 @@ MUTATIONS = [
     m(
         "C8",
         "calibrators",
-        ADAPTED,
+        PACCAL,
         "if np.any(adjusted > 1) or np.any(adjusted < 0):",
         "if np.any(adjusted > 1) and np.any(adjusted < 0):",
         "PacCal: sigma only when values leave [0, 1] on both sides",
@@ -379,7 +383,7 @@ MUTATIONS = [
     m(
         "C9",
         "calibrators",
-        ADAPTED,
+        DMCAL,
         "hist_neg, hist_pos = (h.flatten()[::-1] for h",
         "hist_neg, hist_pos = (h.flatten() for h",
         "DMCal: histograms indexed by the negative posterior",
@@ -387,7 +391,7 @@ MUTATIONS = [
     m(
         "C10",
         "calibrators",
-        ADAPTED,
+        DMCAL,
         "positive = hist_pos * prevalence[1] + DMCAL_EPSILON",
         "positive = hist_pos * prevalence[0] + DMCAL_EPSILON",
         "DMCal: positive histogram mixed with the negative prevalence",
@@ -395,7 +399,7 @@ MUTATIONS = [
     m(
         "C11",
         "calibrators",
-        ADAPTED,
+        EMQ,
         "self.fit_notes = []\n        self.prior_ = setting.prevalence_of(self.train_prevalence)",
         "self.fit_notes = []\n        self.prior_ = setting.prevalence_of("
         '{"training": "validation", "validation": "training"}[self.train_prevalence])',
@@ -442,7 +446,7 @@ MUTATIONS = [
     m(
         "C16",
         "calibrators",
-        TEMPERATURE,
+        HEAD2TAIL,
         "tail = labels == 1",
         "tail = labels == 0",
         "Head2Tail: the head class reweighted instead of the tail",
@@ -896,7 +900,7 @@ HELD_OUT = [
     m(
         "H4",
         "calibrators",
-        TEMPERATURE,
+        TRANSCAL,
         "bounds=((1.0, None), (0.0, 1.0))",
         "bounds=((0.5, None), (0.0, 1.0))",
         "TransCal: temperature allowed below 1",
@@ -904,7 +908,7 @@ HELD_OUT = [
     m(
         "H5",
         "calibrators",
-        TEMPERATURE,
+        HEAD2TAIL,
         "pca_components: int | None = 50, alpha: float = 0.9):",
         "pca_components: int | None = 50, alpha: float = 0.8):",
         "Head2Tail: tail share 0.8 instead of 0.9",

@@ -1,4 +1,5 @@
-"""LasCal's temperature search (docs/methods.md §2.5), in a straightforward and a fast form.
+"""LasCal (Popordanoska et al. 2024), docs/methods.md §2.5: the calibrator and its temperature search,
+in a straightforward and a fast form.
 
 For each of the 100 grid temperatures LasCal (i) estimates class importance weights by RLLS with hard
 predictions and (ii) evaluates the label-shift ECE estimator (p = 2, 15 equal-count bins, class-wise);
@@ -29,11 +30,14 @@ import numpy as np
 
 from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting, check_choice
 from unishift.methods.calibration.shared import (
+    LOGIT_CONVENTIONS,
     as_logits,
     first_strict_minimum,
+    scaled_softmax,
     softmax,
     temperature_grid,
 )
+from unishift.methods.calibration.temperature import TemperatureCalibrator
 from unishift.numerics import float32_running_sum
 
 ESTIMATORS = ("vectorised", "loop")
@@ -518,3 +522,48 @@ def uncalibrated_like_ref(z: np.ndarray) -> np.ndarray:
     if np.isclose(z.sum(axis=1), 1).all():
         return np.array(z, dtype=float)
     return softmax(z)
+
+
+class LasCal(TemperatureCalibrator):
+    """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights.
+
+    The search is shared per sample through the context (``lascal.lascal_search``). REF returned
+    the uncalibrated posteriors on any exception; that fallback is kept and recorded.
+
+    Args:
+        logits: "L" | "S" | "P"; tables: CS "L", LS "P", ζ2ρ "P", ζ2α "P", inside EMQ^LasCal "S".
+        solver: RLLS solver, "closed_form" (exact, fast) or "cvxpy" (abstention's formulation).
+        arithmetic: "reference" (REF's: PyTorch's log and softmax, float32 loss sums; decides the
+            temperature on near-ties) or "float64" (NumPy, float64 sums).
+    """
+
+    name, description = "LasCal", "LasCal (Popordanoska et al. 2024) [REF LasCal-P / LasCal]"
+    shift_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}
+    adaptations = ("c2q", "c2a", "emq")
+
+    def __init__(self, logits: str = "P", solver: str = "closed_form", arithmetic="reference"):
+        check_choice("logits", logits, LOGIT_CONVENTIONS)
+        check_choice("solver", solver, SOLVERS)
+        check_choice("arithmetic", arithmetic, ARITHMETICS)
+        self.logits = logits
+        self.solver = solver
+        self.arithmetic = arithmetic
+
+    def _logits(self, data):
+        return lascal_logits(self.logits, data, self.arithmetic)
+
+    def calibrate(self, sample, context):
+        target = self._logits(sample)
+        search = lascal_search(
+            self.logits, self.setting_, sample, context, self.solver, self.arithmetic
+        )
+        if search.temperature is None:
+            context.note("fallback", f"{search.failure}; uncalibrated posteriors returned")
+            return uncalibrated_like_ref(target)
+        if search.temperature == -1.0:
+            context.note(
+                "fallback", "LasCal: no finite loss on the grid; REF's sentinel T = -1 kept"
+            )
+        if self.arithmetic == "reference":
+            return torch_scaled_softmax(target, search.temperature)
+        return scaled_softmax(target, search.temperature)

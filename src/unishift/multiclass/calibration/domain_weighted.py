@@ -14,8 +14,8 @@ is a narrow family, softmax(p / T), kept only for the n = 2 comparison).
 
 from __future__ import annotations
 
-from unishift.methods.calibration.temperature import CPCS as BinaryCPCS
-from unishift.methods.calibration.temperature import TransCal as BinaryTransCal
+from unishift.methods.calibration.cpcs import CPCS as BinaryCPCS
+from unishift.methods.calibration.transcal import TransCal as BinaryTransCal
 from unishift.multiclass.base import MulticlassCalibrator
 
 

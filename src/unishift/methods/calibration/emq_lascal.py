@@ -1,0 +1,36 @@
+"""EMQ^LasCal (docs/methods.md §2.8): LasCal followed by EM."""
+
+from __future__ import annotations
+
+from unishift.methods.calibration.emq import ThenEM
+from unishift.methods.calibration.lascal import LasCal
+
+
+class EMQLasCal(ThenEM, LasCal):
+    """LasCal (§2.5) followed by EM from the training prevalence (§2.8; LS table: logits "S").
+
+    Shares LasCal's per-sample temperature search through the context.
+
+    Args: those of :class:`LasCal`, plus ``train_prevalence`` ("training" | "validation"; the
+    quantification variant EMQ^LasCal uses "validation").
+    """
+
+    name, group, display = "EMQ_LasCal", "adapted", r"EMQ$^{\text{LasCal}}$"
+    description = "LasCal then EM [REF EMLasCal]"
+    shifts = ("label",)
+    defaults = {"train_prevalence": "training"}
+    shift_defaults = {"label": {"logits": "S"}}
+    adaptations = ()
+
+    def __init__(
+        self,
+        logits: str = "S",
+        solver: str = "closed_form",
+        train_prevalence="training",
+        arithmetic="reference",
+    ):
+        super().__init__(logits, solver, arithmetic)
+        self._set_prior_source(train_prevalence)
+
+
+__all__ = ["EMQLasCal"]

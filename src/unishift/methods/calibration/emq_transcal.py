@@ -1,0 +1,34 @@
+"""EMQ^TransCal (docs/methods.md §2.8): TransCal followed by EM."""
+
+from __future__ import annotations
+
+from unishift.methods.calibration.emq import ThenEM
+from unishift.methods.calibration.transcal import TransCal
+
+
+class EMQTransCal(ThenEM, TransCal):
+    """TransCal (§2.4) followed by EM from the training prevalence (§2.8; CS table: logits "L").
+
+    Args: those of :class:`TransCal`, plus ``train_prevalence`` ("training" | "validation").
+    """
+
+    name, group, display = "EMQ_TransCal", "adapted", r"EMQ$^{\text{TransCal}}$"
+    description = "TransCal then EM [REF EM-TransCal]"
+    shifts = ("covariate",)
+    defaults = {"train_prevalence": "training"}
+    shift_defaults = {"covariate": {"logits": "L"}}
+    adaptations = ()
+
+    def __init__(
+        self,
+        logits: str = "L",
+        weights: str = "domain_classifier",
+        zero_posteriors: str = "faithful",
+        variance_term: bool = True,
+        train_prevalence: str = "training",
+    ):
+        super().__init__(logits, weights, zero_posteriors, variance_term)
+        self._set_prior_source(train_prevalence)
+
+
+__all__ = ["EMQTransCal"]

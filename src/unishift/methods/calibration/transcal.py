@@ -1,0 +1,149 @@
+"""TransCal (Wang et al. 2020), docs/methods.md §2.4: the temperature matching the target confidence
+to an importance-weighted estimate of the target accuracy."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy import optimize
+
+from unishift.methods.base import Setting, check_choice
+from unishift.methods.calibration.shared import (
+    LOGIT_CONVENTIONS,
+    WEIGHT_SOURCES,
+    as_logits,
+    importance_weights,
+    scaled_softmax,
+    softmax,
+    source_temperature,
+)
+from unishift.methods.calibration.temperature import TemperatureCalibrator
+
+ZERO_POSTERIOR_RULES = ("faithful", "clip")
+CLIP_POSTERIORS = 1e-12
+
+
+def transcal_source_statistics(logits, labels, source_temperature_value):
+    """Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s.
+
+    The confidences are averaged as REF does, as a float32 torch tensor: torch's float32 sum
+    differs from NumPy's in the last bit, and that bit can move TransCal's SLSQP search elsewhere
+    (docs/reproduction.md, "Arithmetic"). With REF's sentinel T_s = -1 the logits are flipped; a
+    row holding -inf then becomes NaN (torch's softmax), its prediction is class 0 and the mean
+    confidence is NaN, as in REF.
+    """
+    import torch
+
+    probabilities = scaled_softmax(logits, source_temperature_value)
+    confidences = np.max(probabilities, axis=1)
+    predictions = np.argmax(probabilities, axis=1)
+    error = (1.0 - (predictions == labels)).astype(np.float32).reshape(-1, 1)
+    confidence = torch.from_numpy(confidences.astype(np.float32)).mean().item()
+    return error, confidence
+
+
+def transcal_temperature(
+    target_logits, weights, error, source_confidence, variance_term: bool = True
+) -> float:
+    """TransCal's (T, lambda) search with SLSQP from (2, 0.5), T >= 1, lambda in [0, 1]."""
+    target_logits = np.asarray(target_logits, dtype=float)
+    weights = np.asarray(weights, dtype=float).reshape(-1, 1)
+
+    def loss(x):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            confidence = np.mean(np.max(softmax(target_logits / x[0]), axis=1))
+            omega = weights ** x[1]
+            weighted_error = omega * error
+            if variance_term:
+                cov_1 = np.cov(np.concatenate((weighted_error, omega), axis=1), rowvar=False)[0][1]
+                eta_1 = -cov_1 / np.var(omega, ddof=1)
+                cv_weighted_error = weighted_error + eta_1 * (omega - 1)
+                correctness = 1 - error
+                cov_2 = np.cov(
+                    np.concatenate((cv_weighted_error, correctness), axis=1), rowvar=False
+                )[0][1]
+                eta_2 = -cov_2 / np.var(correctness, ddof=1)
+                risk = (
+                    np.mean(weighted_error)
+                    + eta_1 * np.mean(omega)
+                    - eta_1
+                    + eta_2 * np.mean(correctness)
+                    - eta_2 * source_confidence
+                )
+            else:
+                risk = np.mean(weighted_error)
+            return np.abs(confidence - (1.0 - risk))
+
+    with warnings.catch_warnings():
+        # NaN objectives (REF's unguarded cases) make scipy warn; the outcome is kept as REF's.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = optimize.minimize(
+            loss, np.array([2.0, 0.5]), method="SLSQP", bounds=((1.0, None), (0.0, 1.0))
+        )
+    return float(result.x[0])
+
+
+class TransCal(TemperatureCalibrator):
+    """TransCal: T >= 1 matching the target confidence to a variance-reduced importance-weighted
+    estimate of the target accuracy.
+
+    Args:
+        logits: "L" | "S" | "P"; tables: CS "L", LS "S", ζ2ρ "P", ζ2α "S".
+        weights: "domain_classifier" (B5, REF) or "uniform".
+        zero_posteriors: "faithful" keeps REF's behaviour when the S-logits of a validation item
+            are -inf for its true class (no finite source cross-entropy: sentinel T_s = -1, which
+            flips the logits; recorded as a fallback note); "clip" clips posteriors to
+            [1e-12, 1 - 1e-12] before taking logs (only affects logits="S").
+        variance_term: REF's control-variate correction (True); False uses the plain weighted error.
+    """
+
+    name, description = "TransCal", "TransCal (Wang et al. 2020) [REF TransCal-S / TransCal]"
+    shift_defaults = {"label": {"logits": "S"}, "covariate": {"logits": "L"}}
+    adaptations = ("c2q", "c2a")
+
+    def __init__(
+        self,
+        logits: str = "S",
+        weights: str = "domain_classifier",
+        zero_posteriors: str = "faithful",
+        variance_term: bool = True,
+    ):
+        check_choice("logits", logits, LOGIT_CONVENTIONS)
+        check_choice("weights", weights, WEIGHT_SOURCES)
+        check_choice("zero_posteriors", zero_posteriors, ZERO_POSTERIOR_RULES)
+        check_choice("variance_term", variance_term, (True, False))
+        self.logits = logits
+        self.weights = weights
+        self.zero_posteriors = zero_posteriors
+        self.variance_term = variance_term
+
+    def _logits(self, data):
+        clip = CLIP_POSTERIORS if self.zero_posteriors == "clip" else None
+        return as_logits(self.logits, data, clip=clip)
+
+    def fit(self, setting: Setting):
+        super().fit(setting)
+        labels = setting.validation.labels
+        self.source_temperature_ = source_temperature(self.source_logits_, labels)
+        if self.source_temperature_ == -1.0:
+            self.fit_notes.append(
+                (
+                    "fallback",
+                    "TransCal: no finite validation cross-entropy on the temperature grid "
+                    "(a zero posterior for a true class); REF's sentinel T_s = -1 kept",
+                )
+            )
+        self.error_, self.source_confidence_ = transcal_source_statistics(
+            self.source_logits_, labels, self.source_temperature_
+        )
+        return self
+
+    def temperature(self, sample, context):
+        w = importance_weights(self.weights, self.setting_, sample, context, "TransCal")
+        return transcal_temperature(
+            self._logits(sample), w, self.error_, self.source_confidence_, self.variance_term
+        )
+
+
+__all__ = ["TransCal"]
