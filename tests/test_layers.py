@@ -63,14 +63,38 @@ def test_no_import_cycles():
 
 def test_the_cycle_finder_finds_a_cycle(monkeypatch):
     monkeypatch.setitem(
-        GRAPH, "unishift.methods.calibration.shared", {"unishift.methods.calibration.lascal"}
+        GRAPH, "unishift.methods.calibration.shared", {"unishift.methods.calibration.temperature"}
     )
     found = cycles()
     assert len(found) == 1
     assert set(found[0]) == {
-        "unishift.methods.calibration.lascal",
+        "unishift.methods.calibration.temperature",
         "unishift.methods.calibration.shared",
     }
+
+
+CALIBRATION = "unishift.methods.calibration"
+# the modules the calibrators share: the helpers and the temperature-type base class
+CALIBRATION_HELPERS = (f"{CALIBRATION}.shared", f"{CALIBRATION}.temperature")
+
+
+@pytest.mark.parametrize("helper", CALIBRATION_HELPERS)
+def test_calibrator_helpers_import_no_method_module(helper):
+    # one module per calibrator; what the calibrators share imports no module that defines a
+    # method (of any task), directly or through other modules, so no method module is in a cycle
+    import importlib
+
+    from unishift.registry import declared_methods
+
+    assert not declared_methods(importlib.import_module(helper))
+    reached, pending = set(), [helper]
+    while pending:
+        for module in GRAPH.get(pending.pop(), ()):
+            if module not in reached:
+                reached.add(module)
+                pending.append(module)
+    defining = [m for m in sorted(reached) if declared_methods(importlib.import_module(m))]
+    assert defining == []
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 # Language-model stage: head-only fine-tuning per (model, source) and extraction of logits and
-# first-token hidden states (protocols.md §3.3-3.6). Include after text.smk.
+# first-token hidden states (docs/protocols.md §3.3-3.6). Include after text.smk.
 
 
 rule lm_encode:

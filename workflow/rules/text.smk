@@ -1,4 +1,4 @@
-# Covariate-shift text domains and mixture samples (protocols.md §3.1, §3.2, §3.7).
+# Covariate-shift text domains and mixture samples (docs/protocols.md §3.1, §3.2, §3.7).
 # Needs config (seed, data_root, covariate) and RESULTS; include before lm.smk.
 
 

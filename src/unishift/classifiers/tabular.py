@@ -1,4 +1,4 @@
-"""The four scikit-learn classifiers of the label-shift experiments (protocols.md §2.3)."""
+"""The four scikit-learn classifiers of the label-shift experiments (docs/protocols.md §2.3)."""
 
 from __future__ import annotations
 

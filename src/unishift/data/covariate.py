@@ -1,4 +1,4 @@
-"""Covariate-shift setups from the cached language-model outputs (protocols.md §3.4-3.7, §5).
+"""Covariate-shift setups from the cached language-model outputs (docs/protocols.md §3.4-3.7, §5).
 
 A setup is one model on one source->target pair. From the (model, source) cache it takes the validation
 set, the training subset (first rows of the stored training split) and the source and target test sets;
@@ -95,7 +95,7 @@ def load_covariate_setup(
 
 
 def accuracy(arrays: dict) -> float:
-    """mean(argmax logits == label), ties to class 0 (protocols.md §3.5)."""
+    """mean(argmax logits == label), ties to class 0 (docs/protocols.md §3.5)."""
     logits = np.asarray(arrays["logits"])
     return float(np.mean((logits[:, 1] > logits[:, 0]).astype(int) == arrays["labels"]))
 

@@ -1,4 +1,4 @@
-"""Splits, trained classifiers, posteriors and samples of one label-shift setup (protocols.md §2)."""
+"""Splits, trained classifiers, posteriors and samples of one label-shift setup (docs/protocols.md §2)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Splits, trained classifiers, posteriors and samples of one multiclass label-shift setup.
 
-The binary protocol (protocols.md §2) carried over to k classes: QuaPy's 70/30 split (seed 0,
+The binary protocol (docs/protocols.md §2) carried over to k classes: QuaPy's 70/30 split (seed 0,
 standardised), the 70 % split 50/50 stratified into the classifier-training half and the validation
 set, one of the paper's four scikit-learn classifiers trained on the first half, and QuaPy's UPP over k
 classes (uniform on the simplex) on the 30 % test pool. Shift intensity = QuaPy's AE between a

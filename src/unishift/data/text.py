@@ -1,4 +1,4 @@
-"""Sentiment text domains of the covariate-shift experiments (protocols.md §3.1-3.2).
+"""Sentiment text domains of the covariate-shift experiments (docs/protocols.md §3.1-3.2).
 
 Three interchangeable sources, selected by the config key ``covariate.text_source``:
 
@@ -14,7 +14,7 @@ Three interchangeable sources, selected by the config key ``covariate.text_sourc
 
 Every domain becomes three tables (``train``, ``validation``, ``test``) with columns ``text`` and
 ``label`` (0 negative, 1 positive). The stored row order of ``train`` matters: the covariate-shift methods
-see its first 5 000 rows (protocols.md §3.6).
+see its first 5 000 rows (docs/protocols.md §3.6).
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def load_rt_polarity(data_root: str | Path, seed: int) -> dict[str, pd.DataFrame
 
     The Hugging Face split itself is not published as row lists, so each class is shuffled with a seed
     derived from the config seed and cut 4265/533/533. Inside each split positives precede negatives,
-    the layout the Hugging Face copy is believed to have (protocols.md §3.6); this keeps the
+    the layout the Hugging Face copy is believed to have (docs/protocols.md §3.6); this keeps the
     "first 5 000 training rows" rule as label-skewed as in the paper.
     """
     folder = Path(data_root) / "text" / "rt-polarity"

@@ -27,7 +27,7 @@ class UCIDataset:
     n_items: int
 
 
-# The 10 largest entries of QuaPy's UCI_BINARY_DATASETS, in size order (protocols.md §2.1); every
+# The 10 largest entries of QuaPy's UCI_BINARY_DATASETS, in size order (docs/protocols.md §2.1); every
 # label-shift table lists its rows in this order.
 PAPER_DATASETS = (
     UCIDataset("cmc.3", "cmc", 1473),

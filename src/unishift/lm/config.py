@@ -55,7 +55,7 @@ COVARIATE_DEFAULTS = {
         "allow_sample_larger_than_pool": False,
     },
 }
-# The paper's language-model settings (protocols.md §3.3), for the paper config.
+# The paper's language-model settings (docs/protocols.md §3.3), for the paper config.
 PAPER_LM = {
     "mode": "faithful",
     "device": "auto",

@@ -1,4 +1,4 @@
-"""Head-only fine-tuning with the paper's Trainer schedule, in two modes (protocols.md §3.3-3.4).
+"""Head-only fine-tuning with the paper's Trainer schedule, in two modes (docs/protocols.md §3.3-3.4).
 
 * ``faithful``: the Hugging Face ``Trainer`` runs the whole model at every step; the backbone is frozen
   but in train mode (its dropout is active), exactly like the reference code.

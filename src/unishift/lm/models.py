@@ -1,4 +1,4 @@
-"""Sequence-classification language models with a frozen backbone (protocols.md §3.3).
+"""Sequence-classification language models with a frozen backbone (docs/protocols.md §3.3).
 
 What trains and what stays frozen, per architecture (``model.base_model`` is always frozen):
 

@@ -1,4 +1,4 @@
-"""Fine-tune one model on one source domain and cache what the methods need (protocols.md §3.4, §3.6).
+"""Fine-tune one model on one source domain and cache what the methods need (docs/protocols.md §3.4, §3.6).
 
 The cache of a (model, source) pair holds, for the sets ``train`` (the first ``train_subset`` stored
 rows of the training split), ``validation``, ``test`` and ``target_<domain>`` (each other domain's test

@@ -1,4 +1,4 @@
-"""Per-sample error measures (reporting.md §1)."""
+"""Per-sample error measures (docs/reporting.md §1)."""
 
 from unishift.metrics.errors import absolute_error, brier, ece_positive_class, ece_top_label
 

@@ -1,4 +1,4 @@
-"""Error measures computed on one test sample (reporting.md §1).
+"""Error measures computed on one test sample (docs/reporting.md §1).
 
 ``ece_top_label`` is what produced every ECE number of the paper (REF's metric): top-label confidence
 against accuracy, 15 equal-width bins closed on the right, squared gap, no square root, rounded to
@@ -68,7 +68,7 @@ def ece_top_label(
     n_bins: int = N_BINS,
     precision: str = "float32",
 ) -> float:
-    """REF's ECE x 100 (reporting.md §1.1).
+    """REF's ECE x 100 (docs/reporting.md §1.1).
 
     ``precision="float32"`` (default) reproduces REF's arithmetic bit for bit; ``"float64"``
     computes the same definition with float64 edges and sums (values can differ where a
@@ -94,7 +94,7 @@ def ece_top_label(
 
 
 def ece_positive_class(posteriors: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> float:
-    """The paper's ECE x 100: positive-class reliability on isometric bins (reporting.md §1.2)."""
+    """The paper's ECE x 100: positive-class reliability on isometric bins (docs/reporting.md §1.2)."""
     posteriors = _check_rows(posteriors)
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     positive = posteriors[:, 1]

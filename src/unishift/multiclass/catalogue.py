@@ -88,7 +88,7 @@ for _cls in (
     _from_class(_cls)
 
 # DoC draws its validation samples by UPP under label shift and NPP under covariate shift, also
-# inside the adapters (the binary tables' rule, protocols.md §4).
+# inside the adapters (the binary tables' rule, docs/protocols.md §4).
 DOC_PROTOCOL = {"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
 DOC_INNER = {shift: {"inner_params": params} for shift, params in DOC_PROTOCOL.items()}
 _from_class(cap.DoC, shift_defaults=DOC_PROTOCOL)

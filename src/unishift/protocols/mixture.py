@@ -1,4 +1,4 @@
-"""Covariate-shift test samples: mixtures of source and target test items (protocols.md §3.7).
+"""Covariate-shift test samples: mixtures of source and target test items (docs/protocols.md §3.7).
 
 Sample k holds ``sample_size - m_k`` items drawn uniformly with replacement from the source test set,
 followed by ``m_k`` items drawn the same way from the target test set. Indices point into the

@@ -1,4 +1,4 @@
-"""QuaPy's uniform- and natural-prevalence protocols, returning sample indices (protocols.md §2.4, §4).
+"""QuaPy's uniform- and natural-prevalence protocols, returning sample indices (docs/protocols.md §2.4, §4).
 
 Both draw with replacement inside a temporary seeding of NumPy's legacy global RNG, exactly as QuaPy
 does, and generate every index set before the first one is used.
@@ -7,7 +7,7 @@ The reference code runs its evaluation loop inside that temporary seeding, so it
 domain classifier's up-sampling, one call per sample in sample order) continue the same stream after
 the index sets. ``upp_indices(..., return_state=True)`` also returns the legacy RNG state at that
 point; the samples artifact persists it (``stream_state_arrays``) so that the evaluation can continue
-the stream exactly (docs/reproduction.md, "Random streams").
+the stream exactly (docs/reproduction.md, "Where REF's randomness comes from").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Appendix tables of classifier accuracies (reporting.md §5.1-§5.2)."""
+"""Appendix tables of classifier accuracies (docs/reporting.md §5.1-§5.2)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Critical-difference diagrams: TikZ/pgfplots code with the geometry of the paper's figures
-(reporting.md §3.3) and a matplotlib rendering of the same geometry."""
+(docs/reporting.md §3.3) and a matplotlib rendering of the same geometry."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def xticks(k: int) -> tuple[list[float] | None, int | None]:
 def cd_layout(
     result: CDResult, labels: dict[str, str], bold: set[str] | frozenset[str], title: str
 ) -> CDLayout:
-    """Positions of every method label and group line (reporting.md §3.3)."""
+    """Positions of every method label and group line (docs/reporting.md §3.3)."""
     k = len(result.methods)
     order = sorted(range(k), key=lambda i: (result.avg_ranks[i], i))
     half = k // 2

@@ -14,7 +14,7 @@ CLASSIFIER_DISPLAY = {
     "kNN": "k Nearest Neighbor",
     "MLP": "Multi-layer Perceptron",
 }
-# Label-shift data sets by size (protocols.md §2.1); covariate pairs are ordered source-major.
+# Label-shift data sets by size (docs/protocols.md §2.1); covariate pairs are ordered source-major.
 DATASET_ORDER = (
     "cmc.3",
     "yeast",

@@ -1,4 +1,4 @@
-"""Error as a function of the level of shift (reporting.md §4)."""
+"""Error as a function of the level of shift (docs/reporting.md §4)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from unishift.report.cd import latex_to_mathtext
 from unishift.report.names import resolve_methods
 from unishift.report.names import title as make_title
 
-# REF's method selection and colours per panel (reporting.md §4); names are our registry names.
+# REF's method selection and colours per panel (docs/reporting.md §4); names are our registry names.
 PLOT_METHODS = {
     ("calibration", "covariate"): [
         ("Platt", "black"), ("Head2Tail", "blueviolet"), ("CPCS", "firebrick"),

@@ -1,5 +1,5 @@
 """Result tables: one computed object per (task, shift, metric), a machine-readable CSV and the LaTeX
-table of reporting.md §2.6.
+table of docs/reporting.md §2.6.
 
 Everything (means, colours, bold flags, wins, ranks) is derived from one in-memory matrix per setup,
 [sample x method], whose rows are aligned by sample id across methods.
@@ -344,7 +344,7 @@ def _cell(mean: float, bold: bool, colour: str | None, decimals: int) -> str:
 
 
 def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: int = 3) -> str:
-    """The LaTeX table of reporting.md §2.6, followed by a note on fallbacks and errors if any."""
+    """The LaTeX table of docs/reporting.md §2.6, followed by a note on fallbacks and errors if any."""
     k = len(result.methods)
     groups = []
     for group, label in (

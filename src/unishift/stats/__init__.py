@@ -1,4 +1,4 @@
-"""Statistics behind the result tables and CD diagrams (reporting.md §2-§3)."""
+"""Statistics behind the result tables and CD diagrams (docs/reporting.md §2-§3)."""
 
 from unishift.stats.cd import (
     CDResult,

@@ -1,11 +1,11 @@
-"""Critical-difference analysis: which methods are statistically indistinguishable (reporting §3.2).
+"""Critical-difference analysis: which methods are statistically indistinguishable (docs/reporting.md §3.2).
 
 A re-implementation of the algorithm of the ``critdd`` package (not on PyPI): Friedman gate, pairwise
 Wilcoxon signed-rank tests (Pratt zero handling), Holm adjustment, maximal cliques of the
 "not significantly different" graph, each extended to every method whose average rank lies inside the
 clique's rank interval, containment pruning and singleton removal. critdd asks SciPy for the exact
 Wilcoxon null distribution; with thousands of paired observations we use the asymptotic normal
-approximation instead (DECISIONS.md), which agrees to many digits at these sample sizes.
+approximation instead (docs/reporting.md §3.2), which agrees to many digits at these sample sizes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Average ranks over experiments and the Friedman (Iman-Davenport) test (reporting §2.5, §3.2).
+"""Average ranks over experiments and the Friedman (Iman-Davenport) test (docs/reporting.md §2.5, §3.2).
 
-Tables and CD diagrams use the same rank matrix (DECISIONS.md: computed once, correctly, over all
+Tables and CD diagrams use the same rank matrix (docs/reporting.md §2.5: computed once, correctly, over all
 (setup, sample) blocks).
 """
 

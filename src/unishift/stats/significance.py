@@ -1,6 +1,6 @@
 """Per-row bolding (Wilcoxon against the row's best cell) and win rates against the reference methods.
 
-Everything follows reporting.md §2.3-§2.4, i.e. what the authors' table generator did to produce the
+Everything follows docs/reporting.md §2.3-§2.4, i.e. what the authors' table generator did to produce the
 published tables, including two details the paper does not state: ties count as wins, and the binomial
 test for ``i`` reference methods is only run if the test for ``i - 1`` rejected.
 """
@@ -35,7 +35,7 @@ def wilcoxon_pvalue(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def not_significant(p: float, alpha: float = ALPHA) -> bool:
-    """A NaN p-value (identical columns) counts as "not different" (reporting §2.3, REF behaviour)."""
+    """A NaN p-value (identical columns) counts as "not different" (docs/reporting.md §2.3, REF behaviour)."""
     return bool(np.isnan(p) or p >= alpha)
 
 
@@ -85,7 +85,7 @@ def cell_means(values: np.ndarray) -> np.ndarray:
 
 
 def row_colours(means: np.ndarray, max_tone: int = 40) -> list[str | None]:
-    """``green!N`` / ``red!N`` per cell (reporting §2.2); None for an n/a cell.
+    """``green!N`` / ``red!N`` per cell (docs/reporting.md §2.2); None for an n/a cell.
 
     The row's [min, max] is mapped linearly onto [-1, 1] with numpy's ``interp`` (so a row whose
     means all coincide maps to +1, i.e. red, as in REF); the tone is the truncated |v| * max_tone.
@@ -129,7 +129,7 @@ def win_rates(
     references: list[str] | tuple[str, ...],
     alpha: float = ALPHA,
 ) -> WinRates:
-    """Win rates of every non-reference method against the reference methods (reporting §2.4).
+    """Win rates of every non-reference method against the reference methods (docs/reporting.md §2.4).
 
     ``errors`` is (N experiments, k methods). M beats reference R on experiment e iff
     err_M(e) <= err_R(e) (ties are wins). NaN errors are failures: a NaN never beats anything, and

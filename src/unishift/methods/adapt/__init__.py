@@ -80,7 +80,7 @@ _VALIDATION_PRIOR = {"train_prevalence": "validation"}
 # (kind, inner) -> the paper's configuration (docs/methods.md §1.1-1.6, §2.11, §2.12, §3.2-3.4, §4.2, §4.3).
 # The paper's other adapted columns (ATC, DoC, LEAP, LEAP_PCC, PACC, KDEy adaptations) use the
 # inner method's own defaults and shifts: DoC inside an adapter draws its validation samples like
-# the DoC column (UPP / NPP, protocols.md §4).
+# the DoC column (UPP / NPP, docs/protocols.md §4).
 PAPER = {
     ("q2c", "PCC"): Row(CS, {}, r"$\text{PCC}^{5\text{B}}_{\rho 2\zeta}$"),
     ("q2c", "EMQ"): Row(BOTH, _VALIDATION_PRIOR, note="validation prior"),

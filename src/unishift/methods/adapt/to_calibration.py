@@ -1,9 +1,9 @@
 """ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (docs/methods.md §2.11, §2.12).
 
 Both cut the test sample into cells by positive posterior, ask the inner method about each cell and turn
-the answers into a calibration map. ``binning="isometric"`` is what the tables use (B2 / B3 bins, then
-B1's imputation, running maximum and smoothing, then interpolation). ``binning="level_sets"`` uses the
-exact score classes [x]_h of Lemmas 3 and 6 as cells and gives every item its cell's answer without
+the answers into a calibration map. ``binning="isometric"`` is what the tables use (docs/methods.md
+§0.4: B2 / B3 bins, then B1's imputation, running maximum and smoothing, then interpolation).
+``binning="level_sets"`` uses the exact score classes [x]_h of Lemmas 3 and 6 as cells and gives every item its cell's answer without
 post-processing: with an oracle inside, that is exactly the lemmas' construction, which is how the
 oracle tests exercise this same code.
 """

@@ -54,7 +54,7 @@ class CAPToQuantification(PartitionedFit, Quantifier):
 
 
 class CalibratedEMQ(Quantifier):
-    """EM (B4) run on the posteriors of an inner calibrator; returns the EM prior (EMQ^LasCal, §3.3).
+    """EM (docs/methods.md §0.4, B4) run on the posteriors of an inner calibrator; returns the EM prior (EMQ^LasCal, §3.3).
 
     ``train_prevalence``: the EM starting prior, the label prevalence of the validation set (REF for the
     quantification table) or of the classifier-training set.

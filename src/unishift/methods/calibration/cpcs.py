@@ -37,7 +37,7 @@ class CPCS(TemperatureCalibrator):
 
     Args:
         logits: "L" | "S" | "P"; tables: CS "L", LS "P", ζ2ρ "P", ζ2α "S".
-        weights: "domain_classifier" (B5, REF) or "uniform" (all ones: plain Brier temperature
+        weights: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform" (all ones: plain Brier temperature
             scaling on validation; an ablation and a test oracle).
     """
 

@@ -13,7 +13,7 @@ DMCAL_EPSILON = 1e-7
 
 class DMCal(Calibrator):
     """DMCal (§2.10): DMy's prevalence estimate mixes the class-conditional validation histograms into
-    a per-bin positive rate, post-processed by B1 and interpolated at the test posteriors.
+    a per-bin positive rate, post-processed by B1 (docs/methods.md §0.4) and interpolated at the test posteriors.
 
     Args:
         n_bins: DMy histogram bins (8 in the calibration tables, 10 in DMCal_ζ2α).

@@ -1,6 +1,7 @@
 """EMQ as a calibrator (docs/methods.md §2.6), and EM after another calibrator (§2.8).
 
-The posteriors are the adapted posteriors of Saerens et al.'s EM (B4); QuaPy does the EM.
+The posteriors are the adapted posteriors of Saerens et al.'s EM (docs/methods.md §0.4, B4);
+QuaPy does the EM.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ table (docs/methods.md §5); the calibration->quantification / ->CAP adaptations
 directly with their own convention (e.g. ``CPCS(logits="P")`` for ζ2ρ, ``TransCal(logits="S")`` for ζ2α).
 
 The labelled source of every calibrator is ``setting.validation``; CPCS and TransCal also use
-``setting.training.features`` and the sample's features for the domain classifier (B5), which is
+``setting.training.features`` and the sample's features for the domain classifier (docs/methods.md §0.4, B5), which is
 fitted once per sample and shared through the :class:`SampleContext` (see ``shared.py``).
 
 This module imports nothing above :mod:`unishift.methods.calibration.shared`.

@@ -90,7 +90,7 @@ class TransCal(TemperatureCalibrator):
 
     Args:
         logits: "L" | "S" | "P"; tables: CS "L", LS "S", ζ2ρ "P", ζ2α "S".
-        weights: "domain_classifier" (B5, REF) or "uniform".
+        weights: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform".
         zero_posteriors: "faithful" keeps REF's behaviour when the S-logits of a validation item
             are -inf for its true class (no finite source cross-entropy: sentinel T_s = -1, which
             flips the logits; recorded as a fallback note); "clip" clips posteriors to

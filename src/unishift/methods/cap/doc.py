@@ -1,4 +1,4 @@
-"""DoC, Difference of Confidences of Guillory et al. 2021 (docs/methods.md §4.1, protocols.md §4)."""
+"""DoC, Difference of Confidences of Guillory et al. 2021 (docs/methods.md §4.1, docs/protocols.md §4)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class DoC(AccuracyPredictor):
     """
 
     name, description = "DoC", "difference of confidences, 100 x 250 validation samples"
-    # Validation samples: UPP under label shift, NPP under covariate shift (protocols.md §4).
+    # Validation samples: UPP under label shift, NPP under covariate shift (docs/protocols.md §4).
     shift_defaults = {"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
     adaptations = ("a2c", "a2q")
 

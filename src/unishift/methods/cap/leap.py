@@ -54,7 +54,7 @@ class LEAP(AccuracyPredictor):
     """Contingency-table estimate from a CC estimate, a quantifier's estimate and the validation TPR.
 
     ``quantifier``: KDEy (the LEAP column) or PCC (LEAP^PCC), or a factory of a Quantifier. A validation set without positives has no
-    TPR; REF would divide by zero, we use tpr = 0 and record it (open_questions.md §C.20).
+    TPR; REF would divide by zero, we use tpr = 0 and record it (docs/methods.md §4.1).
     """
 
     name, description = "LEAP", "LEAP with KDEy"

@@ -42,7 +42,7 @@ def quiet(fn, *args, **kwargs):
 
 
 def em(train_prevalence: float, posteriors: np.ndarray, epsilon: float = 1e-4):
-    """Saerens et al.'s EM (B4) via QuaPy: returns (positive prior, adapted posteriors)."""
+    """Saerens et al.'s EM (docs/methods.md §0.4, B4) via QuaPy: returns (positive prior, adapted posteriors)."""
     from quapy.method.aggregative import EMQ
 
     prior = np.array([1.0 - train_prevalence, train_prevalence])

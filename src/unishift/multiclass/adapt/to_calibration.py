@@ -14,7 +14,7 @@ Two constructions (docs/multiclass.md §2.3, §2.6):
   class j in each non-empty cell (ρ: the j-th entry of the quantifier's vector; α: the accuracy, since
   every item of the cell is predicted j), which is the cell's top-label calibrated confidence. Per
   predicted class the points go through the binary post-processing (NaN imputation, running maximum,
-  three-point smoothing; B1) between the anchors (1/k, 1/k) and (1, 1), and each item's confidence is
+  three-point smoothing; docs/methods.md §0.4, B1) between the anchors (1/k, 1/k) and (1, 1), and each item's confidence is
   mapped by interpolation; the other coordinates are scaled to fill the rest of the row. This targets
   top-label calibration.
 

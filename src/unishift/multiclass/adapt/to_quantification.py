@@ -107,7 +107,7 @@ class CAPToQuantification(PartitionedFit, MulticlassQuantifier):
 
 
 class CalibratedEMQ(MulticlassQuantifier):
-    """EM (B4) on the inner calibrator's posteriors, from the ``train_prevalence`` prior."""
+    """EM (docs/methods.md §0.4, B4) on the inner calibrator's posteriors, from the ``train_prevalence`` prior."""
 
     name, display, group, binary_name = "EMQ_c", r"EMQ$^{\zeta}$", "adapted", None
     assumption = "label"

@@ -1,6 +1,6 @@
 """DMCal for k classes: Bayes' rule on top-label cells with a distribution-matching prior.
 
-The binary DMCal (methods.md §2.10) mixes the class-conditional validation histograms of p_1 with a
+The binary DMCal (docs/methods.md §2.10) mixes the class-conditional validation histograms of p_1 with a
 DMy prevalence estimate q and reads each bin's positive share q H+ / (q H+ + (1 - q) H-). That is
 Bayes' rule on a region of the input space, and it stays exact for k classes on any region R: under
 label shift P(x in R | y = c) is the same on validation and test, so

@@ -1,7 +1,7 @@
 """CPCS and TransCal for k classes: the binary implementations, which are already class-generic.
 
 Both fit a temperature on the validation logits with importance weights from a domain classifier
-between the classifier-training features and the test sample's features (methods.md B5): CPCS
+between the classifier-training features and the test sample's features (docs/methods.md §0.4, B5): CPCS
 minimises the weighted multiclass Brier score (canonical), TransCal matches the mean top-label
 confidence to a weighted estimate of the target accuracy (top-label). The binary classes compute with
 ``np.eye(k)``, a k-column softmax and k-column arg-maxes, so they are reused here unchanged (wrapped

@@ -1,6 +1,6 @@
 """Naive, ATC and DoC for k classes: validation accuracy and max-confidence based predictors.
 
-The binary implementations score items by their maximum posterior (methods.md §4.1), which is the
+The binary implementations score items by their maximum posterior (docs/methods.md §4.1), which is the
 top-label confidence for any number of classes, and read the crisp predictions from the data they
 are given, which for multiclass containers are the argmax. They are therefore reused unchanged
 (wrapped to the multiclass interface); only DoC's validation samples change, UPP over the k classes.

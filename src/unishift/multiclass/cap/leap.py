@@ -5,7 +5,7 @@ Unknowns x_ij = share of test items of true class i predicted as j. Equations, i
 the validation ratio x_ij / sum_j' x_ij' = r_ij ((k-1)^2 equations); (3) for j >= 1 the predicted
 share sum_i x_ij is the CC estimate (k-1); (4) for i >= 1 the true share sum_j x_ij is the internal
 quantifier's estimate (k-1). That is 1 + (k-1)^2 + 2(k-1) = k^2 equations, LEAP's square system; for
-k = 2 it is the binary method's system row for row (methods.md §4.1). The exact solution is used when
+k = 2 it is the binary method's system row for row (docs/methods.md §4.1). The exact solution is used when
 it is a distribution, else the least-squares solution over the k^2-simplex (QuaPy's SLSQP helper).
 """
 

@@ -1,7 +1,7 @@
 """CC, PCC, ACC, PACC and KDEy: QuaPy's multiclass aggregative quantifiers on cached posteriors.
 
 Each is fitted on the validation posteriors and labels and applied to each test sample; for two
-classes each returns the binary method's vector (methods.md §3.1), so CC, PCC, PACC and KDEy
+classes each returns the binary method's vector (docs/methods.md §3.1), so CC, PCC, PACC and KDEy
 reproduce the binary tables' numbers.
 """
 

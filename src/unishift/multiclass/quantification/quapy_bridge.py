@@ -1,4 +1,4 @@
-"""QuaPy's multiclass quantifiers on cached n x k posteriors (the binary recipe of methods.md §0.5).
+"""QuaPy's multiclass quantifiers on cached n x k posteriors (the binary recipe of docs/methods.md §0.5).
 
 QuaPy's aggregative quantifiers reach their classifier only through ``predict_proba`` / ``predict``
 and take the class list from ``classifier.classes_``. An identity classifier declaring the classes
@@ -52,7 +52,7 @@ def quiet(fn, *args, **kwargs):
 
 
 def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):
-    """Saerens et al.'s EM (B4) via QuaPy for k classes: (prior vector, adapted posteriors)."""
+    """Saerens et al.'s EM (docs/methods.md §0.4, B4) via QuaPy for k classes: (prior vector, adapted posteriors)."""
     from quapy.method.aggregative import EMQ
 
     priors, adapted = quiet(
