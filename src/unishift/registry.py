@@ -6,7 +6,9 @@ name, group, display name, shifts, per-shift defaults); the registry finds it by
 module of the packages in ``METHOD_PACKAGES``, the modules of the ``unishift.methods`` entry-point
 group (installed plugins) and those named in ``UNISHIFT_PLUGINS`` (the workflow's ``plugins:`` key),
 and registers each class that sets its own ``name``. The cross-task adaptations of every registered
-method are then derived from the table in :mod:`unishift.methods.adapt` (docs/methods.md).
+method are then derived from the table in :mod:`unishift.methods.adapt` (docs/methods.md). A plugin
+may also define multiclass method classes: :mod:`unishift.multiclass.catalogue` takes them from
+the same sources (:func:`plugin_objects`).
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ class MethodSpec:
 
 _REGISTRY: dict[tuple[str, str], MethodSpec] = {}
 _loaded = False
+# how many times reload() ran: the multiclass catalogue scans again when it changes
+scans = 0
 
 
 def register(spec: MethodSpec) -> MethodSpec:
@@ -141,9 +145,38 @@ def plugin_modules() -> list[str]:
     ]
 
 
+def plugin_objects() -> list[tuple[Any, str]]:
+    """What the installed plugins provide, as (loaded object, origin) pairs: each entry point of the
+    ``unishift.methods`` group (a module, a method class or a list of them) and each module named in
+    ``UNISHIFT_PLUGINS``. The binary registry takes the binary method classes from them, the
+    multiclass catalogue (:mod:`unishift.multiclass.catalogue`) the multiclass ones."""
+    found = [
+        (entry_point.load(), f"entry point {entry_point.value!r}")
+        for entry_point in entry_points(group=ENTRY_POINT_GROUP)
+    ]
+    for module in plugin_modules():
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError as err:
+            raise ImportError(
+                f"plugin module {module!r} (from {PLUGINS_VARIABLE} / the plugins: config key) "
+                f"cannot be imported: {err}; install the package that provides it"
+            ) from err
+        found.append((loaded, f"module {module!r}"))
+    return found
+
+
+def is_multiclass_class(value: Any) -> bool:
+    """A multiclass method class (:class:`unishift.multiclass.base.MulticlassMethod`), told by its
+    ``regime`` attribute so that this module need not import the multiclass package."""
+    return inspect.isclass(value) and getattr(value, "regime", None) == "multiclass"
+
+
 def _load_plugin(loaded: Any, origin: str) -> None:
     if isinstance(loaded, ModuleType):
         register_module(loaded)
+    elif is_multiclass_class(loaded):
+        return  # the multiclass catalogue registers it
     elif inspect.isclass(loaded):
         register_class(loaded)
     elif isinstance(loaded, Iterable):
@@ -160,17 +193,8 @@ def _load_all() -> None:
     for package in METHOD_PACKAGES:
         for module in _package_modules(package):
             register_module(module)
-    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
-        _load_plugin(entry_point.load(), f"entry point {entry_point.value!r}")
-    for module in plugin_modules():
-        try:
-            loaded = importlib.import_module(module)
-        except ImportError as err:
-            raise ImportError(
-                f"plugin module {module!r} (from {PLUGINS_VARIABLE} / the plugins: config key) "
-                f"cannot be imported: {err}; install the package that provides it"
-            ) from err
-        register_module(loaded)
+    for loaded, origin in plugin_objects():
+        _load_plugin(loaded, origin)
     from unishift.methods.adapt import derived_adaptations
 
     for spec in derived_adaptations(list(_REGISTRY.values())):
@@ -190,10 +214,12 @@ def use_plugins(modules: Iterable[str]) -> None:
 
 
 def reload() -> None:
-    """Scan again (after installing a plugin or changing ``UNISHIFT_PLUGINS`` in this process)."""
-    global _loaded
+    """Scan again (after installing a plugin or changing ``UNISHIFT_PLUGINS`` in this process); the
+    multiclass catalogue scans again on its next use too."""
+    global _loaded, scans
     _REGISTRY.clear()
     _loaded = False
+    scans += 1
     _load_all()
 
 

@@ -8,13 +8,10 @@
 
 from snakemake.utils import validate
 
-from unishift.codeversion import (
-    library_version,
-    module_closure,
-    script_imports,
-    version_of,
-)
+from unishift.codeversion import library_version
+from unishift.codeversion import multiclass_code_version as _multiclass_code_version
 from unishift.methods.base import SHIFTS, TASKS
+from unishift.registry import use_plugins
 from unishift.multiclass.checks import (
     check_multiclass_config,
     check_multiclass_intermediates,
@@ -23,6 +20,8 @@ from unishift.workflow_checks import check_config_files, check_intermediates
 
 check_config_files(workflow.overwrite_configfiles or workflow.configfiles)
 validate(config, schema="../schemas/multiclass.schema.yaml")
+# plugin modules (multiclass method classes too) are registered before the methods are checked
+use_plugins(config["plugins"])
 check_multiclass_config(config)
 
 
@@ -40,10 +39,10 @@ include: "covariate_common.smk"
 
 
 def multiclass_code_version(script):
-    """Every library module the script reaches, the method packages included (the multiclass
-    methods wrap binary ones), so that any change to a method re-runs the multiclass evaluations.
+    """Every library module the script reaches and every catalogued multiclass method's module (a
+    plugin's as its source), so that any change to a method re-runs the multiclass evaluations.
     """
-    return version_of(module_closure(script_imports(SCRIPTS / script)))
+    return _multiclass_code_version(SCRIPTS / script)
 
 
 wildcard_constraints:

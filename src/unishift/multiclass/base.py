@@ -227,6 +227,7 @@ class MulticlassMethod(ABC):
     group: ClassVar[str] = "reference"
     shifts: ClassVar[tuple[str, ...]] = ("label", "covariate")
     defaults: ClassVar[dict[str, Any]] = {}
+    shift_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
     assumption: ClassVar[str] = "none"
     binary_name: ClassVar[str | None] = None
     description: ClassVar[str] = ""
@@ -286,6 +287,7 @@ def describe(method_class) -> dict[str, Any]:
         "display": method_class.display or method_class.name,
         "shifts": tuple(method_class.shifts),
         "defaults": dict(method_class.defaults),
+        "shift_defaults": {s: dict(d) for s, d in method_class.shift_defaults.items()},
         "assumption": method_class.assumption,
         "binary_name": method_class.binary_name,
         "description": method_class.description,

@@ -1,9 +1,14 @@
 """Every multiclass method by (task, name), with what a registry needs to list it.
 
-This is the groundwork for the one-file-method registry (docs/multiclass.md §6 and the design note):
-a :class:`MulticlassMethodSpec` carries the same fields as the binary registry's ``MethodSpec`` plus
-the regime, the assumption the method's guarantee needs, the calibration notion it targets and the
-binary method it reproduces for two classes. Adapted methods are named like the binary tables'
+Multiclass methods are plugins of the same kind as the binary ones (docs/methods.md, "Adding a
+method"): a method is one class in one file of ``unishift.multiclass.{calibration,quantification,cap}``
+or of an installed plugin, describing itself in class attributes (:func:`describe`,
+docs/multiclass.md §6); the catalogue finds it by scanning those packages and the plugin sources of
+the binary registry (the ``unishift.methods`` entry points, ``UNISHIFT_PLUGINS`` / the ``plugins:``
+config key). A :class:`MulticlassMethodSpec` carries the same fields as the binary registry's
+``MethodSpec`` plus the regime, the assumption the method's guarantee needs, the calibration notion
+it targets and the binary method it reproduces for two classes. The adapted methods are listed in
+the table below. Adapted methods are named like the binary tables'
 columns (``<inner>_<q2a|c2q|...>``); the binned ρ2ζ / α2ζ use 3 confidence bins per predicted class
 (suffix ``_3B``).
 
@@ -13,12 +18,26 @@ config asking for one of them in the multiclass branch must be rejected before a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import inspect
+import pkgutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
-from unishift.multiclass import adapt, calibration, cap, quantification
-from unishift.multiclass.base import describe
+from unishift import registry
+from unishift.multiclass import adapt
+from unishift.multiclass.base import MulticlassMethod, describe
+
+# Every module of these packages is scanned for multiclass method classes (as the binary registry
+# scans unishift.methods.*): adding a method is adding a file. Installed plugins (the entry-point
+# group unishift.methods, UNISHIFT_PLUGINS / the plugins: config key) are scanned too.
+METHOD_PACKAGES = (
+    "unishift.multiclass.calibration",
+    "unishift.multiclass.quantification",
+    "unishift.multiclass.cap",
+)
 
 
 @dataclass(frozen=True)
@@ -43,55 +62,98 @@ class MulticlassMethodSpec:
     def build(self, shift: str, overrides: dict[str, Any] | None = None):
         return self.factory(**self.params(shift, overrides))
 
+    @classmethod
+    def of(cls, method_class: type[MulticlassMethod]) -> MulticlassMethodSpec:
+        """The entry a multiclass method class describes in its attributes."""
+        info = describe(method_class)
+        info.pop("regime")
+        return cls(factory=method_class, **info)
 
+
+def declared_methods(module: ModuleType) -> list[type[MulticlassMethod]]:
+    """The multiclass method classes a module defines that set their own ``name``, in order."""
+    return [
+        value
+        for value in vars(module).values()
+        if inspect.isclass(value)
+        and issubclass(value, MulticlassMethod)
+        and value.__module__ == module.__name__
+        and "name" in vars(value)
+        and value.name
+    ]
+
+
+def _package_modules(package: str) -> list[str]:
+    root = importlib.import_module(package)
+    return [
+        info.name
+        for info in sorted(pkgutil.iter_modules(root.__path__, f"{package}."), key=lambda i: i.name)
+        if not info.ispkg
+    ]
+
+
+def _plugin_classes(loaded: Any, origin: str) -> list[type[MulticlassMethod]]:
+    """The multiclass method classes a plugin provides (binary ones are the registry's)."""
+    if isinstance(loaded, ModuleType):
+        return declared_methods(loaded)
+    if inspect.isclass(loaded):
+        return [loaded] if issubclass(loaded, MulticlassMethod) else []
+    if isinstance(loaded, Iterable):
+        return [cls for item in loaded for cls in _plugin_classes(item, origin)]
+    raise TypeError(f"plugin {origin} gave {loaded!r}: expected a module or a method class")
+
+
+def scanned_classes() -> list[type[MulticlassMethod]]:
+    """The method classes of the multiclass packages, then those of the installed plugins."""
+    found = [
+        cls
+        for package in METHOD_PACKAGES
+        for module in _package_modules(package)
+        for cls in declared_methods(importlib.import_module(module))
+    ]
+    for loaded, origin in registry.plugin_objects():
+        found += [cls for cls in _plugin_classes(loaded, origin) if cls not in found]
+    return found
+
+
+# The adapted methods: built from the table below when this module is imported; the method
+# classes join them when the catalogue is first used (and again after a plugin change).
+_ADAPTED: dict[tuple[str, str], MulticlassMethodSpec] = {}
 _CATALOGUE: dict[tuple[str, str], MulticlassMethodSpec] = {}
+_scanned_for: tuple | None = None
 
 
-def _add(spec: MulticlassMethodSpec) -> None:
+def _add(spec: MulticlassMethodSpec, into: dict | None = None) -> None:
+    into = _ADAPTED if into is None else into
     key = (spec.task, spec.name)
-    if key in _CATALOGUE:
+    if key in into:
         raise ValueError(f"multiclass method {spec.name!r} listed twice for task {spec.task!r}")
-    _CATALOGUE[key] = spec
+    into[key] = spec
 
 
-def _from_class(method_class, **overrides) -> None:
-    info = describe(method_class)
-    info.pop("regime")
-    info.update(overrides)
-    _add(MulticlassMethodSpec(factory=method_class, **info))
+def _catalogue() -> dict[tuple[str, str], MulticlassMethodSpec]:
+    """Every multiclass method: the scanned classes, then the adapted methods. Scanned again when
+    ``UNISHIFT_PLUGINS`` changed or the registry was reloaded (a plugin installed)."""
+    global _scanned_for
+    state = (tuple(registry.plugin_modules()), registry.scans)
+    if _scanned_for != state:
+        built: dict[tuple[str, str], MulticlassMethodSpec] = {}
+        for cls in scanned_classes():
+            _add(MulticlassMethodSpec.of(cls), built)
+        for spec in _ADAPTED.values():
+            _add(spec, built)
+        _CATALOGUE.clear()
+        _CATALOGUE.update(built)
+        _scanned_for = state
+    return _CATALOGUE
 
 
 BOTH, LS, CS = ("label", "covariate"), ("label",), ("covariate",)
 
-for _cls in (
-    calibration.TemperatureScaling,
-    calibration.BiasCorrectedTemperatureScaling,
-    calibration.VectorScaling,
-    calibration.CPCS,
-    calibration.TransCal,
-    calibration.EMQCalibrator,
-    calibration.EMQBCTSCalibrator,
-    calibration.PacCalSigma,
-    calibration.DMCal,
-    quantification.CC,
-    quantification.PCC,
-    quantification.ACC,
-    quantification.PACC,
-    quantification.EMQ,
-    quantification.EMQBCTS,
-    quantification.KDEy,
-    cap.Naive,
-    cap.ATC,
-    cap.LEAP,
-    cap.LEAPPCC,
-):
-    _from_class(_cls)
-
 # DoC draws its validation samples by UPP under label shift and NPP under covariate shift, also
-# inside the adapters (the binary tables' rule, docs/protocols.md §4).
+# inside the adapters (the binary tables' rule, docs/protocols.md §4; the class says so itself).
 DOC_PROTOCOL = {"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
 DOC_INNER = {shift: {"inner_params": params} for shift, params in DOC_PROTOCOL.items()}
-_from_class(cap.DoC, shift_defaults=DOC_PROTOCOL)
 
 
 def _adapted(
@@ -251,12 +313,13 @@ BINARY_ONLY: dict[str, str] = {
 
 
 def get_method(task: str, name: str) -> MulticlassMethodSpec:
+    catalogue = _catalogue()
     key = (task, name)
-    if key in _CATALOGUE:
-        return _CATALOGUE[key]
+    if key in catalogue:
+        return catalogue[key]
     if name in BINARY_ONLY:
         raise ValueError(f"{task} method {name!r} is binary-only in unishift: {BINARY_ONLY[name]}")
-    valid = sorted(n for t, n in _CATALOGUE if t == task)
+    valid = sorted(n for t, n in catalogue if t == task)
     raise ValueError(f"unknown multiclass {task} method {name!r}; valid ones are {valid}")
 
 
@@ -266,18 +329,20 @@ def method_info(task: str, names) -> dict[str, tuple[str, str]]:
 
 
 def method_names(task: str) -> list[str]:
-    return [name for t, name in _CATALOGUE if t == task]
+    return [name for t, name in _catalogue() if t == task]
 
 
 def all_methods() -> list[MulticlassMethodSpec]:
-    return list(_CATALOGUE.values())
+    return list(_catalogue().values())
 
 
 __all__ = [
     "ADAPTED_WITH_BINARY_TWIN",
     "BINARY_ONLY",
+    "METHOD_PACKAGES",
     "MulticlassMethodSpec",
     "all_methods",
+    "declared_methods",
     "get_method",
     "method_info",
     "method_names",

@@ -73,6 +73,9 @@ class DoC(_Wrapped):
     name, display, binary_name = "DoC", "DoC", "DoC"
     defaults = {"protocol": "upp", "sample_size": 250, "repeats": 100, "seed": 0, "clip": True}
     description = "difference of confidences, 100 x 250 validation samples"
+    # validation samples by UPP under label shift, NPP under covariate shift, also inside the
+    # adapters (the binary tables' rule, docs/protocols.md §4)
+    shift_defaults = {"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
 
     def __init__(self, protocol="upp", sample_size=250, repeats=100, seed=0, clip=True):
         self.protocol = protocol
