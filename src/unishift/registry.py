@@ -101,17 +101,23 @@ def register(spec: MethodSpec) -> MethodSpec:
     return spec
 
 
-def declared_methods(module: ModuleType) -> list[type[Method]]:
-    """The method classes a module defines that set their own ``name``, in definition order."""
+def declared_classes(module: ModuleType, base: type) -> list[type]:
+    """The subclasses of ``base`` a module defines that set their own ``name``, in definition order
+    (the multiclass catalogue uses it with its own base class)."""
     return [
         value
         for value in vars(module).values()
         if inspect.isclass(value)
-        and issubclass(value, Method)
+        and issubclass(value, base)
         and value.__module__ == module.__name__
         and "name" in vars(value)
         and value.name
     ]
+
+
+def declared_methods(module: ModuleType) -> list[type[Method]]:
+    """The method classes a module defines that set their own ``name``, in definition order."""
+    return declared_classes(module, Method)
 
 
 def register_module(module: ModuleType | str) -> list[MethodSpec]:
@@ -129,7 +135,8 @@ def register_class(method_class: type[Method]) -> MethodSpec:
     return register(MethodSpec.of(method_class))
 
 
-def _package_modules(package: str) -> list[str]:
+def package_modules(package: str) -> list[str]:
+    """The modules (not sub-packages) of a package, by name."""
     root = importlib.import_module(package)
     return [
         info.name
@@ -191,7 +198,7 @@ def _load_all() -> None:
     if _loaded:
         return
     for package in METHOD_PACKAGES:
-        for module in _package_modules(package):
+        for module in package_modules(package):
             register_module(module)
     for loaded, origin in plugin_objects():
         _load_plugin(loaded, origin)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -72,24 +71,7 @@ class MulticlassMethodSpec:
 
 def declared_methods(module: ModuleType) -> list[type[MulticlassMethod]]:
     """The multiclass method classes a module defines that set their own ``name``, in order."""
-    return [
-        value
-        for value in vars(module).values()
-        if inspect.isclass(value)
-        and issubclass(value, MulticlassMethod)
-        and value.__module__ == module.__name__
-        and "name" in vars(value)
-        and value.name
-    ]
-
-
-def _package_modules(package: str) -> list[str]:
-    root = importlib.import_module(package)
-    return [
-        info.name
-        for info in sorted(pkgutil.iter_modules(root.__path__, f"{package}."), key=lambda i: i.name)
-        if not info.ispkg
-    ]
+    return registry.declared_classes(module, MulticlassMethod)
 
 
 def _plugin_classes(loaded: Any, origin: str) -> list[type[MulticlassMethod]]:
@@ -108,7 +90,7 @@ def scanned_classes() -> list[type[MulticlassMethod]]:
     found = [
         cls
         for package in METHOD_PACKAGES
-        for module in _package_modules(package)
+        for module in registry.package_modules(package)
         for cls in declared_methods(importlib.import_module(module))
     ]
     for loaded, origin in registry.plugin_objects():
