@@ -36,6 +36,7 @@ from unishift.methods.calibration.shared import (
     softmax,
     source_temperature,
 )
+from unishift.methods.domain_weights import SAMPLE
 
 ZERO_POSTERIOR_RULES = ("faithful", "clip")
 CLIP_POSTERIORS = 1e-12
@@ -206,6 +207,9 @@ class CPCS(_TemperatureCalibrator):
         self.logits = logits
         self.weights = weights
 
+    def domain_weight_plan(self):
+        return SAMPLE if self.weights == "domain_classifier" else None
+
     def temperature(self, sample, context):
         w = importance_weights(self.weights, self.setting_, sample, context, "CPCS")
         return cpcs_temperature(self.source_logits_, self.setting_.validation.labels, w)
@@ -329,6 +333,9 @@ class TransCal(_TemperatureCalibrator):
             self.source_logits_, labels, self.source_temperature_
         )
         return self
+
+    def domain_weight_plan(self):
+        return SAMPLE if self.weights == "domain_classifier" else None
 
     def temperature(self, sample, context):
         w = importance_weights(self.weights, self.setting_, sample, context, "TransCal")
