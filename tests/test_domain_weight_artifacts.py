@@ -10,14 +10,13 @@ from sklearn.linear_model import LogisticRegression
 
 import unishift.methods.calibration.shared as shared
 from tests.test_calibration_support import make_setting
-from unishift.data.setups import SetupData
-from unishift.domain_weight_artifacts import (
+from unishift.data.domain_weights import (
     attach_domain_weights,
-    compute_domain_weights,
-    method_domain_weight_plan,
     read_domain_weights,
     write_domain_weights,
 )
+from unishift.data.setups import SetupData
+from unishift.domain_weight_artifacts import compute_domain_weights, method_domain_weight_plan
 from unishift.evaluation import evaluate_setup
 from unishift.methods.adapt.to_quantification import CalibrationToQuantification
 from unishift.methods.base import PRECOMPUTED, LabelledSet, SampleContext
