@@ -187,3 +187,20 @@ def test_a_part_context_sees_the_precomputed_artifacts_but_not_the_rest():
     context.store[("other",)] = "scratch"
     child = context.child("pred=1")
     assert child.store == {MEMO_KEY: "memo"} and MEMO_KEY[0] == PRECOMPUTED
+
+
+@pytest.mark.workflow
+def test_only_the_methods_that_share_a_plan_depend_on_its_weights_file(finished_test_run, tmp_path):
+    from tests.test_workflow_reruns import copy_run, dry_run, planned_jobs
+
+    work = copy_run(finished_test_run, tmp_path / "wf")
+    weights = work / "results" / "weights" / "label" / "cmc.3" / "LR"
+    assert sorted(p.name for p in weights.iterdir()) == ["predicted_classes.npz", "sample.npz"]
+    (weights / "sample.npz").unlink()
+    jobs = planned_jobs(dry_run(work))
+    assert ("domain_weights_label", "dataset=cmc.3, classifier=LR, plan=sample") in jobs
+    evaluations = {w for rule, w in jobs if rule == "evaluate"}
+    expected = {"calibration, method=CPCS", "calibration, method=TransCal",
+                "quantification, method=CPCS_c2q", "quantification, method=TransCal_c2q"}  # fmt: skip
+    assert evaluations == {f"shift=label, task={e}" for e in expected}
+    assert not any(rule.startswith("domain_weights") for rule, w in jobs if "plan=sample" not in w)
