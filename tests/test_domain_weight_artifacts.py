@@ -196,11 +196,13 @@ def test_only_the_methods_that_share_a_plan_depend_on_its_weights_file(finished_
     work = copy_run(finished_test_run, tmp_path / "wf")
     weights = work / "results" / "weights" / "label" / "cmc.3" / "LR"
     assert sorted(p.name for p in weights.iterdir()) == ["predicted_classes.npz", "sample.npz"]
-    (weights / "sample.npz").unlink()
+    # new content in one setup's file (Snakemake compares the content of an updated input)
+    arrays = dict(np.load(weights / "sample.npz"))
+    with open(weights / "sample.npz", "wb") as handle:
+        np.savez(handle, **arrays, changed=np.asarray(1))
     jobs = planned_jobs(dry_run(work))
-    assert ("domain_weights_label", "dataset=cmc.3, classifier=LR, plan=sample") in jobs
+    assert not any(rule.startswith("domain_weights") for rule, _ in jobs)
     evaluations = {w for rule, w in jobs if rule == "evaluate"}
     expected = {"calibration, method=CPCS", "calibration, method=TransCal",
                 "quantification, method=CPCS_c2q", "quantification, method=TransCal_c2q"}  # fmt: skip
     assert evaluations == {f"shift=label, task={e}" for e in expected}
-    assert not any(rule.startswith("domain_weights") for rule, w in jobs if "plan=sample" not in w)
