@@ -197,6 +197,7 @@ INTERMEDIATES = (
     ("posteriors", "**/*.npz", npz_problem),
     ("samples", "**/*.npz", npz_problem),
     ("lm", "**/*.npz", npz_problem),
+    ("weights", "**/*.npz", npz_problem),
     ("text", "**/*.parquet", None),
     ("eval", "**/*.csv", csv_problem),
 )

@@ -1029,4 +1029,32 @@ MUTATIONS += [
         "the multiclass float32 top-label ECE falls back to another arithmetic",
         tests=("tests/test_multiclass_metrics.py",),
     ),
+    # ---------------------------------------------------------------- shared domain weights
+    m(
+        "DW1",
+        "calibrators",
+        SRC + "methods/domain_weights.py",
+        "            upsampling_indices(key.n_training, n_target, rng)",
+        "            pass",
+        "a precomputed call does not replay its up-sampling draw (the stream falls behind)",
+        tests=("tests/test_domain_weight_artifacts.py",),
+    ),
+    m(
+        "DW2",
+        "calibrators",
+        SRC + "methods/base.py",
+        "if k[:1] == (PRECOMPUTED,)}",
+        "if k[:1] == (PRECOMPUTED,) and False}",
+        "a prediction part's context does not see the precomputed weights",
+        tests=("tests/test_domain_weight_artifacts.py",),
+    ),
+    m(
+        "DW3",
+        "calibrators",
+        SRC + "methods/adapt/common.py",
+        "return {None: None, SAMPLE: PREDICTED_CLASSES}.get(plan, UNSHARED)",
+        "return {None: None, SAMPLE: SAMPLE}.get(plan, UNSHARED)",
+        "the zeta2alpha adaptations read the whole-sample weights file",
+        tests=("tests/test_domain_weight_artifacts.py",),
+    ),
 ]

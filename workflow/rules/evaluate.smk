@@ -2,6 +2,7 @@ rule evaluate:
     """Fit one method per setup and apply it to every persisted sample; one row per sample."""
     input:
         unpack(evaluation_inputs),
+        unpack(domain_weight_inputs),
     output:
         records=f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
         runtime=f"{RESULTS}/runtime/{{shift}}/{{task}}/{{method}}.csv",

@@ -1,4 +1,5 @@
 from unishift.data.covariate import load_covariate_setup
+from unishift.data.domain_weights import attach_domain_weights
 from unishift.data.label_shift import read_label_setup
 from unishift.evaluation import evaluate_method
 from unishift.io import write_csv
@@ -40,6 +41,8 @@ def covariate_setups():
 
 
 setups = label_setups() if shift == "label" else covariate_setups()
+if hasattr(inputs, "domain_weights"):  # weights computed once upstream (rules/weights.smk)
+    setups = attach_domain_weights(setups, inputs.domain_weights)
 records, timings = evaluate_method(
     task,
     method,

@@ -18,6 +18,9 @@ import numpy as np
 
 TASKS = ("calibration", "quantification", "cap")
 SHIFTS = ("label", "covariate")
+# First element of the SampleContext store keys of precomputed artifacts (written by an upstream
+# rule, docs/domain-weights.md): a part's child context sees them too.
+PRECOMPUTED = "precomputed"
 # Where a method takes a class prior from: the classifier-training set or the validation set.
 PREVALENCE_SOURCES = ("training", "validation")
 
@@ -175,7 +178,8 @@ class SampleContext:
             setting_key=f"{self.setting_key}|{tag}",
             sample_id=self.sample_id,
             seed=self.seed,
-            store={},
+            # precomputed artifacts of the sample (docs/domain-weights.md) serve its parts too
+            store={k: v for k, v in self.store.items() if k[:1] == (PRECOMPUTED,)},
             computations=self.computations,
             notes=self.notes,
             draws=self.draws,
@@ -216,6 +220,11 @@ class Method(ABC):
     def apply(self, sample: Sample, context: SampleContext) -> Any:
         """Task-generic entry point used by the evaluation driver."""
         raise NotImplementedError
+
+    def domain_weight_plan(self) -> str | None:
+        """How the method uses the domain-classifier weights shared across jobs (one of
+        :data:`unishift.methods.domain_weights.PLANS`), or None when it uses none."""
+        return None
 
 
 class Calibrator(Method):

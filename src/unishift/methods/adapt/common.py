@@ -8,6 +8,12 @@ from typing import Any
 import numpy as np
 
 from unishift.methods.base import Method, Sample, SampleContext, Setting
+from unishift.methods.domain_weights import (
+    PREDICTED_CLASSES,
+    SAMPLE,
+    UNSHARED,
+    domain_weight_plan,
+)
 
 # Tags of the two prediction partitions; they name both the fit-time setting and the part context.
 PARTS = {1: "pred=1", 0: "pred=0"}
@@ -42,6 +48,11 @@ def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Meth
     return method
 
 
+def inner_domain_weight_plan(adapter) -> str | None:
+    """The domain-weight plan of an adapter's inner method (built unfitted, as the adapter would)."""
+    return domain_weight_plan(build_inner(adapter.inner_task, adapter.inner, adapter.inner_params))
+
+
 def fit_notes_of(method: Method, tag: str = "") -> list[tuple[str, str]]:
     prefix = f"{tag}: " if tag else ""
     return [(status, prefix + reason) for status, reason in getattr(method, "fit_notes", []) or []]
@@ -69,6 +80,11 @@ class PartitionedFit:
     """
 
     inner_task: str
+
+    def domain_weight_plan(self):
+        # each part's inner method makes its calls on its part with its restricted setting
+        plan = inner_domain_weight_plan(self)
+        return {None: None, SAMPLE: PREDICTED_CLASSES}.get(plan, UNSHARED)
 
     def fit(self, setting: Setting):
         self.fit_notes = []

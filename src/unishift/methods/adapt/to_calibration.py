@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.adapt.common import build_inner, fit_notes_of, part_context
+from unishift.methods.adapt.common import (
+    build_inner,
+    fit_notes_of,
+    inner_domain_weight_plan,
+    part_context,
+)
 from unishift.methods.base import (
     Calibrator,
     Sample,
@@ -30,6 +35,7 @@ from unishift.methods.binning import (
     isometric_edges_q2c,
     postprocess_map,
 )
+from unishift.methods.domain_weights import UNSHARED
 
 BINNINGS = ("isometric", "level_sets")
 ABSCISSAE = ("bin_mean", "bin_centre")
@@ -60,6 +66,10 @@ class _BinnedCalibrator(Calibrator):
         self.binning = binning
         self.monotone = monotone
         self.smooth = smooth
+
+    def domain_weight_plan(self):
+        # calls per cell of the posterior range: a pattern no shared artifact covers
+        return None if inner_domain_weight_plan(self) is None else UNSHARED
 
     def fit(self, setting: Setting):
         # ONE inner method on the whole validation set, reused for every cell of every sample

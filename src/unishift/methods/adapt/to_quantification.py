@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.adapt.common import PartitionedFit, build_inner, fit_notes_of
+from unishift.methods.adapt.common import (
+    PartitionedFit,
+    build_inner,
+    fit_notes_of,
+    inner_domain_weight_plan,
+)
 from unishift.methods.base import (
     PREVALENCE_SOURCES,
     Quantifier,
@@ -22,6 +27,12 @@ class CalibrationToQuantification(Quantifier):
     def __init__(self, inner="CPCS", inner_params: dict | None = None):
         self.inner = inner
         self.inner_params = inner_params
+
+    inner_task = "calibration"
+
+    def domain_weight_plan(self):
+        # the inner calibrator sees the whole sample and setting: its calls are the adapter's
+        return inner_domain_weight_plan(self)
 
     def fit(self, setting: Setting):
         self.inner_ = build_inner("calibration", self.inner, self.inner_params).fit(setting)
@@ -70,6 +81,12 @@ class CalibratedEMQ(Quantifier):
         self.inner = inner
         self.inner_params = inner_params
         self.train_prevalence = train_prevalence
+
+    inner_task = "calibration"
+
+    def domain_weight_plan(self):
+        # the inner calibrator sees the whole sample and setting: its calls are the adapter's
+        return inner_domain_weight_plan(self)
 
     def fit(self, setting: Setting):
         self.inner_ = build_inner("calibration", self.inner, self.inner_params).fit(setting)

@@ -13,6 +13,7 @@ from unishift.methods.calibration.shared import (
     softmax,
 )
 from unishift.methods.calibration.temperature import TemperatureCalibrator
+from unishift.methods.domain_weights import SAMPLE
 
 
 def cpcs_temperature(logits, labels, weights) -> float:
@@ -50,6 +51,9 @@ class CPCS(TemperatureCalibrator):
         check_choice("weights", weights, WEIGHT_SOURCES)
         self.logits = logits
         self.weights = weights
+
+    def domain_weight_plan(self):
+        return SAMPLE if self.weights == "domain_classifier" else None
 
     def temperature(self, sample, context):
         w = importance_weights(self.weights, self.setting_, sample, context, "CPCS")

@@ -22,6 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting, check_choice
+from unishift.methods.domain_weights import (
+    MEMO_KEY,
+    call_key,
+    stream_fingerprint,
+    upsampling_indices,
+)
 from unishift.numerics import torch_linspace_float32
 
 LOGIT_CONVENTIONS = ("L", "S", "P")
@@ -143,10 +149,11 @@ def fit_domain_weights(
     target_features = np.asarray(target_features)
     n_tr, n_t = len(train_features), len(target_features)
     rng = seed if isinstance(seed, np.random.RandomState) else np.random.RandomState(seed)
-    if n_tr < n_t:
-        train_features = train_features[rng.choice(n_tr, n_t, replace=True)]
-    elif n_tr > n_t:
-        target_features = target_features[rng.choice(n_t, n_tr, replace=True)]
+    train_rows, target_rows = upsampling_indices(n_tr, n_t, rng)
+    if train_rows is not None:
+        train_features = train_features[train_rows]
+    if target_rows is not None:
+        target_features = target_features[target_rows]
     size = max(n_tr, n_t)
     combined = np.concatenate((train_features, target_features))
     domain = np.asarray([1] * size + [0] * size, dtype=np.int32)
@@ -175,19 +182,36 @@ def domain_weights(
     if sample.features is None:
         raise ValueError("the domain classifier needs the test sample's features; it has none")
 
+    key = domain_weights_key(setting, feature_set)
+    if key in context.store:
+        return context.store[key]
+    # Outside the try: a missing stream is a set-up error, not REF's ValueError fallback.
+    rng = context.random_state("domain_classifier", setting.key, feature_set)
+    # Weights computed once by the upstream rule (docs/domain-weights.md), if this call matches one.
+    memo = context.store.get(MEMO_KEY)
+    call = call_key(setting, sample, context, feature_set, rng) if memo is not None else None
+    if memo is not None and not memo.recording:
+        entry = memo.take(call, len(sample), rng)
+        if entry is not None:
+            context.store[key] = DomainWeights(entry.weights, entry.fallback)
+            return context.store[key]
+
     def compute() -> DomainWeights:
-        # Outside the try: a missing stream is a set-up error, not REF's ValueError fallback.
-        rng = context.random_state("domain_classifier", setting.key, feature_set)
         try:
             weights = fit_domain_weights(
                 setting.training.features, sample.features, setting.validation.features, seed=rng
             )
-            return DomainWeights(weights)
+            result = DomainWeights(weights)
         except ValueError as err:
             unit = np.ones((len(setting.validation), 1), dtype=float)
-            return DomainWeights(unit, f"domain classifier raised ValueError ({err}); unit weights")
+            result = DomainWeights(
+                unit, f"domain classifier raised ValueError ({err}); unit weights"
+            )
+        if memo is not None and memo.recording:
+            memo.add(call, result.weights, result.fallback, stream_fingerprint(rng))
+        return result
 
-    return context.cached(domain_weights_key(setting, feature_set), compute)
+    return context.cached(key, compute)
 
 
 def importance_weights(

@@ -19,6 +19,7 @@ from unishift.methods.calibration.shared import (
     source_temperature,
 )
 from unishift.methods.calibration.temperature import TemperatureCalibrator
+from unishift.methods.domain_weights import SAMPLE
 
 ZERO_POSTERIOR_RULES = ("faithful", "clip")
 CLIP_POSTERIORS = 1e-12
@@ -138,6 +139,9 @@ class TransCal(TemperatureCalibrator):
             self.source_logits_, labels, self.source_temperature_
         )
         return self
+
+    def domain_weight_plan(self):
+        return SAMPLE if self.weights == "domain_classifier" else None
 
     def temperature(self, sample, context):
         w = importance_weights(self.weights, self.setting_, sample, context, "TransCal")

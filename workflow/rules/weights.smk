@@ -1,0 +1,55 @@
+# Domain-classifier weights computed once per (setup, plan) and read by every evaluation job whose
+# method needs them (docs/domain-weights.md); evaluate.smk takes them through domain_weight_inputs.
+
+
+include: "weights_common.smk"
+
+
+rule domain_weights_label:
+    """Every domain-classifier call of one plan on every sample of one label-shift setup."""
+    input:
+        splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
+        samples=f"{RESULTS}/samples/label/{{dataset}}.npz",
+        posteriors=f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
+    output:
+        f"{RESULTS}/weights/label/{{dataset}}/{{classifier}}/{{plan}}.npz",
+    log:
+        f"{RESULTS}/logs/weights/label/{{dataset}}/{{classifier}}/{{plan}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/weights/label/{{dataset}}/{{classifier}}/{{plan}}.tsv"
+    conda:
+        "../envs/evaluation.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        domain_stream=config["domain_stream"],
+        sample_posteriors=config["label_shift"]["sample_posteriors"],
+        seed=config["seed"],
+        code=code_version("domain_weights.py"),
+    script:
+        "../scripts/domain_weights.py"
+
+
+rule domain_weights_covariate:
+    """Every domain-classifier call of one plan on every sample of one covariate-shift setup."""
+    input:
+        lm_outputs=lambda wc: lm_outputs(wc.model, wc.source),
+        samples=f"{RESULTS}/samples/covariate/{{source}}__{{target}}.npz",
+    output:
+        f"{RESULTS}/weights/covariate/{{model}}/{{source}}__{{target}}/{{plan}}.npz",
+    log:
+        f"{RESULTS}/logs/weights/covariate/{{model}}/{{source}}__{{target}}/{{plan}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/weights/covariate/{{model}}/{{source}}__{{target}}/{{plan}}.tsv"
+    conda:
+        "../envs/evaluation.yaml"
+    threads: 1
+    resources:
+        mem_mb=8000,
+    params:
+        domain_stream=config["domain_stream"],
+        seed=config["seed"],
+        code=code_version("domain_weights.py"),
+    script:
+        "../scripts/domain_weights.py"
