@@ -20,7 +20,7 @@ from unishift.domain_weight_artifacts import compute_domain_weights, method_doma
 from unishift.evaluation import evaluate_setup
 from unishift.methods.adapt.to_quantification import CalibrationToQuantification
 from unishift.methods.base import PRECOMPUTED, LabelledSet, SampleContext
-from unishift.methods.calibration.temperature import CPCS
+from unishift.methods.calibration.cpcs import CPCS
 from unishift.methods.domain_weights import (
     MEMO_KEY,
     PREDICTED_CLASSES,
