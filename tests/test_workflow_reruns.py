@@ -74,7 +74,9 @@ def test_a_real_library_change_replans_the_jobs_it_affects(finished_test_run, tm
         "            return 0.5 * (positive - self.fpr_) / denominator",
     )
     jobs = planned_jobs(dry_run(work, library))
-    evaluations = {w.split("task=")[1] for rule, w in jobs if rule == "evaluate"}
+    evaluations = {
+        w.split("task=")[1].split(", setup=")[0] for rule, w in jobs if rule == "evaluate"
+    }
     # the methods of that module and the adaptations built on them re-run ...
     for affected in ("PacCal_sigma", "DMCal", "EMQ_BCTS", "EMQ_LasCal"):
         assert f"calibration, method={affected}" in evaluations
@@ -120,7 +122,11 @@ def eval_files(work: Path) -> dict[Path, bytes]:
 
 @pytest.mark.parametrize(
     "damaged, cut",
-    [("results/samples/label/cmc.3.npz", 0.5), ("results/eval/label/cap/ATC.csv", -9)],
+    [
+        ("results/samples/label/cmc.3.npz", 0.5),
+        ("results/eval/label/cap/ATC.csv", -9),
+        ("results/eval_setups/label/cap/ATC/kNN/yeast.csv", -9),
+    ],
 )
 def test_a_damaged_intermediate_stops_the_run_before_any_job(
     finished_test_run, tmp_path, damaged, cut
@@ -142,10 +148,17 @@ def test_a_damaged_intermediate_stops_the_run_before_any_job(
     # a result needs (a missing per-sample file; an intermediate only when a job reads it again)
     path.unlink()
     jobs = planned_jobs(dry_run(work))
-    if damaged.endswith(".csv"):
-        assert [w for r, w in jobs if r == "evaluate"] == ["shift=label, task=cap, method=ATC"]
+    evaluations = [w for r, w in jobs if r == "evaluate"]
+    if damaged.startswith("results/eval_setups"):
+        # the one setup's evaluation, then its method's aggregation
+        assert evaluations == ["shift=label, task=cap, method=ATC, setup=kNN/yeast"]
     else:
-        assert not any(r == "evaluate" for r, _ in jobs)
+        assert evaluations == []
+    if damaged.endswith(".csv"):
+        aggregations = [w for r, w in jobs if r == "evaluation_records"]
+        assert aggregations == ["shift=label, task=cap, method=ATC"]
+    else:
+        assert not any(r == "evaluation_records" for r, _ in jobs)
 
 
 def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test_run, tmp_path):
@@ -156,8 +169,10 @@ def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test
     original_table = table.read_bytes()
     missing.unlink()
     jobs = planned_jobs(dry_run(work))
-    assert ("evaluate", "shift=label, task=quantification, method=CC") in jobs
-    assert sum(rule == "evaluate" for rule, _ in jobs) == 1
+    # the per-setup records are still there: only the aggregation runs again
+    assert ("evaluation_records", "shift=label, task=quantification, method=CC") in jobs
+    assert sum(rule == "evaluation_records" for rule, _ in jobs) == 1
+    assert not any(rule == "evaluate" for rule, _ in jobs)
     snakemake("--cores", "2", *CONFIG, cwd=work)
     assert missing.read_bytes() == original
     assert table.read_bytes() == original_table

@@ -198,6 +198,7 @@ INTERMEDIATES = (
     ("samples", "**/*.npz", npz_problem),
     ("lm", "**/*.npz", npz_problem),
     ("text", "**/*.parquet", None),
+    ("eval_setups", "**/*.csv", csv_problem),
     ("eval", "**/*.csv", csv_problem),
 )
 

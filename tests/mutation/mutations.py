@@ -825,6 +825,7 @@ MUTATIONS = [
 # ---------------------------------------------------------------- end to end (--slow: a workflow run each)
 PIPELINE = SRC + "report/pipeline.py"
 EVALUATE_SCRIPT = "workflow/scripts/evaluate.py"
+EVALUATION_INPUTS = "workflow/rules/common.smk"
 VALUES = ("tests/test_workflow_values.py",)
 
 MUTATIONS += [
@@ -845,9 +846,9 @@ MUTATIONS += [
     m(
         "W2",
         "workflow",
-        EVALUATE_SCRIPT,
-        "zip([(d, c) for d in datasets for c in classifiers], inputs.posteriors)",
-        "zip([(d, c) for c in classifiers for d in datasets], inputs.posteriors)",
+        EVALUATION_INPUTS,
+        '"posteriors": f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz",',
+        '"posteriors": f"{RESULTS}/posteriors/label/{dataset}/{label_classifiers()[0]}.npz",',
         "evaluation pairs data sets with the wrong classifiers' posteriors",
         tests=VALUES,
         slow=True,
