@@ -243,3 +243,26 @@ def test_a_new_method_plans_only_its_evaluations_its_aggregation_and_its_reports
         # (their code version, docs/code-version.md) changed, so every task's reports are redrawn
         report_tasks={"calibration", "quantification", "cap"},
     )
+
+
+@pytest.mark.workflow
+def test_each_per_method_file_holds_its_setups_in_table_order(finished_test_run):
+    """Classifier-major, then data set (the tables' row order), each block the per-setup file's
+    rows byte for byte, for the records and the timings."""
+    results = finished_test_run[0] / "results"
+    config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    label = config["label_shift"]
+    order = [(c, d) for c in label["classifiers"] for d in label["datasets"]]
+    for task, method in _all_methods(config):
+        for kind, folder in (("eval", "eval_setups"), ("runtime", "runtime_setups")):
+            parts = [
+                (results / folder / "label" / task / method / c / f"{d}.csv").read_bytes()
+                for c, d in order
+            ]
+            header = parts[0].split(b"\n", 1)[0] + b"\n"
+            assert all(part.startswith(header) for part in parts)
+            whole = (results / kind / "label" / task / f"{method}.csv").read_bytes()
+            assert whole == header + b"".join(part[len(header) :] for part in parts)
+        records = pd.read_csv(results / "eval" / "label" / task / f"{method}.csv")
+        blocks = records[["classifier", "dataset"]].drop_duplicates()
+        assert list(blocks.itertuples(index=False, name=None)) == order

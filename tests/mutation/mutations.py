@@ -854,6 +854,16 @@ MUTATIONS += [
         slow=True,
     ),
     m(
+        "W4",
+        "workflow",
+        EVALUATION_INPUTS,
+        "return [(d, c) for c in label_classifiers() for d in label_datasets()]",
+        "return [(d, c) for d in label_datasets() for c in label_classifiers()]",
+        "the per-method record file lists the setups data-set-major, not in the tables' row order",
+        tests=("tests/test_evaluation_jobs.py",),
+        slow=True,
+    ),
+    m(
         "W3",
         "workflow",
         EVALUATE_SCRIPT,
