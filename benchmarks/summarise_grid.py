@@ -1,10 +1,11 @@
 """Seconds per method of a finished label-shift grid, from its Snakemake benchmark files.
 
-Reads ``results/benchmarks/eval/label/<task>/<method>.tsv`` (one per evaluate job, written by the
-rule's ``benchmark:`` directive) and prints, per task and method, the job's wall seconds, CPU seconds
-and peak memory, then the totals: the sum of job seconds (the serial cost) and the stage's wall span,
-from the earliest job start (file time minus its seconds) to the last job end. The span is what
-``--cores N`` achieved; sum / N is its lower bound.
+Reads ``results/benchmarks/eval/label/<task>/<method>/<classifier>/<dataset>.tsv`` (one per evaluate
+job, i.e. per method and setup, written by the rule's ``benchmark:`` directive; docs/evaluation-jobs.md)
+and prints, per task and method, the summed wall seconds and CPU seconds of its jobs and their peak
+memory, then the totals: the sum of job seconds (the serial cost) and the stage's wall span, from the
+earliest job start (file time minus its seconds) to the last job end. The span is what ``--cores N``
+achieved; sum / N is its lower bound.
 
 Only the methods a config lists count (``--configfile``, default config/paper.yaml): files left by
 earlier runs with other method lists are ignored.
@@ -24,9 +25,12 @@ import yaml
 
 
 def read_benchmarks(results: Path, shift: str, methods: dict[str, list[str]]) -> pd.DataFrame:
+    """One row per evaluate job (method x setup)."""
     rows = []
-    for path in sorted((results / "benchmarks" / "eval" / shift).glob("*/*.tsv")):
-        if path.stem not in methods.get(path.parent.name, []):
+    root = results / "benchmarks" / "eval" / shift
+    for path in sorted(root.glob("*/*/**/*.tsv")):
+        task, method = path.relative_to(root).parts[:2]
+        if method not in methods.get(task, []):
             continue
         table = pd.read_csv(path, sep="\t")
         if table.empty:
@@ -34,8 +38,9 @@ def read_benchmarks(results: Path, shift: str, methods: dict[str, list[str]]) ->
         first = table.iloc[0]
         rows.append(
             {
-                "task": path.parent.name,
-                "method": path.stem,
+                "task": task,
+                "method": method,
+                "setup": "/".join(path.relative_to(root).with_suffix("").parts[2:]),
                 "seconds": float(first["s"]),
                 "cpu_seconds": float(first.get("cpu_time", float("nan"))),
                 "max_rss_mb": float(first.get("max_rss", float("nan"))),
@@ -43,6 +48,15 @@ def read_benchmarks(results: Path, shift: str, methods: dict[str, list[str]]) ->
             }
         )
     return pd.DataFrame(rows)
+
+
+def per_method(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.groupby(["task", "method"], as_index=False).agg(
+        jobs=("setup", "count"),
+        seconds=("seconds", "sum"),
+        cpu_seconds=("cpu_seconds", "sum"),
+        max_rss_mb=("max_rss_mb", "max"),
+    )
 
 
 def summarise(frame: pd.DataFrame) -> dict[str, float]:
@@ -58,13 +72,13 @@ def summarise(frame: pd.DataFrame) -> dict[str, float]:
 
 def markdown(frame: pd.DataFrame) -> str:
     lines = [
-        "| task | method | wall (s) | CPU (s) | peak RSS (MB) |",
-        "|---|---|---:|---:|---:|",
+        "| task | method | jobs | wall (s) | CPU (s) | peak RSS (MB) |",
+        "|---|---|---:|---:|---:|---:|",
     ]
     for row in frame.sort_values(["task", "seconds"], ascending=[True, False]).itertuples():
         lines.append(
-            f"| {row.task} | {row.method} | {row.seconds:.1f} | {row.cpu_seconds:.1f} | "
-            f"{row.max_rss_mb:.0f} |"
+            f"| {row.task} | {row.method} | {row.jobs} | {row.seconds:.1f} | "
+            f"{row.cpu_seconds:.1f} | {row.max_rss_mb:.0f} |"
         )
     return "\n".join(lines)
 
@@ -80,14 +94,17 @@ def main():
     methods = yaml.safe_load(args.configfile.read_text())["methods"].get(args.shift, {})
     frame = read_benchmarks(args.results, args.shift, methods)
     expected = sum(len(names) for names in methods.values())
+    methods_found = frame[["task", "method"]].drop_duplicates() if not frame.empty else frame
     print(
-        f"{len(frame)} of the {expected} evaluate jobs of {args.configfile} have benchmark files\n"
+        f"{len(methods_found)} of the {expected} methods of {args.configfile} have benchmark files "
+        f"({len(frame)} evaluate jobs)\n"
     )
     if frame.empty:
         raise SystemExit(f"no benchmark files under {args.results}/benchmarks/eval/{args.shift}")
-    print(markdown(frame))
-    per_task = frame.groupby("task")["seconds"].agg(["count", "sum"])
-    print("\n| task | jobs | sum of job seconds |\n|---|---:|---:|")
+    summary = per_method(frame)
+    print(markdown(summary))
+    per_task = summary.groupby("task")["seconds"].agg(["count", "sum"])
+    print("\n| task | methods | sum of job seconds |\n|---|---:|---:|")
     for task, row in per_task.iterrows():
         print(f"| {task} | {int(row['count'])} | {row['sum']:.1f} |")
     totals = summarise(frame)
@@ -99,7 +116,7 @@ def main():
         f"wall span of the stage {totals['wall_span_seconds'] / 60:.1f} min"
     )
     if args.csv:
-        frame.drop(columns="end").to_csv(args.csv, index=False)
+        summary.to_csv(args.csv, index=False)
 
 
 if __name__ == "__main__":

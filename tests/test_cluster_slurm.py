@@ -284,15 +284,18 @@ def test_slurm_run_equals_local_run(tmp_path, slurm_cluster):
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"{result.stdout[-5000:]}\n{result.stderr[-5000:]}"
     assert "SLURM run ID" in output
-    # the evaluate jobs went out as batch jobs of `group-components` each
+    # each method's per-setup evaluate jobs and its aggregation went out as batch jobs of
+    # `group-components` methods each (the rules' group, docs/evaluation-jobs.md)
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
-    group = profile["groups"]["evaluate"]
+    group = "evaluation"
     config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
-    n_evaluate = sum(len(methods) for methods in config["methods"]["label"].values())
+    n_methods = sum(len(methods) for methods in config["methods"]["label"].values())
     batches = re.findall(
-        rf"submitted with SLURM jobid \d+ \(log: \S*/group_{group}_evaluate/", output
+        rf"submitted with SLURM jobid \d+ \(log: \S*/group_{group}_evaluate_evaluation_records/",
+        output,
     )
-    assert len(batches) == math.ceil(n_evaluate / profile["group-components"][group])
+    assert len(batches) == math.ceil(n_methods / profile["group-components"][group])
+    assert "rule_evaluate/" not in output  # no evaluate job went out on its own
     for folder in ("eval", "tables"):
         assert_identical(filecmp.dircmp(local / "results" / folder, remote / "results" / folder))
 

@@ -36,9 +36,10 @@ def copy_library(target: Path) -> Path:
 
 
 def planned_jobs(output: str) -> dict[tuple[str, str], str]:
-    """(rule, wildcards) -> reason of every job of a dry run's plan."""
+    """(rule, wildcards) -> reason of every job of a dry run's plan (the jobs of a group job, e.g.
+    the evaluation's, are listed indented under it)."""
     jobs = {}
-    for block in re.split(r"\n(?=\[|rule |localrule )", output):
+    for block in re.split(r"\n(?=[ \t]*(?:\[|rule |localrule ))", output):
         head = re.match(r"(?:local)?rule (\w+):", block.strip())
         if not head:
             continue
@@ -75,7 +76,9 @@ def test_a_real_library_change_replans_the_jobs_it_affects(finished_test_run, tm
         "        ratio = 0.5 * positive / (negative + positive)",
     )
     jobs = planned_jobs(dry_run(work, library))
-    evaluations = {w.split("task=")[1] for rule, w in jobs if rule == "evaluate"}
+    evaluations = {
+        w.split("task=")[1].split(", setup=")[0] for rule, w in jobs if rule == "evaluate"
+    }
     # the method of that module and the adaptation built on it re-run ...
     assert "calibration, method=DMCal" in evaluations
     assert "cap, method=DMCal_c2a" in evaluations
@@ -123,7 +126,11 @@ def eval_files(work: Path) -> dict[Path, bytes]:
 
 @pytest.mark.parametrize(
     "damaged, cut",
-    [("results/samples/label/cmc.3.npz", 0.5), ("results/eval/label/cap/ATC.csv", -9)],
+    [
+        ("results/samples/label/cmc.3.npz", 0.5),
+        ("results/eval/label/cap/ATC.csv", -9),
+        ("results/eval_setups/label/cap/ATC/kNN/yeast.csv", -9),
+    ],
 )
 def test_a_damaged_intermediate_stops_the_run_before_any_job(
     finished_test_run, tmp_path, damaged, cut
@@ -145,10 +152,14 @@ def test_a_damaged_intermediate_stops_the_run_before_any_job(
     # a result needs (a missing per-sample file; an intermediate only when a job reads it again)
     path.unlink()
     jobs = planned_jobs(dry_run(work))
-    if damaged.endswith(".csv"):
-        assert [w for r, w in jobs if r == "evaluate"] == ["shift=label, task=cap, method=ATC"]
+    # the per-setup record files (results/eval_setups) are intermediates too: their aggregation
+    # is still there, so nothing re-runs until a job reads them again
+    assert not any(r == "evaluate" for r, _ in jobs)
+    aggregations = [w for r, w in jobs if r == "evaluation_records"]
+    if damaged.startswith("results/eval/"):
+        assert aggregations == ["shift=label, task=cap, method=ATC"]
     else:
-        assert not any(r == "evaluate" for r, _ in jobs)
+        assert aggregations == []
 
 
 def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test_run, tmp_path):
@@ -159,8 +170,10 @@ def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test
     original_table = table.read_bytes()
     missing.unlink()
     jobs = planned_jobs(dry_run(work))
-    assert ("evaluate", "shift=label, task=quantification, method=CC") in jobs
-    assert sum(rule == "evaluate" for rule, _ in jobs) == 1
+    # the per-setup records are still there: only the aggregation runs again
+    assert ("evaluation_records", "shift=label, task=quantification, method=CC") in jobs
+    assert sum(rule == "evaluation_records" for rule, _ in jobs) == 1
+    assert not any(rule == "evaluate" for rule, _ in jobs)
     snakemake("--cores", "2", *CONFIG, cwd=work)
     assert missing.read_bytes() == original
     assert table.read_bytes() == original_table

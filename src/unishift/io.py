@@ -81,6 +81,33 @@ def write_csv(path, frame: pd.DataFrame) -> None:
         frame.to_csv(partial, index=False, lineterminator="\n")
 
 
+def concat_csv(paths: Iterable[str | os.PathLike], path: str | os.PathLike) -> int:
+    """Write the files written by :func:`write_csv` at ``paths`` as one CSV at ``path``: the shared
+    header once, then every file's rows in the order given, byte for byte (so the result equals
+    :func:`write_csv` of the concatenated frames). Returns the number of rows; a file that is cut
+    off or whose header differs from the first file's raises :class:`DamagedFileError`."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ValueError(f"nothing to concatenate into {path}")
+    header, bodies = None, []
+    for part in paths:
+        problem = csv_problem(part)
+        if problem:
+            raise DamagedFileError(part, problem)
+        text = part.read_bytes()
+        head, _, body = text.partition(b"\n")
+        if header is None:
+            header = head
+        elif head != header:
+            raise DamagedFileError(
+                part, f"its header {head.decode()!r} differs from {paths[0]}'s {header.decode()!r}"
+            )
+        bodies.append(body)
+    with atomic_path(path) as partial:
+        Path(partial).write_bytes(header + b"\n" + b"".join(bodies))
+    return sum(body.count(b"\n") for body in bodies)
+
+
 def csv_problem(path) -> str | None:
     """A cheap check that a CSV written by :func:`write_csv` is complete: a header and a final
     newline (a file cut anywhere but at a line end lacks it); None when it is."""

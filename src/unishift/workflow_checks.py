@@ -199,6 +199,7 @@ INTERMEDIATES = (
     ("lm", "**/*.npz", npz_problem),
     ("weights", "**/*.npz", npz_problem),
     ("text", "**/*.parquet", None),
+    ("eval_setups", "**/*.csv", csv_problem),
     ("eval", "**/*.csv", csv_problem),
 )
 

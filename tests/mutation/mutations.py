@@ -829,6 +829,7 @@ MUTATIONS = [
 # ---------------------------------------------------------------- end to end (--slow: a workflow run each)
 PIPELINE = SRC + "report/pipeline.py"
 EVALUATE_SCRIPT = "workflow/scripts/evaluate.py"
+EVALUATION_INPUTS = "workflow/rules/common.smk"
 VALUES = ("tests/test_workflow_values.py",)
 
 MUTATIONS += [
@@ -849,11 +850,21 @@ MUTATIONS += [
     m(
         "W2",
         "workflow",
-        EVALUATE_SCRIPT,
-        "zip([(d, c) for d in datasets for c in classifiers], inputs.posteriors)",
-        "zip([(d, c) for c in classifiers for d in datasets], inputs.posteriors)",
+        EVALUATION_INPUTS,
+        '"posteriors": f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz",',
+        '"posteriors": f"{RESULTS}/posteriors/label/{dataset}/{label_classifiers()[0]}.npz",',
         "evaluation pairs data sets with the wrong classifiers' posteriors",
         tests=VALUES,
+        slow=True,
+    ),
+    m(
+        "W4",
+        "workflow",
+        EVALUATION_INPUTS,
+        "return [(d, c) for c in label_classifiers() for d in label_datasets()]",
+        "return [(d, c) for d in label_datasets() for c in label_classifiers()]",
+        "the per-method record file lists the setups data-set-major, not in the tables' row order",
+        tests=("tests/test_evaluation_jobs.py",),
         slow=True,
     ),
     m(

@@ -26,7 +26,7 @@ rule train_classifier:
 rule classifier_accuracy_label:
     """Accuracy of each classifier on the whole test pool (the paper's appendix table)."""
     input:
-        posteriors=label_setup_files()["posteriors"],
+        posteriors=label_posterior_files(),
         splits=expand(
             f"{RESULTS}/data/label/{{dataset}}/split.npz", dataset=label_datasets()
         ),

@@ -50,6 +50,7 @@ wildcard_constraints:
     method=r"[A-Za-z0-9_]+",
     dataset=r"[A-Za-z0-9_.\-]+",
     classifier=r"[A-Za-z0-9_]+",
+    setup=r"[^/]+/[^/]+",
 
 
 def enabled_shifts():
@@ -76,21 +77,13 @@ def quapy_home():
     return config["quapy_home"]
 
 
-def label_setup_files():
-    """Input files of every label-shift setup, in table order (classifier-major, then data set)."""
-    return {
-        "splits": expand(
-            f"{RESULTS}/data/label/{{dataset}}/split.npz", dataset=label_datasets()
-        ),
-        "samples": expand(
-            f"{RESULTS}/samples/label/{{dataset}}.npz", dataset=label_datasets()
-        ),
-        "posteriors": expand(
-            f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
-            dataset=label_datasets(),
-            classifier=label_classifiers(),
-        ),
-    }
+def label_posterior_files():
+    """The cached posteriors of every (data set, classifier)."""
+    return expand(
+        f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
+        dataset=label_datasets(),
+        classifier=label_classifiers(),
+    )
 
 
 def row_orders(shift):
@@ -157,21 +150,70 @@ def report_pdf_inputs(kind):
 
 
 def evaluation_setups(shift):
-    """Setups in table order: (data set, classifier) under label shift, (model, source, target) under
-    covariate shift; lined up with the input lists of evaluation_inputs."""
+    """Setups in table order: (data set, classifier) under label shift, classifier-major; (model,
+    source, target) under covariate shift, model-major. The order of the rows of the aggregated
+    per-method record file (docs/evaluation-jobs.md)."""
     if shift == "label":
-        return [[d, c] for c in label_classifiers() for d in label_datasets()]
-    return [list(setup) for setup in covariate_setups()]
+        return [(d, c) for c in label_classifiers() for d in label_datasets()]
+    return [tuple(setup) for setup in covariate_setups()]
 
 
-def evaluation_inputs(wildcards):
+def setup_name(shift, setup):
+    """The {setup} wildcard of one setup: classifier/data set, or model/source__target."""
+    if shift == "label":
+        dataset, classifier = setup
+        return f"{classifier}/{dataset}"
+    model, source, target = setup
+    return f"{model}/{source}__{target}"
+
+
+def setup_fields(wildcards):
+    """The named fields of the {setup} wildcard, looked up among the configured setups (a name
+    is never split on separators that a data set or domain name could contain)."""
+    names = {
+        setup_name(wildcards.shift, setup): setup
+        for setup in evaluation_setups(wildcards.shift)
+    }
+    if wildcards.setup not in names:
+        raise ValueError(
+            f"{wildcards.setup!r} is not a {wildcards.shift}-shift setup of this config; "
+            f"the setups are {sorted(names)}"
+        )
+    setup = names[wildcards.setup]
     if wildcards.shift == "label":
-        return label_setup_files()
-    return covariate_setup_files()
+        return dict(zip(("dataset", "classifier"), setup))
+    return dict(zip(("model", "source", "target"), setup))
 
 
-def covariate_setup_files():
-    return covariate_setup_inputs()
+def evaluation_setup_inputs(wildcards):
+    """The input files of one evaluation job (one method on one setup), by name."""
+    setup = setup_fields(wildcards)
+    if wildcards.shift == "label":
+        dataset, classifier = setup["dataset"], setup["classifier"]
+        return {
+            "split": f"{RESULTS}/data/label/{dataset}/split.npz",
+            "samples": f"{RESULTS}/samples/label/{dataset}.npz",
+            "posteriors": f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz",
+        }
+    source, target = setup["source"], setup["target"]
+    return {
+        "lm_outputs": lm_outputs(setup["model"], source),
+        "samples": f"{RESULTS}/samples/covariate/{source}__{target}.npz",
+    }
+
+
+def setup_evaluation_files(kind):
+    """Input function of the aggregation: the per-setup files of one
+    method, in table order (kind: eval or runtime)."""
+
+    def files(wildcards):
+        return [
+            f"{RESULTS}/{kind}_setups/{wildcards.shift}/{wildcards.task}/"
+            f"{wildcards.method}/{setup_name(wildcards.shift, setup)}.csv"
+            for setup in evaluation_setups(wildcards.shift)
+        ]
+
+    return files
 
 
 def covariate_row_orders():

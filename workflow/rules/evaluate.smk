@@ -1,23 +1,32 @@
+# Evaluation: one job per (shift, task, method, setup), so that a new data set, classifier, model or
+# method plans only its own jobs; one aggregation per (shift, task, method) concatenates them, in
+# table order, into the per-method record file that the tables read (docs/evaluation-jobs.md).
+# Both rules join the group `evaluation`: on a cluster a method's jobs and its aggregation form one
+# connected component, and `--group-components evaluation=N` submits N methods per batch job.
+
+
 rule evaluate:
-    """Fit one method per setup and apply it to every persisted sample; one row per sample."""
+    """Fit one method on one setup and apply it to every persisted sample; one row per sample."""
     input:
-        unpack(evaluation_inputs),
+        unpack(evaluation_setup_inputs),
         unpack(domain_weight_inputs),
     output:
-        records=f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
-        runtime=f"{RESULTS}/runtime/{{shift}}/{{task}}/{{method}}.csv",
+        records=f"{RESULTS}/eval_setups/{{shift}}/{{task}}/{{method}}/{{setup}}.csv",
+        runtime=f"{RESULTS}/runtime_setups/{{shift}}/{{task}}/{{method}}/{{setup}}.csv",
     log:
-        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
+        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}/{{setup}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}.tsv"
+        f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}/{{setup}}.tsv"
+    group:
+        "evaluation"
     conda:
         "../envs/evaluation.yaml"
     threads: 1
     resources:
         mem_mb=4000,
     params:
+        setup=setup_fields,
         method_params=lambda wc: method_params(wc.task, wc.method),
-        setups=lambda wc: evaluation_setups(wc.shift),
         ece=config["ece"],
         ece_precision=config["ece_precision"],
         domain_stream=config["domain_stream"],
@@ -26,3 +35,26 @@ rule evaluate:
         code=evaluation_code_version,
     script:
         "../scripts/evaluate.py"
+
+
+rule evaluation_records:
+    """The per-setup records and timings of one method, concatenated in table order."""
+    input:
+        records=setup_evaluation_files("eval"),
+        runtime=setup_evaluation_files("runtime"),
+    output:
+        records=f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
+        runtime=f"{RESULTS}/runtime/{{shift}}/{{task}}/{{method}}.csv",
+    log:
+        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
+    group:
+        "evaluation"
+    conda:
+        "../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        code=code_version("evaluation_records.py"),
+    script:
+        "../scripts/evaluation_records.py"

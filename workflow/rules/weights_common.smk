@@ -13,22 +13,15 @@ def domain_weight_plan_of(shift, task, method):
     return method_domain_weight_plan(task, method, shift, method_params(task, method))
 
 
-def domain_weight_files(shift, plan):
-    """The weights files of every setup of a shift, in evaluation_setups() order."""
-    if shift == "label":
-        return [
-            f"{RESULTS}/weights/label/{d}/{c}/{plan}.npz"
-            for d, c in evaluation_setups("label")
-        ]
-    return [
-        f"{RESULTS}/weights/covariate/{m}/{s}__{t}/{plan}.npz"
-        for m, s, t in evaluation_setups("covariate")
-    ]
-
-
 def domain_weight_inputs(wildcards):
-    """The evaluation job's weights files: none unless its method shares domain weights."""
+    """The evaluation job's weights file (its setup's): none unless its method shares domain
+    weights."""
     plan = domain_weight_plan_of(wildcards.shift, wildcards.task, wildcards.method)
     if plan not in SHARED_PLANS:
         return {}
-    return {"domain_weights": domain_weight_files(wildcards.shift, plan)}
+    setup = setup_fields(wildcards)
+    if wildcards.shift == "label":
+        folder = f"label/{setup['dataset']}/{setup['classifier']}"
+    else:
+        folder = f"covariate/{setup['model']}/{setup['source']}__{setup['target']}"
+    return {"domain_weights": f"{RESULTS}/weights/{folder}/{plan}.npz"}

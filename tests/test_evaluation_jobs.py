@@ -1,0 +1,268 @@
+"""Evaluation granularity (docs/evaluation-jobs.md): one job per (shift, task, method, setup), whose
+record files an aggregation concatenates, in table order, into the per-method file the tables read.
+
+The unit tests check that the concatenation equals one job over every setup, byte for byte (the
+reference domain stream included); the workflow tests that, on top of a finished run of
+.test/config.yaml, a new data set, classifier or method plans exactly its own evaluation jobs (and
+data jobs), the aggregations and the reports, and nothing else."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tests.test_calibration_support import make_setting
+from tests.test_workflow import snakemake
+from tests.test_workflow_reruns import copy_run, planned_jobs
+from unishift.data.setups import SetupData
+from unishift.evaluation import evaluate_method
+from unishift.io import DamagedFileError, concat_csv, write_csv
+from unishift.methods.base import LabelledSet
+from unishift.records import RECORD_COLUMNS
+
+
+def _setup(dataset, classifier, seed, stream_seed, n_samples=5):
+    setting, _, draw = make_setting(seed=seed, n_train=300, n_val=200, d=4)
+    sample, labels = draw(700, 0.7, shift_x=0.3)
+    pool = LabelledSet(sample.posteriors, labels, sample.features, sample.logits)
+    indices = np.random.default_rng(seed).integers(0, 700, size=(n_samples, 120))
+    stream = np.random.RandomState(stream_seed).get_state()
+    setting = dataclasses.replace(setting, key=f"{dataset}/{classifier}")
+    return SetupData("label", classifier, dataset, setting, pool, indices,
+                     np.linspace(0, 1, n_samples), stream_state=stream)  # fmt: skip
+
+
+SETUPS = [_setup("a", "LR", 1, 11), _setup("b", "LR", 2, 12), _setup("a", "kNN", 3, 13)]
+
+
+@pytest.mark.parametrize(
+    "task, method",
+    [
+        ("calibration", "CPCS"),  # the reference domain stream: one fresh copy per setup
+        ("cap", "TransCal_c2a"),
+        ("quantification", "EMQ_BCTS"),
+        ("quantification", "CC"),
+    ],
+)
+def test_per_setup_jobs_concatenate_to_the_one_job_over_every_setup(tmp_path, task, method):
+    whole, timings = evaluate_method(task, method, "label", SETUPS)
+    write_csv(tmp_path / "whole.csv", whole)
+    parts, runtime_parts = [], []
+    for i, setup in enumerate(SETUPS):
+        records, timing = evaluate_method(task, method, "label", [setup])
+        parts.append(tmp_path / f"part{i}.csv")
+        runtime_parts.append(tmp_path / f"runtime{i}.csv")
+        write_csv(parts[-1], records)
+        write_csv(runtime_parts[-1], timing)
+    assert concat_csv(parts, tmp_path / "joined.csv") == len(whole) == 15
+    assert (tmp_path / "joined.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    # the timings: same columns and setups in the same order (the seconds differ run to run)
+    concat_csv(runtime_parts, tmp_path / "runtime.csv")
+    joined = pd.read_csv(tmp_path / "runtime.csv")
+    assert list(joined.columns) == list(timings.columns)
+    assert joined[["classifier", "dataset"]].values.tolist() == [
+        ["LR", "a"],
+        ["LR", "b"],
+        ["kNN", "a"],
+    ]
+
+
+def test_concatenation_equals_writing_the_records_at_once_nan_and_quotes_included(tmp_path):
+    """The rows of one setup may all be errors (empty score cells) while another's are whole
+    numbers as floats: each column's text must not depend on the other setups' rows."""
+    base = dict(shift="label", task="cap", method="M", classifier="LR")
+    ok = [
+        dict(
+            base,
+            dataset="a",
+            sample_id=i,
+            shift_intensity=float(i),
+            true_value=1.0,
+            estimate=0.5,
+            error=0.5,
+            status="ok",
+            reason="",
+        )  # fmt: skip
+        for i in range(3)
+    ]
+    failed = [
+        dict(
+            base,
+            dataset='b,"x"',
+            sample_id=i,
+            shift_intensity=0.25,
+            status="error",
+            reason='fit failed: ValueError: "y", only one class',
+        )  # fmt: skip
+        for i in range(2)
+    ]
+    columns = list(RECORD_COLUMNS)
+    write_csv(tmp_path / "whole.csv", pd.DataFrame.from_records(ok + failed, columns=columns))
+    write_csv(tmp_path / "ok.csv", pd.DataFrame.from_records(ok, columns=columns))
+    write_csv(tmp_path / "failed.csv", pd.DataFrame.from_records(failed, columns=columns))
+    assert concat_csv([tmp_path / "ok.csv", tmp_path / "failed.csv"], tmp_path / "joined.csv") == 5
+    assert (tmp_path / "joined.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    # order is the caller's
+    concat_csv([tmp_path / "failed.csv", tmp_path / "ok.csv"], tmp_path / "swapped.csv")
+    assert (tmp_path / "swapped.csv").read_bytes() != (tmp_path / "whole.csv").read_bytes()
+
+
+def test_concatenation_refuses_a_cut_file_or_another_header(tmp_path):
+    write_csv(tmp_path / "a.csv", pd.DataFrame({"x": [1.5], "y": ["u"]}))
+    write_csv(tmp_path / "b.csv", pd.DataFrame({"x": [2.5], "z": ["v"]}))
+    (tmp_path / "cut.csv").write_bytes((tmp_path / "a.csv").read_bytes()[:-2])
+    with pytest.raises(DamagedFileError, match="header"):
+        concat_csv([tmp_path / "a.csv", tmp_path / "b.csv"], tmp_path / "out.csv")
+    with pytest.raises(DamagedFileError, match="cut off"):
+        concat_csv([tmp_path / "a.csv", tmp_path / "cut.csv"], tmp_path / "out.csv")
+    assert not (tmp_path / "out.csv").exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# what a grown config plans on top of a finished run
+
+REPORT_RULES = {
+    "tables",
+    "reproduction",
+    "error_by_shift",
+    "brier_table",
+    "classifier_accuracy_label",
+    "accuracy_appendix",
+    "provenance",
+    "all",
+}
+DATA_RULES = {"uci_dataset", "label_samples", "train_classifier"}
+
+
+def _plan_with(finished_test_run, tmp_path, grow, env=None):
+    work = copy_run(finished_test_run, tmp_path / "wf")
+    config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
+    grow(config)
+    (work / "grown.yaml").write_text(yaml.safe_dump(config))
+    output = snakemake("-n", "--configfile", "grown.yaml", cwd=work, env=env)
+    return config, planned_jobs(output.stdout + output.stderr)
+
+
+def _all_methods(config):
+    return [(task, m) for task, methods in config["methods"]["label"].items() for m in methods]
+
+
+def _check(jobs, evaluations, aggregations, data, report_tasks):
+    by_rule = {}
+    for rule, wildcards in jobs:
+        by_rule.setdefault(rule, set()).add(wildcards)
+    assert by_rule.pop("evaluate") == evaluations
+    assert by_rule.pop("evaluation_records") == aggregations
+    for rule in DATA_RULES:
+        assert by_rule.pop(rule, set()) == data.get(rule, set()), rule
+    assert set(by_rule) <= REPORT_RULES, set(by_rule) - REPORT_RULES
+    assert {w.split("task=")[1].split(",")[0] for w in by_rule.get("tables", ())} == report_tasks
+    assert by_rule.get("all") == {""}
+
+
+def _evaluations(methods, setups):
+    return {
+        f"shift=label, task={task}, method={method}, setup={setup}"
+        for task, method in methods
+        for setup in setups
+    }
+
+
+def _aggregations(methods):
+    return {f"shift=label, task={task}, method={method}" for task, method in methods}
+
+
+@pytest.mark.workflow
+def test_a_new_data_set_plans_only_its_evaluations_the_aggregations_and_reports(
+    finished_test_run, tmp_path
+):
+    config, jobs = _plan_with(
+        finished_test_run, tmp_path, lambda c: c["label_shift"]["datasets"].append("wine-q-red")
+    )
+    methods = _all_methods(config)
+    _check(
+        jobs,
+        evaluations=_evaluations(methods, ["LR/wine-q-red", "kNN/wine-q-red"]),
+        aggregations=_aggregations(methods),
+        data={
+            "uci_dataset": {"dataset=wine-q-red"},
+            "label_samples": {"dataset=wine-q-red"},
+            "train_classifier": {
+                "dataset=wine-q-red, classifier=LR",
+                "dataset=wine-q-red, classifier=kNN",
+            },
+        },
+        report_tasks={"calibration", "quantification", "cap"},
+    )
+
+
+@pytest.mark.workflow
+def test_a_new_classifier_plans_only_its_evaluations_the_aggregations_and_reports(
+    finished_test_run, tmp_path
+):
+    config, jobs = _plan_with(
+        finished_test_run, tmp_path, lambda c: c["label_shift"]["classifiers"].append("NB")
+    )
+    methods = _all_methods(config)
+    _check(
+        jobs,
+        evaluations=_evaluations(methods, ["NB/cmc.3", "NB/yeast"]),
+        aggregations=_aggregations(methods),
+        data={"train_classifier": {"dataset=cmc.3, classifier=NB", "dataset=yeast, classifier=NB"}},
+        report_tasks={"calibration", "quantification", "cap"},
+    )
+
+
+@pytest.mark.workflow
+def test_a_new_method_plans_only_its_evaluations_its_aggregation_and_its_reports(
+    finished_test_run, tmp_path
+):
+    """.test/config.yaml lists every label-shift method of the package: the new one comes from the
+    example plugin (examples/unishift-plugin-example), imported through the plugins key."""
+
+    def grow(config):
+        config["plugins"] = ["unishift_plugin_example.methods"]
+        config["methods"]["label"]["calibration"].append("HistBin")
+
+    path = [str(REPO / "examples" / "unishift-plugin-example" / "src")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path + [os.environ.get("PYTHONPATH", "")]))
+    config, jobs = _plan_with(finished_test_run, tmp_path, grow, env=env)
+    new = [("calibration", "HistBin")]
+    _check(
+        jobs,
+        evaluations=_evaluations(new, ["LR/cmc.3", "LR/yeast", "kNN/cmc.3", "kNN/yeast"]),
+        aggregations=_aggregations(new),
+        data={},
+        # the plugin also registers HistBin_c2q and HistBin_c2a: the registry the table rules read
+        # (their code version, docs/code-version.md) changed, so every task's reports are redrawn
+        report_tasks={"calibration", "quantification", "cap"},
+    )
+
+
+@pytest.mark.workflow
+def test_each_per_method_file_holds_its_setups_in_table_order(finished_test_run):
+    """Classifier-major, then data set (the tables' row order), each block the per-setup file's
+    rows byte for byte, for the records and the timings."""
+    results = finished_test_run[0] / "results"
+    config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    label = config["label_shift"]
+    order = [(c, d) for c in label["classifiers"] for d in label["datasets"]]
+    for task, method in _all_methods(config):
+        for kind, folder in (("eval", "eval_setups"), ("runtime", "runtime_setups")):
+            parts = [
+                (results / folder / "label" / task / method / c / f"{d}.csv").read_bytes()
+                for c, d in order
+            ]
+            header = parts[0].split(b"\n", 1)[0] + b"\n"
+            assert all(part.startswith(header) for part in parts)
+            whole = (results / kind / "label" / task / f"{method}.csv").read_bytes()
+            assert whole == header + b"".join(part[len(header) :] for part in parts)
+        records = pd.read_csv(results / "eval" / "label" / task / f"{method}.csv")
+        blocks = records[["classifier", "dataset"]].drop_duplicates()
+        assert list(blocks.itertuples(index=False, name=None)) == order
