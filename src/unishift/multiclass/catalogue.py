@@ -224,6 +224,30 @@ for _inner in ("CPCS", "TransCal", "BCTS"):
         inner_params={"logits": "S"} if _inner in ("CPCS", "TransCal") else None,
     )
 
+# ---- added columns (each self-contained: its class file, its catalogue line)
+from unishift.multiclass.calibration.emq_transcal import EMQTransCal  # noqa: E402
+
+_from_class(EMQTransCal)
+_adapted(
+    "DMCal_c2a",
+    "cap",
+    adapt.CalibrationToCAP,
+    r"DMCal$_{\zeta 2 \alpha}$",
+    "zeta2alpha with DMCal (10 bins, the binary column's)",
+    inner="DMCal",
+    inner_params={"n_bins": 10},
+)
+ADAPTED_WITH_BINARY_TWIN.add("LEAP_PCC_a2q")
+_adapted(
+    "LEAP_PCC_a2q",
+    "quantification",
+    adapt.CAPToQuantification,
+    r"LEAP$_{\alpha 2 \rho}^{\text{PCC}}$",
+    "alpha2rho with LEAP_PCC, errors split like validation's",
+    shifts=CS,
+    inner="LEAP_PCC",
+)
+
 # The binary tables' columns without a multiclass form here (docs/multiclass.md §4).
 BINARY_ONLY: dict[str, str] = {
     "Platt": "Platt scaling is a one-dimensional sigmoid on p_1; its multiclass analogues are TS, "
@@ -232,11 +256,9 @@ BINARY_ONLY: dict[str, str] = {
     "(closed form for k = 2); the k-class Wasserstein transfer is not written yet",
     "LasCal": "needs a k-class RLLS solver (the binary one is a closed form); not written yet",
     "EMQ_LasCal": "needs LasCal",
-    "EMQ_TransCal": "not written yet (TransCal then EM; straightforward)",
     "LasCal_c2q": "needs LasCal",
     "LasCal_c2a": "needs LasCal",
     "Head2Tail_c2q": "needs Head2Tail",
-    "DMCal_c2a": "not listed yet (the k-class DMCal inside zeta2alpha)",
     "PCC_q2c_5B": "5 bins on p_1 straddle the decision threshold; the multiclass form bins the "
     "top-label confidence per predicted class (PCC_q2c_3B)",
     "PACC_q2c_5B": "see PCC_q2c_5B (PACC_q2c_3B)",
@@ -246,7 +268,6 @@ BINARY_ONLY: dict[str, str] = {
     "DoC_a2c_6B": "see ATC_a2c_6B (DoC_a2c_3B)",
     "LEAP_a2c_6B": "see ATC_a2c_6B (LEAP_a2c_3B)",
     "LEAP_PCC_a2c_6B": "see ATC_a2c_6B",
-    "LEAP_PCC_a2q": "not listed yet (LEAP_PCC inside alpha2rho)",
 }
 
 
