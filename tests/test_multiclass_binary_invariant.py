@@ -87,6 +87,13 @@ TWINS = [
     ("cap", "KDEy_q2a", "KDEy_q2a", {}),
     ("cap", "CPCS_c2a", "CPCS_c2a", {}),
     ("cap", "TransCal_c2a", "TransCal_c2a", {}),
+    # the multiclass LasCal columns read S-logits (P is a narrow family for k classes): the binary
+    # label-shift table's P is set here
+    ("calibration", "LasCal", "LasCal", {"logits": "P"}),
+    ("calibration", "EMQ_LasCal", "EMQ_LasCal", {}),
+    ("quantification", "LasCal_c2q", "LasCal_c2q", {"inner_params": {"logits": "P"}}),
+    ("quantification", "EMQ_LasCal", "EMQ_LasCal", {}),
+    ("cap", "LasCal_c2a", "LasCal_c2a", {"inner_params": {"logits": "P"}}),
 ]
 
 
@@ -164,6 +171,27 @@ def test_covariate_twins_reproduce_the_binary_method(setups, task, name, overrid
             np.testing.assert_allclose(
                 scalar(task, m), b, rtol=0, atol=TOLERANCE, err_msg=f"{name}, sample {sample_id}"
             )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"logits": "S", "arithmetic": "float64"},
+        {"logits": "P", "arithmetic": "reference", "solver": "cvxpy"},
+    ],
+    ids=["S-float64", "P-cvxpy"],
+)
+def test_lascal_switches_reproduce_the_binary_lascal(setups, params):
+    """LasCal's arithmetic and RLLS-solver switches have the binary meaning for two classes."""
+    from unishift.methods.calibration import LasCal as BinaryLasCal
+    from unishift.multiclass.calibration.lascal import LasCal
+
+    for setup in setups:
+        samples = binary_samples(setup)[:4]
+        expected = outputs(BinaryLasCal(**params), setup.setting, samples, False)
+        actual = outputs(LasCal(**params), setup.setting, samples, True)
+        for sample_id, (b, m) in enumerate(zip(expected, actual)):
+            np.testing.assert_allclose(m, b, rtol=0, atol=TOLERANCE, err_msg=f"sample {sample_id}")
 
 
 def test_every_catalogued_binary_twin_is_checked():

@@ -248,16 +248,44 @@ _adapted(
     inner="LEAP_PCC",
 )
 
+from unishift.multiclass.calibration.lascal import EMQLasCal, LasCal  # noqa: E402
+
+_from_class(LasCal, shift_defaults={"covariate": {"logits": "L"}})
+_from_class(EMQLasCal)
+ADAPTED_WITH_BINARY_TWIN.update({"LasCal_c2q", "LasCal_c2a", "EMQ_LasCal"})
+_adapted(
+    "LasCal_c2q",
+    "quantification",
+    adapt.CalibrationToQuantification,
+    r"LasCal$_{\zeta 2 \rho}$",
+    "zeta2rho with LasCal (S-logits)",
+    inner="LasCal",
+)
+_adapted(
+    "LasCal_c2a",
+    "cap",
+    adapt.CalibrationToCAP,
+    r"LasCal$_{\zeta 2 \alpha}$",
+    "zeta2alpha with LasCal (S-logits)",
+    inner="LasCal",
+)
+_adapted(
+    "EMQ_LasCal",
+    "quantification",
+    adapt.CalibratedEMQ,
+    r"EMQ$^{\text{LasCal}}$",
+    "EM on LasCal posteriors (S-logits) from the validation prior",
+    shifts=LS,
+    inner="LasCal",
+    train_prevalence="validation",
+)
+
 # The binary tables' columns without a multiclass form here (docs/multiclass.md §4).
 BINARY_ONLY: dict[str, str] = {
     "Platt": "Platt scaling is a one-dimensional sigmoid on p_1; its multiclass analogues are TS, "
     "BCTS and VS",
     "Head2Tail": "its transfer from head to tail classes is implemented for one head class only "
     "(closed form for k = 2); the k-class Wasserstein transfer is not written yet",
-    "LasCal": "needs a k-class RLLS solver (the binary one is a closed form); not written yet",
-    "EMQ_LasCal": "needs LasCal",
-    "LasCal_c2q": "needs LasCal",
-    "LasCal_c2a": "needs LasCal",
     "Head2Tail_c2q": "needs Head2Tail",
     "PCC_q2c_5B": "5 bins on p_1 straddle the decision threshold; the multiclass form bins the "
     "top-label confidence per predicted class (PCC_q2c_3B)",
