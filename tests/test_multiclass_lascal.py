@@ -119,6 +119,22 @@ def test_unregularised_rlls_recovers_exact_label_shift_weights(k):
     np.testing.assert_allclose(weights, truth, atol=0.1)
 
 
+def test_rlls_weights_use_the_k_class_penalty():
+    """lambda = 0.01 rho(n, K) with abstention's rho = 3 (2 ln(2K/delta) / (3n) + sqrt(2 ln(2K/delta)
+    / n)), delta = 0.05, K the number of classes."""
+    rng = np.random.default_rng(3)
+    n, k = 80, 4
+    labels = rng.integers(0, k, n)
+    pred = np.where(rng.random(n) < 0.6, labels, rng.integers(0, k, n))
+    target = rng.choice(k, 60, p=[0.55, 0.3, 0.1, 0.05])
+    C, b = rlls_system(pred, labels, target, k)
+    log_term = np.log(2 * k / 0.05)
+    lam = 0.01 * 3 * (2 * log_term / (3 * n) + np.sqrt(2 * log_term / n))
+    weights = rlls_weights(pred, labels, target, k)
+    np.testing.assert_allclose(weights, 1 + rlls_cvxpy(C, b, lam), atol=1e-7)
+    assert np.abs(weights - (1 + rlls_cvxpy(C, b, rlls_lambda(n, 2)))).max() > 1e-5
+
+
 def literal_lascal_temperature(z_source, y_source, z_target, k):
     """The search written out: for each grid T, the k-class RLLS weights from hard predictions and
     the mean over classes of the binary module's literal estimator loop (float64 arithmetic)."""
@@ -144,6 +160,10 @@ def test_the_search_is_the_literal_loop_over_temperatures_and_classes(k):
     temperature, literal = literal_lascal_temperature(z_src, y, z_tgt, k)
     losses = lascal_losses(z_src, y, z_tgt, solver="cvxpy", arithmetic="float64")
     np.testing.assert_allclose(losses, literal, rtol=1e-9, atol=1e-12)
+    # REF's arithmetic (torch softmax, float32 sums and mean) is the same loss to float32 precision
+    reference = lascal_losses(z_src, y, z_tgt, solver="cvxpy", arithmetic="reference")
+    assert reference.dtype == np.float32
+    np.testing.assert_allclose(reference, literal, rtol=1e-4)
     method = LasCal(logits="S", arithmetic="float64").fit(setting)
     output = method.calibrate(sample, fresh_context(setting))
     np.testing.assert_allclose(output, softmax(z_tgt / temperature), atol=1e-12)
