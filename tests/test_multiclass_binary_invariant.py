@@ -94,6 +94,15 @@ TWINS = [
     ("quantification", "LasCal_c2q", "LasCal_c2q", {"inner_params": {"logits": "P"}}),
     ("quantification", "EMQ_LasCal", "EMQ_LasCal", {}),
     ("cap", "LasCal_c2a", "LasCal_c2a", {"inner_params": {"logits": "P"}}),
+    # Head2Tail: the binary label table's P-logits and its head class 0 (the multiclass default
+    # takes the most frequent classes as the head)
+    ("calibration", "Head2Tail", "Head2Tail", {"logits": "P", "head": "index"}),
+    (
+        "quantification",
+        "Head2Tail_c2q",
+        "Head2Tail_c2q",
+        {"inner_params": {"logits": "P", "head": "index"}},
+    ),
 ]
 
 

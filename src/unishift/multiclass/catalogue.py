@@ -280,13 +280,24 @@ _adapted(
     train_prevalence="validation",
 )
 
+from unishift.multiclass.calibration.head2tail import Head2Tail  # noqa: E402
+
+_from_class(Head2Tail)
+ADAPTED_WITH_BINARY_TWIN.add("Head2Tail_c2q")
+_adapted(
+    "Head2Tail_c2q",
+    "quantification",
+    adapt.CalibrationToQuantification,
+    r"Head2Tail$_{\zeta 2 \rho}$",
+    "zeta2rho with Head2Tail (S-logits)",
+    shifts=LS,
+    inner="Head2Tail",
+)
+
 # The binary tables' columns without a multiclass form here (docs/multiclass.md §4).
 BINARY_ONLY: dict[str, str] = {
     "Platt": "Platt scaling is a one-dimensional sigmoid on p_1; its multiclass analogues are TS, "
     "BCTS and VS",
-    "Head2Tail": "its transfer from head to tail classes is implemented for one head class only "
-    "(closed form for k = 2); the k-class Wasserstein transfer is not written yet",
-    "Head2Tail_c2q": "needs Head2Tail",
     "PCC_q2c_5B": "5 bins on p_1 straddle the decision threshold; the multiclass form bins the "
     "top-label confidence per predicted class (PCC_q2c_3B)",
     "PACC_q2c_5B": "see PCC_q2c_5B (PACC_q2c_3B)",
