@@ -59,6 +59,9 @@ def test_the_run_writes_every_report_and_nothing_of_the_binary_branch(multiclass
             ):
                 assert (results / path).stat().st_size > 0, path
         assert "Logistic" in (results / "tables/classifier_accuracy_label.tex").read_text()
+    for task in TASKS:  # the label-shift rows name each data set's number of classes
+        tex = (results / f"tables/{task}_label.tex").read_text()
+        assert r"\texttt{cmc (k=3)}" in tex and r"\texttt{yeast (k=4)}" in tex
     assert sorted(p.name for p in (work / "results").iterdir()) == ["multiclass", "quapy_home"]
     provenance = json.loads((results / "provenance.json").read_text())
     assert provenance["config"]["regime"] == "multiclass"
