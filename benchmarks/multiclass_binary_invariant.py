@@ -28,7 +28,19 @@ from unishift.multiclass import catalogue
 from unishift.multiclass.base import from_binary_sample, from_binary_setting
 
 # multiclass parameters that reproduce the binary label-shift table's column
-OVERRIDES = {("calibration", "CPCS"): {"logits": "P"}, ("calibration", "TransCal"): {"logits": "S"}}
+# (the multiclass LasCal and Head2Tail columns read S-logits and Head2Tail takes the most frequent
+# class as its head; the binary tables read P-logits and take class 0)
+_P_INNER = {"inner_params": {"logits": "P"}}
+_H2T = {"logits": "P", "head": "index"}
+OVERRIDES = {
+    ("calibration", "CPCS"): {"logits": "P"},
+    ("calibration", "TransCal"): {"logits": "S"},
+    ("calibration", "LasCal"): {"logits": "P"},
+    ("quantification", "LasCal_c2q"): _P_INNER,
+    ("cap", "LasCal_c2a"): _P_INNER,
+    ("calibration", "Head2Tail"): _H2T,
+    ("quantification", "Head2Tail_c2q"): {"inner_params": _H2T},
+}
 TOLERANCE = 1e-10
 # the binary run's ece_precision (its default float32 arithmetic); --ece-precision changes it
 ECE_PRECISION = "float32"

@@ -87,6 +87,22 @@ TWINS = [
     ("cap", "KDEy_q2a", "KDEy_q2a", {}),
     ("cap", "CPCS_c2a", "CPCS_c2a", {}),
     ("cap", "TransCal_c2a", "TransCal_c2a", {}),
+    # the multiclass LasCal columns read S-logits (P is a narrow family for k classes): the binary
+    # label-shift table's P is set here
+    ("calibration", "LasCal", "LasCal", {"logits": "P"}),
+    ("calibration", "EMQ_LasCal", "EMQ_LasCal", {}),
+    ("quantification", "LasCal_c2q", "LasCal_c2q", {"inner_params": {"logits": "P"}}),
+    ("quantification", "EMQ_LasCal", "EMQ_LasCal", {}),
+    ("cap", "LasCal_c2a", "LasCal_c2a", {"inner_params": {"logits": "P"}}),
+    # Head2Tail: the binary label table's P-logits and its head class 0 (the multiclass default
+    # takes the most frequent classes as the head)
+    ("calibration", "Head2Tail", "Head2Tail", {"logits": "P", "head": "index"}),
+    (
+        "quantification",
+        "Head2Tail_c2q",
+        "Head2Tail_c2q",
+        {"inner_params": {"logits": "P", "head": "index"}},
+    ),
 ]
 
 
@@ -140,9 +156,57 @@ def test_twins_consume_a_continuing_random_stream_in_the_binary_order(
         )
 
 
+# Covariate-only columns, run here with their covariate-table parameters on the label-shift data
+# (the arithmetic is the same on any data): (task, name, overrides of both, both built for "covariate").
+# The label-shift setups carry no true logits, so EMQ_TransCal reads the S-logits in both code paths.
+COVARIATE_TWINS = [
+    ("calibration", "EMQ_TransCal", {"logits": "S"}),
+    ("quantification", "LEAP_PCC_a2q", {}),
+]
+
+
+@pytest.mark.parametrize(
+    "task, name, overrides", COVARIATE_TWINS, ids=[t[1] for t in COVARIATE_TWINS]
+)
+@pytest.mark.parametrize("stream_seed", [None, 7], ids=["per-sample", "stream"])
+def test_covariate_twins_reproduce_the_binary_method(setups, task, name, overrides, stream_seed):
+    for setup in setups:
+        samples = binary_samples(setup)[: 4 if stream_seed else None]
+        binary = get_method(task, name, "covariate").build("covariate", overrides)
+        twin = catalogue.get_method(task, name).build("covariate", overrides)
+        expected = outputs(binary, setup.setting, samples, False, stream_seed)
+        actual = outputs(twin, setup.setting, samples, True, stream_seed)
+        for sample_id, (b, m) in enumerate(zip(expected, actual)):
+            np.testing.assert_allclose(
+                scalar(task, m), b, rtol=0, atol=TOLERANCE, err_msg=f"{name}, sample {sample_id}"
+            )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"logits": "S", "arithmetic": "float64"},
+        {"logits": "P", "arithmetic": "reference", "solver": "cvxpy"},
+    ],
+    ids=["S-float64", "P-cvxpy"],
+)
+def test_lascal_switches_reproduce_the_binary_lascal(setups, params):
+    """LasCal's arithmetic and RLLS-solver switches have the binary meaning for two classes."""
+    from unishift.methods.calibration import LasCal as BinaryLasCal
+    from unishift.multiclass.calibration.lascal import LasCal
+
+    for setup in setups:
+        samples = binary_samples(setup)[:4]
+        expected = outputs(BinaryLasCal(**params), setup.setting, samples, False)
+        actual = outputs(LasCal(**params), setup.setting, samples, True)
+        for sample_id, (b, m) in enumerate(zip(expected, actual)):
+            np.testing.assert_allclose(m, b, rtol=0, atol=TOLERANCE, err_msg=f"sample {sample_id}")
+
+
 def test_every_catalogued_binary_twin_is_checked():
     declared = {(s.task, s.name) for s in catalogue.all_methods() if s.binary_name}
     checked = {(task, name) for task, _, name, _ in TWINS}
+    checked |= {(task, name) for task, name, _ in COVARIATE_TWINS}
     # EMQ_BCTS_q2a and the covariate-only LEAP_PCC / PCC_q2a are checked on the covariate branch
     # by the benchmark (benchmarks/multiclass_binary_invariant.py), not here
     assert declared - checked <= {("cap", "LEAP_PCC"), ("cap", "EMQ_BCTS_q2a"), ("cap", "PCC_q2a")}

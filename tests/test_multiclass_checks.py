@@ -42,7 +42,7 @@ def test_the_tiny_and_the_embedded_multiclass_configs_pass(config):
     assert regime_of(embedded) == "multiclass" and regime_of({}) == "binary"
 
 
-@pytest.mark.parametrize("name", ["Platt", "LasCal", "PACC_q2c_5B", "EMQ_TransCal"])
+@pytest.mark.parametrize("name", ["Platt", "LEAP_PCC_a2c_6B", "PACC_q2c_5B", "ATC_a2c_6B"])
 def test_a_binary_only_method_is_rejected_with_its_reason(config, name):
     config["methods"]["label"]["calibration"].append(name)
     with pytest.raises(ConfigError) as err:

@@ -206,8 +206,8 @@ def test_a_classifier_without_one_column_per_class_is_rejected():
 
 
 def test_binary_only_methods_are_rejected_with_the_reason():
-    with pytest.raises(ValueError, match="'LasCal' is binary-only.*RLLS"):
-        catalogue.get_method("calibration", "LasCal")
+    with pytest.raises(ValueError, match="'PCC_q2c_5B' is binary-only.*straddle"):
+        catalogue.get_method("calibration", "PCC_q2c_5B")
     with pytest.raises(ValueError, match="'Platt' is binary-only"):
         catalogue.get_method("calibration", "Platt")
     with pytest.raises(ValueError, match="unknown multiclass cap method 'Oracle'; valid ones are"):

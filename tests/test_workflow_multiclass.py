@@ -59,6 +59,9 @@ def test_the_run_writes_every_report_and_nothing_of_the_binary_branch(multiclass
             ):
                 assert (results / path).stat().st_size > 0, path
         assert "Logistic" in (results / "tables/classifier_accuracy_label.tex").read_text()
+    for task in TASKS:  # the label-shift rows name each data set's number of classes
+        tex = (results / f"tables/{task}_label.tex").read_text()
+        assert r"\texttt{cmc (k=3)}" in tex and r"\texttt{yeast (k=4)}" in tex
     assert sorted(p.name for p in (work / "results").iterdir()) == ["multiclass", "quapy_home"]
     provenance = json.loads((results / "provenance.json").read_text())
     assert provenance["config"]["regime"] == "multiclass"
@@ -177,12 +180,14 @@ def test_records_equal_a_recomputation_from_the_definitions(multiclass_run, setu
 def test_a_binary_only_method_fails_before_any_job_with_its_reason(tmp_path):
     work = copy_workflow(tmp_path / "wf")
     config = yaml.safe_load((work / CONFIG_FILE).read_text())
-    config["methods"]["label"]["calibration"].append("LasCal")
+    config["methods"]["label"]["calibration"].append("Platt")
     (work / "bad.yaml").write_text(yaml.safe_dump(config))
     result = snakemake("-n", "--configfile", "bad.yaml", cwd=work, check=False)
     assert result.returncode != 0
     message = result.stdout + result.stderr
-    assert "'LasCal' is binary-only in unishift: needs a k-class RLLS solver" in message
+    assert (
+        "'Platt' is binary-only in unishift: Platt scaling is a one-dimensional sigmoid" in message
+    )
     assert not (work / "results" / "multiclass").exists()
 
 

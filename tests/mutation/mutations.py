@@ -1069,3 +1069,71 @@ MUTATIONS += [
         tests=("tests/test_domain_weight_artifacts.py",),
     ),
 ]
+MC_LASCAL = ("tests/test_multiclass_lascal.py",)
+MC_HEAD2TAIL = ("tests/test_multiclass_head2tail.py", "tests/test_multiclass_binary_invariant.py")
+MC_ADDED = ("tests/test_multiclass_added_methods.py",)
+MUTATIONS += [
+    m(
+        "MC5",
+        "multiclass",
+        SRC + "multiclass/calibration/lascal.py",
+        "np.add.at(C, (source_pred, np.asarray(source_labels, dtype=int)), 1.0)",
+        "np.add.at(C, (np.asarray(source_labels, dtype=int), source_pred), 1.0)",
+        "the k-class RLLS confusion matrix transposed (rows labels, columns predictions)",
+        tests=MC_LASCAL,
+    ),
+    m(
+        "MC6",
+        "multiclass",
+        SRC + "multiclass/calibration/lascal.py",
+        "lam = rlls_lambda(len(source_pred), n_classes)",
+        "lam = rlls_lambda(len(source_pred))",
+        "the k-class RLLS penalty computed for two classes",
+        tests=MC_LASCAL,
+    ),
+    m(
+        "MC7",
+        "multiclass",
+        SRC + "multiclass/calibration/head2tail.py",
+        'np.argsort(-counts, kind="stable")',
+        'np.argsort(counts, kind="stable")',
+        "Head2Tail's head taken from the least frequent classes",
+        tests=MC_HEAD2TAIL,
+    ),
+    m(
+        "MC8",
+        "multiclass",
+        SRC + "multiclass/calibration/head2tail.py",
+        "shift_mean = (M[c] @ means) * (1 - alpha) + means[c] * alpha",
+        "shift_mean = (M[c] @ means) * alpha + means[c] * (1 - alpha)",
+        "Head2Tail's shifted mean gives the tail class the head classes' share",
+        tests=MC_HEAD2TAIL,
+    ),
+    m(
+        "MC9",
+        "multiclass",
+        SRC + "multiclass/calibration/emq_transcal.py",
+        "prior_of(setting, self.train_prevalence)",
+        'prior_of(setting, "validation")',
+        "EMQ_TransCal's EM starts from the validation prevalence",
+        tests=MC_ADDED,
+    ),
+    m(
+        "MC10",
+        "multiclass",
+        SRC + "multiclass/catalogue.py",
+        'inner_params={"n_bins": 10},',
+        'inner_params={"n_bins": 8},',
+        "DMCal_c2a with DMCal's 8 bins instead of the binary column's 10",
+        tests=MC_ADDED,
+    ),
+    m(
+        "MC11",
+        "multiclass",
+        SRC + "multiclass/catalogue.py",
+        '    inner="LEAP_PCC",',
+        '    inner="LEAP",',
+        "LEAP_PCC_a2q wraps LEAP with KDEy",
+        tests=MC_ADDED,
+    ),
+]

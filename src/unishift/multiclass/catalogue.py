@@ -268,19 +268,71 @@ for _inner in ("CPCS", "TransCal", "BCTS"):
         inner_params={"logits": "S"} if _inner in ("CPCS", "TransCal") else None,
     )
 
+# ---- adaptations of EMQ_TransCal's, DMCal's, LEAP_PCC's, LasCal's and Head2Tail's (their classes are
+# found by the scan)
+_adapted(
+    "DMCal_c2a",
+    "cap",
+    adapt.CalibrationToCAP,
+    r"DMCal$_{\zeta 2 \alpha}$",
+    "zeta2alpha with DMCal (10 bins, the binary column's)",
+    inner="DMCal",
+    inner_params={"n_bins": 10},
+)
+ADAPTED_WITH_BINARY_TWIN.add("LEAP_PCC_a2q")
+_adapted(
+    "LEAP_PCC_a2q",
+    "quantification",
+    adapt.CAPToQuantification,
+    r"LEAP$_{\alpha 2 \rho}^{\text{PCC}}$",
+    "alpha2rho with LEAP_PCC, errors split like validation's",
+    shifts=CS,
+    inner="LEAP_PCC",
+)
+
+ADAPTED_WITH_BINARY_TWIN.update({"LasCal_c2q", "LasCal_c2a", "EMQ_LasCal"})
+_adapted(
+    "LasCal_c2q",
+    "quantification",
+    adapt.CalibrationToQuantification,
+    r"LasCal$_{\zeta 2 \rho}$",
+    "zeta2rho with LasCal (S-logits)",
+    inner="LasCal",
+)
+_adapted(
+    "LasCal_c2a",
+    "cap",
+    adapt.CalibrationToCAP,
+    r"LasCal$_{\zeta 2 \alpha}$",
+    "zeta2alpha with LasCal (S-logits)",
+    inner="LasCal",
+)
+_adapted(
+    "EMQ_LasCal",
+    "quantification",
+    adapt.CalibratedEMQ,
+    r"EMQ$^{\text{LasCal}}$",
+    "EM on LasCal posteriors (S-logits) from the validation prior",
+    shifts=LS,
+    inner="LasCal",
+    train_prevalence="validation",
+)
+
+ADAPTED_WITH_BINARY_TWIN.add("Head2Tail_c2q")
+_adapted(
+    "Head2Tail_c2q",
+    "quantification",
+    adapt.CalibrationToQuantification,
+    r"Head2Tail$_{\zeta 2 \rho}$",
+    "zeta2rho with Head2Tail (S-logits)",
+    shifts=LS,
+    inner="Head2Tail",
+)
+
 # The binary tables' columns without a multiclass form here (docs/multiclass.md §4).
 BINARY_ONLY: dict[str, str] = {
     "Platt": "Platt scaling is a one-dimensional sigmoid on p_1; its multiclass analogues are TS, "
     "BCTS and VS",
-    "Head2Tail": "its transfer from head to tail classes is implemented for one head class only "
-    "(closed form for k = 2); the k-class Wasserstein transfer is not written yet",
-    "LasCal": "needs a k-class RLLS solver (the binary one is a closed form); not written yet",
-    "EMQ_LasCal": "needs LasCal",
-    "EMQ_TransCal": "not written yet (TransCal then EM; straightforward)",
-    "LasCal_c2q": "needs LasCal",
-    "LasCal_c2a": "needs LasCal",
-    "Head2Tail_c2q": "needs Head2Tail",
-    "DMCal_c2a": "not listed yet (the k-class DMCal inside zeta2alpha)",
     "PCC_q2c_5B": "5 bins on p_1 straddle the decision threshold; the multiclass form bins the "
     "top-label confidence per predicted class (PCC_q2c_3B)",
     "PACC_q2c_5B": "see PCC_q2c_5B (PACC_q2c_3B)",
@@ -290,7 +342,6 @@ BINARY_ONLY: dict[str, str] = {
     "DoC_a2c_6B": "see ATC_a2c_6B (DoC_a2c_3B)",
     "LEAP_a2c_6B": "see ATC_a2c_6B (LEAP_a2c_3B)",
     "LEAP_PCC_a2c_6B": "see ATC_a2c_6B",
-    "LEAP_PCC_a2q": "not listed yet (LEAP_PCC inside alpha2rho)",
 }
 
 

@@ -13,6 +13,7 @@ the report jobs import no method). There are no paper numbers to compare with, s
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -45,21 +46,23 @@ _STR_COLUMNS = (
 )
 
 # Methods of each error-by-shift panel: the binary panels' selection where a multiclass form exists
-# (Platt -> TS, LasCal and Head2Tail have none), same colours.
+# (Platt -> TS; BCTS takes Head2Tail's colour), same colours.
 PLOT_METHODS = {
     "calibration": [
         ("TS", "black"), ("BCTS", "blueviolet"), ("CPCS", "firebrick"),
-        ("TransCal", "lightgreen"), ("PCC_q2c_3B", "gray"), ("PACC_q2c_3B", "magenta"),
+        ("TransCal", "lightgreen"), ("LasCal", "gold"), ("PCC_q2c_3B", "gray"),
+        ("PACC_q2c_3B", "magenta"),
         ("EMQ_BCTS", "dodgerblue"), ("DoC_a2c_3B", "blue"), ("DMCal", "orangered"),
     ],
     "quantification": [
         ("CC", "black"), ("PCC", "gray"), ("PACC", "magenta"), ("EMQ", "dodgerblue"),
         ("KDEy", "green"), ("DoC_a2q", "blue"), ("TransCal_c2q", "lightgreen"),
+        ("LasCal_c2q", "gold"),
     ],
     "cap": [
         ("Naive", "black"), ("ATC", "darkorange"), ("DoC", "blue"), ("LEAP", "cadetblue"),
         ("LEAP_PCC", "red"), ("PCC_q2a", "gray"), ("PACC_q2a", "magenta"),
-        ("CPCS_c2a", "firebrick"),
+        ("CPCS_c2a", "firebrick"), ("LasCal_c2a", "gold"),
     ],
 }  # fmt: skip
 
@@ -123,9 +126,22 @@ def build_multiclass_table(
     name = table_name(task, shift, metric)
     write_table_csv(result, out_dir / f"{name}.csv")
     write_table_tex(
-        result, out_dir / f"{name}.tex", width=TABLE_WIDTH.get((task, shift), r"\textwidth")
+        with_class_counts(result, records),
+        out_dir / f"{name}.tex",
+        width=TABLE_WIDTH.get((task, shift), r"\textwidth"),
     )
     return result
+
+
+def with_class_counts(result: TableResult, records: pd.DataFrame) -> TableResult:
+    """The result with each row's data set named with its number of classes, ``cmc (k=3)``, for the
+    LaTeX table (the CSV keeps the plain names, the keys of the per-sample files)."""
+    classes = records.groupby("dataset")["n_classes"].first()
+    setups = [
+        (clf, f"{dataset} (k={int(classes[dataset])})" if dataset in classes else dataset)
+        for clf, dataset in result.setups
+    ]
+    return replace(result, setups=setups)
 
 
 def build_multiclass_error_by_shift(
@@ -161,6 +177,7 @@ __all__ = [
     "build_cd",
     "build_multiclass_error_by_shift",
     "build_multiclass_table",
+    "with_class_counts",
     "load_multiclass_records",
     "read_multiclass_records",
     "write_accuracy_tex",

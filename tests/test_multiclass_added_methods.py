@@ -1,0 +1,211 @@
+"""Oracle and property tests of the multiclass columns added after the first catalogue: EMQ_TransCal,
+DMCal_c2a and LEAP_PCC_a2q (their n = 2 invariants are in tests/test_multiclass_binary_invariant.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_multiclass_methods import _grid_setting, replicated, samples, synthetic_problem
+from unishift.metrics import multiclass as mcm
+from unishift.multiclass import catalogue
+from unishift.multiclass.adapt import CalibrationToCAP, CAPToQuantification
+from unishift.multiclass.base import (
+    MulticlassLabelledSet,
+    MulticlassSample,
+    MulticlassSetting,
+    fresh_context,
+    simplex_check,
+)
+from unishift.multiclass.calibration import DMCal, TransCal
+from unishift.multiclass.cap import LEAP, LEAPPCC
+
+# ---------------------------------------------------------------------------------------------------
+# EMQ_TransCal
+
+
+def shifted_training(k=3, seed=4):
+    """A synthetic problem whose classifier-training prevalence differs from validation's, so that
+    the prior EM starts from is identifiable in the output."""
+    setting, draw = synthetic_problem(seed, k, scale=2.0)
+    prior = np.linspace(3, 1, k) / np.linspace(3, 1, k).sum()
+    training = draw(400, prior)
+    return MulticlassSetting(setting.validation, training, "covariate", key="emq-transcal"), draw
+
+
+def test_emq_transcal_is_bayes_reweighting_of_transcal_posteriors_from_the_training_prior():
+    setting, draw = shifted_training()
+    train_prior = setting.train_prevalence
+    assert np.abs(train_prior - setting.validation.prevalence).max() > 0.05
+    method = catalogue.get_method("calibration", "EMQ_TransCal").build("covariate").fit(setting)
+    transcal = TransCal(logits="L").fit(setting)
+    for sample_id, (sample, _) in enumerate(samples(draw, 3, np.random.default_rng(2), n=3)):
+        output = method.calibrate(sample, fresh_context(setting, sample_id))
+        base = transcal.calibrate(sample, fresh_context(setting, sample_id))
+        # EM's output is base re-weighted by one class vector w (rows renormalised): the ratio
+        # output / base is the same vector, up to a row factor, on every row
+        ratio = output / base
+        ratio /= ratio.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(ratio, np.broadcast_to(ratio[0], ratio.shape), atol=1e-9)
+        # ... and at EM's fixed point w = q / prior with q the mean adapted posterior
+        expected = output.mean(axis=0) / train_prior
+        np.testing.assert_allclose(ratio[0], expected / expected.sum(), atol=2e-3)
+        # the re-weighting is not the identity (the sample's prevalence is not the training one)
+        assert np.abs(output - base).max() > 1e-3
+
+
+def test_emq_transcal_inherits_transcal_and_the_prior_source():
+    spec = catalogue.get_method("calibration", "EMQ_TransCal")
+    assert spec.binary_name == "EMQ_TransCal" and spec.shifts == ("covariate",)
+    assert spec.params("covariate")["logits"] == "L"
+    with pytest.raises(ValueError, match="train_prevalence"):
+        spec.build("covariate", {"train_prevalence": "test"})
+    assert "EMQ_TransCal" not in catalogue.BINARY_ONLY
+
+
+# ---------------------------------------------------------------------------------------------------
+# DMCal_c2a
+
+
+class _PartOracleDMCal(DMCal):
+    """DMCal whose DMy prior is the true prevalence of the part it calibrates (labels read from the
+    sample's last feature column), optionally pulled towards class 0 by ``bias``."""
+
+    def __init__(self, bias=0.0, **params):
+        super().__init__(**params)
+        self.bias = bias
+
+    def calibrate(self, sample, context):
+        labels = np.asarray(sample.features[:, -1], dtype=int)
+        truth = np.bincount(labels, minlength=sample.n_classes) / len(labels)
+        prior = (1 - self.bias) * truth + self.bias * np.eye(sample.n_classes)[0]
+        self.quantifier_.aggregate = lambda posteriors: prior
+        return super().calibrate(sample, context)
+
+
+def _tagged_grid_case():
+    setting = _grid_setting(0)
+    v = setting.validation
+    tagged = MulticlassLabelledSet(v.posteriors, v.labels, 3, features=v.labels[:, None])
+    setting = MulticlassSetting(tagged, tagged, "label", key="grid")
+    test = replicated(tagged, [1, 4, 2])
+    return setting, test, MulticlassSample(test.posteriors, test.features)
+
+
+@pytest.mark.parametrize("bias", [0.0, 0.3])
+def test_dmcal_c2a_is_exact_under_exact_label_shift_with_a_perfect_part_prior(bias):
+    """Lemma 2 with DMCal's cells: with each part's true prior every cell's Bayes share is the
+    cell's accuracy (grid posteriors: one confidence per cell, no post-processing)."""
+    setting, test, sample = _tagged_grid_case()
+    inner = {"n_bins": 3, "monotone": "none", "smooth": False, "abscissa": "bin_mean"}
+    method = CalibrationToCAP(inner=_PartOracleDMCal, inner_params={**inner, "bias": bias})
+    estimate = method.fit(setting).predict_accuracy(sample, fresh_context(setting))
+    truth = mcm.accuracy(test.posteriors, test.labels)
+    if bias == 0.0:
+        assert estimate == pytest.approx(truth, abs=1e-5)  # DMCal's 1e-7 smoothing terms
+    else:
+        assert abs(estimate - truth) > 0.02
+
+
+def test_dmcal_c2a_is_the_ten_bin_dmcal_per_predicted_class():
+    """The catalogue column against the construction written out: one 10-bin DMCal per predicted
+    class of the validation set, the test part's own-class calibrated posteriors summed."""
+    setting, draw = synthetic_problem(seed=5, k=3, scale=2.0)
+    column = catalogue.get_method("cap", "DMCal_c2a").build("label").fit(setting)
+    predicted = setting.validation.predictions
+    parts = {
+        j: DMCal(n_bins=10).fit(setting.restrict_validation(predicted == j, f"pred={j}"))
+        for j in range(3)
+    }
+    eight_bins = CalibrationToCAP(inner=DMCal).fit(setting)
+    differs = False
+    for sample_id, (sample, _) in enumerate(samples(draw, 3, np.random.default_rng(3), n=4)):
+        context = fresh_context(setting, sample_id)
+        expected = 0.0
+        for j, inner in parts.items():
+            mask = sample.predictions == j
+            if mask.any():
+                expected += inner.calibrate(sample.subset(mask), None)[:, j].sum()
+        expected /= len(sample)
+        assert column.predict_accuracy(sample, context) == pytest.approx(expected, abs=1e-12)
+        differs |= abs(eight_bins.predict_accuracy(sample, context) - expected) > 1e-6
+    assert differs  # the bin count matters on these samples, so the test sees it
+
+
+# ---------------------------------------------------------------------------------------------------
+# LEAP_PCC_a2q
+
+
+def _grid_setting_with_label_shares(share, k=3, n_per_point=48, seed=0):
+    """Grid posteriors p, each repeated ``n_per_point`` times, whose labels at every grid point split
+    as ``share(p)`` (rounded): with share = identity the posteriors are calibrated on the finite
+    sample (PCC is exact on any union of grid points)."""
+    rng = np.random.default_rng(seed)
+    points = np.unique(rng.multinomial(4, np.ones(k) / k, size=400) / 4, axis=0)
+    points = points[points.max(axis=1) < 1]
+    posteriors, labels = [], []
+    for p in points:
+        counts = np.round(share(p) * n_per_point).astype(int)
+        counts[np.argmax(counts)] += n_per_point - counts.sum()
+        labels.extend(np.repeat(np.arange(k), counts))
+        posteriors.extend([p] * n_per_point)
+    data = MulticlassLabelledSet(np.array(posteriors), np.array(labels), k)
+    return MulticlassSetting(data, data, "covariate", key="grid"), data
+
+
+def test_leap_pcc_a2q_is_exact_without_shift_with_calibrated_posteriors():
+    """Lemma 5 with LEAP^PCC inside: on the validation data itself every part's LEAP^PCC accuracy
+    is exact when the posteriors are calibrated, and the errors have the validation composition."""
+    method = catalogue.get_method("quantification", "LEAP_PCC_a2q").build("covariate")
+    setting, data = _grid_setting_with_label_shares(lambda p: p)
+    sample = MulticlassSample(data.posteriors)
+    estimate = method.fit(setting).quantify(sample, fresh_context(setting))
+    np.testing.assert_allclose(estimate, data.prevalence, atol=1e-8)
+    # labels sharper than the posteriors (the posteriors under-confident): PCC is off, so is the column
+    setting, data = _grid_setting_with_label_shares(lambda p: p**3 / np.sum(p**3))
+    off = method.fit(setting).quantify(MulticlassSample(data.posteriors), fresh_context(setting))
+    assert mcm.quantification_ae(data.prevalence, off) > 0.01
+
+
+def test_leap_pcc_a2q_wraps_leap_with_pcc():
+    setting, draw = synthetic_problem(seed=6, k=3, scale=2.0)
+    column = catalogue.get_method("quantification", "LEAP_PCC_a2q").build("covariate").fit(setting)
+    assert column.inner == "LEAP_PCC" and column.split == "validation"
+    literal = CAPToQuantification(inner=LEAPPCC).fit(setting)
+    with_kdey = CAPToQuantification(inner=LEAP).fit(setting)
+    differs = False
+    for sample_id, (sample, _) in enumerate(samples(draw, 3, np.random.default_rng(4), n=3)):
+        context = fresh_context(setting, sample_id)
+        estimate = column.quantify(sample, context)
+        np.testing.assert_array_equal(estimate, literal.quantify(sample, context))
+        differs |= np.abs(estimate - with_kdey.quantify(sample, context)).max() > 1e-6
+    assert differs
+
+
+# ---------------------------------------------------------------------------------------------------
+# Properties: posterior rows sum to 1, prevalence estimates on the simplex, accuracies in [0, 1]
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 4))
+def test_added_columns_return_valid_outputs(seed, k):
+    setting, draw = synthetic_problem(seed, k, n_val=150, n_train=150, scale=3.0)
+    setting = MulticlassSetting(setting.validation, setting.training, "covariate", key=f"p{seed}")
+    rng = np.random.default_rng(seed)
+    build = {
+        name: catalogue.get_method(task, name).build("covariate").fit(setting)
+        for task, name in (
+            ("calibration", "EMQ_TransCal"),
+            ("cap", "DMCal_c2a"),
+            ("quantification", "LEAP_PCC_a2q"),
+        )
+    }
+    for sample_id, (sample, _) in enumerate(samples(draw, k, rng, n=2, size=80)):
+        context = fresh_context(setting, sample_id)
+        calibrated = np.asarray(build["EMQ_TransCal"].calibrate(sample, context))
+        assert calibrated.shape == sample.posteriors.shape and np.all(calibrated >= 0)
+        np.testing.assert_allclose(calibrated.sum(axis=1), 1.0, atol=1e-9)
+        simplex_check(build["LEAP_PCC_a2q"].quantify(sample, context), k, "LEAP_PCC_a2q")
+        assert 0.0 <= build["DMCal_c2a"].predict_accuracy(sample, context) <= 1.0
