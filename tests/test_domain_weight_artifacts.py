@@ -205,4 +205,5 @@ def test_only_the_methods_that_share_a_plan_depend_on_its_weights_file(finished_
     evaluations = {w for rule, w in jobs if rule == "evaluate"}
     expected = {"calibration, method=CPCS", "calibration, method=TransCal",
                 "quantification, method=CPCS_c2q", "quantification, method=TransCal_c2q"}  # fmt: skip
-    assert evaluations == {f"shift=label, task={e}" for e in expected}
+    # one evaluation job per (method, setup): only the changed setup's jobs re-run
+    assert evaluations == {f"shift=label, task={e}, setup=LR/cmc.3" for e in expected}

@@ -137,7 +137,18 @@ REPORT_RULES = {
     "provenance",
     "all",
 }
-DATA_RULES = {"uci_dataset", "label_samples", "train_classifier"}
+DATA_RULES = {"uci_dataset", "label_samples", "train_classifier", "domain_weights_label"}
+# the shared domain weights (docs/domain-weights.md) of the .test config's weighted methods
+WEIGHT_PLANS = ("sample", "predicted_classes")
+
+
+def _weights(setups):
+    """The domain_weights_label jobs of (data set, classifier) setups, one per plan."""
+    return {
+        f"dataset={dataset}, classifier={classifier}, plan={plan}"
+        for dataset, classifier in setups
+        for plan in WEIGHT_PLANS
+    }
 
 
 def _plan_with(finished_test_run, tmp_path, grow, env=None):
@@ -197,6 +208,7 @@ def test_a_new_data_set_plans_only_its_evaluations_the_aggregations_and_reports(
                 "dataset=wine-q-red, classifier=LR",
                 "dataset=wine-q-red, classifier=kNN",
             },
+            "domain_weights_label": _weights([("wine-q-red", "LR"), ("wine-q-red", "kNN")]),
         },
         report_tasks={"calibration", "quantification", "cap"},
     )
@@ -214,7 +226,10 @@ def test_a_new_classifier_plans_only_its_evaluations_the_aggregations_and_report
         jobs,
         evaluations=_evaluations(methods, ["NB/cmc.3", "NB/yeast"]),
         aggregations=_aggregations(methods),
-        data={"train_classifier": {"dataset=cmc.3, classifier=NB", "dataset=yeast, classifier=NB"}},
+        data={
+            "train_classifier": {"dataset=cmc.3, classifier=NB", "dataset=yeast, classifier=NB"},
+            "domain_weights_label": _weights([("cmc.3", "NB"), ("yeast", "NB")]),
+        },
         report_tasks={"calibration", "quantification", "cap"},
     )
 

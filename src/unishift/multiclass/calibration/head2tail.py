@@ -27,11 +27,11 @@ import math
 import numpy as np
 
 from unishift.methods.base import check_choice
-from unishift.methods.calibration.shared import LOGIT_CONVENTIONS, as_logits, scaled_softmax
 from unishift.methods.calibration.head2tail import (
     diagonal_gaussian_logpdf,
     head2tail_temperature,
 )
+from unishift.methods.calibration.shared import LOGIT_CONVENTIONS, as_logits, scaled_softmax
 from unishift.multiclass.base import MulticlassCalibrator
 
 HEAD_RULES = ("frequency", "index")
