@@ -10,9 +10,26 @@ from unishift.methods.calibration.shared import LOGIT_CONVENTIONS
 from unishift.methods.calibration.temperature import TemperatureCalibrator
 
 
-def _check_positive_int_or_none(name: str, value) -> None:
+def check_pca_components(value) -> None:
     if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise ValueError(f"{name}={value!r} is not valid; choose a positive integer or None")
+        raise ValueError(
+            f"pca_components={value!r} is not valid; choose a positive integer or None"
+        )
+
+
+def pca_reduced(setting: Setting, train_features, features, n_components: int | None):
+    """The training and validation features in the space of a PCA fitted on the training features
+    when their dimension exceeds ``n_components`` (REF: 50), else unchanged; shared by the binary
+    and the multiclass Head2Tail. REF's PCA was unseeded (its solver may be randomized on large
+    inputs); ours takes a seed derived from the setting."""
+    train_features = np.asarray(train_features, dtype=float)
+    features = np.asarray(features, dtype=float)
+    if n_components is None or train_features.shape[1] <= n_components:
+        return train_features, features
+    from sklearn.decomposition import PCA
+
+    pca = PCA(n_components, random_state=setting.derive_seed("Head2Tail", "pca"))
+    return pca.fit_transform(train_features), pca.transform(features)
 
 
 def diagonal_gaussian_logpdf(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
@@ -76,7 +93,7 @@ class Head2Tail(TemperatureCalibrator):
 
     def __init__(self, logits: str = "P", pca_components: int | None = 50, alpha: float = 0.9):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
-        _check_positive_int_or_none("pca_components", pca_components)
+        check_pca_components(pca_components)
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha={alpha!r} is not valid; choose a value in [0, 1]")
         self.logits = logits
@@ -88,15 +105,9 @@ class Head2Tail(TemperatureCalibrator):
         training, validation = setting.training, setting.validation
         if training.features is None or validation.features is None:
             raise ValueError("Head2Tail needs training and validation features")
-        train_features = np.asarray(training.features, dtype=float)
-        features = np.asarray(validation.features, dtype=float)
-        if self.pca_components is not None and train_features.shape[1] > self.pca_components:
-            from sklearn.decomposition import PCA
-
-            # REF's PCA was unseeded (its solver may be randomized on large inputs).
-            pca = PCA(self.pca_components, random_state=setting.derive_seed("Head2Tail", "pca"))
-            train_features = pca.fit_transform(train_features)
-            features = pca.transform(features)
+        train_features, features = pca_reduced(
+            setting, training.features, validation.features, self.pca_components
+        )
         self.weights_ = head2tail_weights(
             train_features, training.labels, features, validation.labels, self.alpha
         )
@@ -109,4 +120,4 @@ class Head2Tail(TemperatureCalibrator):
         return self.temperature_
 
 
-__all__ = ["Head2Tail"]
+__all__ = ["Head2Tail", "check_pca_components", "pca_reduced"]

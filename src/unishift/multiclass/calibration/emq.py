@@ -16,6 +16,23 @@ from unishift.multiclass.quantification.emq import EMQBCTS, PREVALENCE_SOURCES, 
 from unishift.multiclass.quantification.quapy_bridge import em
 
 
+class ThenEM:
+    """Mixin: the calibrator after it in the MRO, then EM from the prior of ``train_prevalence``
+    (the binary ``ThenEM``, docs/methods.md §2.8)."""
+
+    def _set_prior_source(self, train_prevalence: str) -> None:
+        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
+        self.train_prevalence = train_prevalence
+
+    def fit(self, setting):
+        super().fit(setting)
+        self.prior_ = prior_of(setting, self.train_prevalence)
+        return self
+
+    def calibrate(self, sample, context):
+        return em(self.prior_, super().calibrate(sample, context))[1]
+
+
 class EMQCalibrator(MulticlassCalibrator):
     name, display, group, binary_name = "EMQ", "EMQ", "adapted", "EMQ"
     assumption = "label"

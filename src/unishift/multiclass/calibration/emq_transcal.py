@@ -10,13 +10,11 @@ training distribution (then EM's Bayes re-weighting is exact under label shift, 
 
 from __future__ import annotations
 
-from unishift.methods.base import check_choice
 from unishift.multiclass.calibration.domain_weighted import TransCal
-from unishift.multiclass.quantification.emq import PREVALENCE_SOURCES, prior_of
-from unishift.multiclass.quantification.quapy_bridge import em
+from unishift.multiclass.calibration.emq import ThenEM
 
 
-class EMQTransCal(TransCal):
+class EMQTransCal(ThenEM, TransCal):
     name, display, group = "EMQ_TransCal", r"EMQ$^{\text{TransCal}}$", "adapted"
     binary_name = "EMQ_TransCal"
     shifts = ("covariate",)
@@ -34,16 +32,7 @@ class EMQTransCal(TransCal):
         train_prevalence: str = "training",
     ):
         super().__init__(logits, weights, zero_posteriors, variance_term)
-        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
-        self.train_prevalence = train_prevalence
-
-    def fit(self, setting):
-        super().fit(setting)
-        self.prior_ = prior_of(setting, self.train_prevalence)
-        return self
-
-    def calibrate(self, sample, context):
-        return em(self.prior_, super().calibrate(sample, context))[1]
+        self._set_prior_source(train_prevalence)
 
 
 __all__ = ["EMQTransCal"]

@@ -28,8 +28,10 @@ import numpy as np
 
 from unishift.methods.base import check_choice
 from unishift.methods.calibration.head2tail import (
+    check_pca_components,
     diagonal_gaussian_logpdf,
     head2tail_temperature,
+    pca_reduced,
 )
 from unishift.methods.calibration.shared import LOGIT_CONVENTIONS, as_logits, scaled_softmax
 from unishift.multiclass.base import MulticlassCalibrator
@@ -137,12 +139,7 @@ class Head2Tail(MulticlassCalibrator):
     ):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
         check_choice("head", head, HEAD_RULES)
-        if pca_components is not None and (
-            not isinstance(pca_components, int) or isinstance(pca_components, bool)
-        ):
-            raise ValueError(f"pca_components={pca_components!r}: a positive integer or None")
-        if pca_components is not None and pca_components < 1:
-            raise ValueError(f"pca_components={pca_components!r}: a positive integer or None")
+        check_pca_components(pca_components)
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha={alpha!r} is not valid; choose a value in [0, 1]")
         self.logits = logits
@@ -162,14 +159,9 @@ class Head2Tail(MulticlassCalibrator):
                 f"Head2Tail: class {missing} has no classifier-training item, so its Gaussian "
                 "is undefined"
             )
-        train_features = np.asarray(training.features, dtype=float)
-        features = np.asarray(validation.features, dtype=float)
-        if self.pca_components is not None and train_features.shape[1] > self.pca_components:
-            from sklearn.decomposition import PCA
-
-            pca = PCA(self.pca_components, random_state=setting.derive_seed("Head2Tail", "pca"))
-            train_features = pca.fit_transform(train_features)
-            features = pca.transform(features)
+        train_features, features = pca_reduced(
+            setting, training.features, validation.features, self.pca_components
+        )
         self.weights_ = head2tail_weights(
             train_features,
             train_labels,

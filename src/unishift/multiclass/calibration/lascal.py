@@ -44,8 +44,7 @@ from unishift.methods.calibration.shared import (
     temperature_grid,
 )
 from unishift.multiclass.base import MulticlassCalibrator
-from unishift.multiclass.quantification.emq import PREVALENCE_SOURCES, prior_of
-from unishift.multiclass.quantification.quapy_bridge import em
+from unishift.multiclass.calibration.emq import ThenEM
 
 SOLVERS = ("auto", "cvxpy", "closed_form")
 
@@ -191,7 +190,7 @@ class LasCal(MulticlassCalibrator):
         return scaled_softmax(target, search.temperature)
 
 
-class EMQLasCal(LasCal):
+class EMQLasCal(ThenEM, LasCal):
     """LasCal then EM from ``train_prevalence`` (the binary EMQ_LasCal calibrator, label shift)."""
 
     name, display, group = "EMQ_LasCal", r"EMQ$^{\text{LasCal}}$", "adapted"
@@ -210,16 +209,7 @@ class EMQLasCal(LasCal):
         train_prevalence: str = "training",
     ):
         super().__init__(logits, solver, arithmetic)
-        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
-        self.train_prevalence = train_prevalence
-
-    def fit(self, setting):
-        super().fit(setting)
-        self.prior_ = prior_of(setting, self.train_prevalence)
-        return self
-
-    def calibrate(self, sample, context):
-        return em(self.prior_, super().calibrate(sample, context))[1]
+        self._set_prior_source(train_prevalence)
 
 
 __all__ = ["EMQLasCal", "LasCal", "lascal_losses", "rlls_system", "rlls_weights"]
