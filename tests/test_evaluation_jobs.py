@@ -281,3 +281,51 @@ def test_each_per_method_file_holds_its_setups_in_table_order(finished_test_run)
         records = pd.read_csv(results / "eval" / "label" / task / f"{method}.csv")
         blocks = records[["classifier", "dataset"]].drop_duplicates()
         assert list(blocks.itertuples(index=False, name=None)) == order
+
+
+# Methods whose per-method jobs the switch test runs: each task, the shared domain weights (whole
+# sample and predicted classes), the reference domain stream, QuaPy, LasCal's search, EM after BCTS.
+SWITCH_METHODS = [
+    ("calibration", "CPCS"),
+    ("calibration", "LasCal"),
+    ("quantification", "EMQ_BCTS"),
+    ("quantification", "TransCal_c2q"),
+    ("cap", "KDEy_q2a"),
+    ("cap", "TransCal_c2a"),
+]
+
+
+@pytest.mark.workflow
+def test_one_job_per_method_writes_the_same_bytes_as_one_job_per_setup(finished_test_run, tmp_path):
+    """`evaluation_jobs: per_method` on top of the finished per-setup run: the plan holds one
+    evaluate job per method (setup `all`), its aggregation and the reports, and no data, classifier
+    or weights job. Run for a spread of methods, the per-method jobs write each record file byte
+    for byte as the per-setup jobs and their aggregation did (the tables are a function of these
+    files, test_workflow.py)."""
+    work = copy_run(finished_test_run, tmp_path / "wf")
+    config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
+    config["evaluation_jobs"] = "per_method"
+    (work / "per_method.yaml").write_text(yaml.safe_dump(config))
+    output = snakemake("-n", "--configfile", "per_method.yaml", cwd=work)
+    methods = _all_methods(config)
+    _check(
+        planned_jobs(output.stdout + output.stderr),
+        evaluations=_evaluations(methods, ["all"]),
+        aggregations=_aggregations(methods),
+        data={},
+        report_tasks={"calibration", "quantification", "cap"},
+    )
+    results = work / "results"
+    records = {(task, method): results / "eval" / "label" / task / f"{method}.csv"
+               for task, method in SWITCH_METHODS}  # fmt: skip
+    before = {key: path.read_bytes() for key, path in records.items()}
+    targets = [str(path.relative_to(work)) for path in records.values()]
+    # the targets before --configfile, which takes several values
+    snakemake("--cores", "2", *targets, "--configfile", "per_method.yaml", cwd=work)
+    for (task, method), path in records.items():
+        per_method = results / "eval_setups" / "label" / task / method / "all.csv"
+        assert per_method.read_bytes() == before[(task, method)], (task, method)
+        assert path.read_bytes() == before[(task, method)], (task, method)
+    # a per-method job names its setups in its log
+    log = (results / "logs" / "eval" / "label" / "cap" / "TransCal_c2a" / "all.log").read_text()
+    assert "on all (4 setups)" in log

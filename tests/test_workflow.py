@@ -138,7 +138,8 @@ def test_a_second_run_one_job_at_a_time_writes_the_same_bytes(finished_test_run,
         for task, methods in config["methods"]["label"].items()
         for method in methods
     ]  # the records only: the tables' rank statistics need more than one setup
-    output = snakemake("--cores", "1", "--configfile", "one_setup.yaml", *targets, cwd=work)
+    # the targets before --configfile, which takes several values
+    output = snakemake("--cores", "1", *targets, "--configfile", "one_setup.yaml", cwd=work)
     assert "Provided cores: 1" in output.stdout + output.stderr
     second = work / "results"
 

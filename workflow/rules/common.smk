@@ -50,7 +50,7 @@ wildcard_constraints:
     method=r"[A-Za-z0-9_]+",
     dataset=r"[A-Za-z0-9_.\-]+",
     classifier=r"[A-Za-z0-9_]+",
-    setup=r"[^/]+/[^/]+",
+    setup=r"[^/]+/[^/]+|all",
 
 
 def enabled_shifts():
@@ -167,50 +167,73 @@ def setup_name(shift, setup):
     return f"{model}/{source}__{target}"
 
 
+# The {setup} wildcard of the one evaluation job per method under `evaluation_jobs: per_method`.
+ALL_SETUPS = "all"
+
+
+def job_setups(shift):
+    """The {setup} wildcards of a method's evaluation jobs, in table order: one per setup
+    (`evaluation_jobs: per_setup`) or the single `all` (`per_method`, docs/evaluation-jobs.md).
+    """
+    if config["evaluation_jobs"] == "per_method":
+        return [ALL_SETUPS]
+    return [setup_name(shift, setup) for setup in evaluation_setups(shift)]
+
+
 def setup_fields(wildcards):
-    """The named fields of the {setup} wildcard, looked up among the configured setups (a name
-    is never split on separators that a data set or domain name could contain)."""
-    names = {
-        setup_name(wildcards.shift, setup): setup
-        for setup in evaluation_setups(wildcards.shift)
-    }
-    if wildcards.setup not in names:
-        raise ValueError(
-            f"{wildcards.setup!r} is not a {wildcards.shift}-shift setup of this config; "
-            f"the setups are {sorted(names)}"
-        )
-    setup = names[wildcards.setup]
-    if wildcards.shift == "label":
-        return dict(zip(("dataset", "classifier"), setup))
-    return dict(zip(("model", "source", "target"), setup))
+    """The named fields of each setup the job evaluates, in table order: the setup of the {setup}
+    wildcard, looked up among the configured setups (a name is never split on separators that a
+    data set or domain name could contain), or every setup for `all`."""
+    setups = evaluation_setups(wildcards.shift)
+    if wildcards.setup == ALL_SETUPS and config["evaluation_jobs"] == "per_method":
+        chosen = setups
+    else:
+        names = {setup_name(wildcards.shift, setup): setup for setup in setups}
+        if wildcards.setup not in names or config["evaluation_jobs"] != "per_setup":
+            raise ValueError(
+                f"{wildcards.setup!r} is not a {wildcards.shift}-shift evaluation job of this "
+                f"config (evaluation_jobs: {config['evaluation_jobs']}); its jobs are "
+                f"{job_setups(wildcards.shift)}"
+            )
+        chosen = [names[wildcards.setup]]
+    keys = (
+        ("dataset", "classifier")
+        if wildcards.shift == "label"
+        else ("model", "source", "target")
+    )
+    return [dict(zip(keys, setup)) for setup in chosen]
 
 
 def evaluation_setup_inputs(wildcards):
-    """The input files of one evaluation job (one method on one setup), by name."""
-    setup = setup_fields(wildcards)
-    if wildcards.shift == "label":
-        dataset, classifier = setup["dataset"], setup["classifier"]
-        return {
-            "split": f"{RESULTS}/data/label/{dataset}/split.npz",
-            "samples": f"{RESULTS}/samples/label/{dataset}.npz",
-            "posteriors": f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz",
-        }
-    source, target = setup["source"], setup["target"]
-    return {
-        "lm_outputs": lm_outputs(setup["model"], source),
-        "samples": f"{RESULTS}/samples/covariate/{source}__{target}.npz",
-    }
+    """The input files of one evaluation job, by name: `{kind}_{i}` belongs to the job's i-th
+    setup (`params.setups[i]`)."""
+    inputs = {}
+    for index, setup in enumerate(setup_fields(wildcards)):
+        if wildcards.shift == "label":
+            dataset, classifier = setup["dataset"], setup["classifier"]
+            inputs[f"split_{index}"] = f"{RESULTS}/data/label/{dataset}/split.npz"
+            inputs[f"samples_{index}"] = f"{RESULTS}/samples/label/{dataset}.npz"
+            inputs[f"posteriors_{index}"] = (
+                f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz"
+            )
+        else:
+            source, target = setup["source"], setup["target"]
+            inputs[f"lm_outputs_{index}"] = lm_outputs(setup["model"], source)
+            inputs[f"samples_{index}"] = (
+                f"{RESULTS}/samples/covariate/{source}__{target}.npz"
+            )
+    return inputs
 
 
 def setup_evaluation_files(kind):
-    """Input function of the aggregation: the per-setup files of one
-    method, in table order (kind: eval or runtime)."""
+    """Input function of the aggregation: the files of one method's evaluation jobs, in table
+    order (kind: eval or runtime)."""
 
     def files(wildcards):
         return [
             f"{RESULTS}/{kind}_setups/{wildcards.shift}/{wildcards.task}/"
-            f"{wildcards.method}/{setup_name(wildcards.shift, setup)}.csv"
-            for setup in evaluation_setups(wildcards.shift)
+            f"{wildcards.method}/{setup}.csv"
+            for setup in job_setups(wildcards.shift)
         ]
 
     return files

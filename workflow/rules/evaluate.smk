@@ -25,7 +25,7 @@ rule evaluate:
     resources:
         mem_mb=4000,
     params:
-        setup=setup_fields,
+        setups=setup_fields,
         method_params=lambda wc: method_params(wc.task, wc.method),
         ece=config["ece"],
         ece_precision=config["ece_precision"],

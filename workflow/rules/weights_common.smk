@@ -14,14 +14,17 @@ def domain_weight_plan_of(shift, task, method):
 
 
 def domain_weight_inputs(wildcards):
-    """The evaluation job's weights file (its setup's): none unless its method shares domain
-    weights."""
+    """The evaluation job's weights files, one per setup it evaluates: none unless its method
+    shares domain weights. Each file names its setup (the job matches them by setup key).
+    """
     plan = domain_weight_plan_of(wildcards.shift, wildcards.task, wildcards.method)
     if plan not in SHARED_PLANS:
         return {}
-    setup = setup_fields(wildcards)
-    if wildcards.shift == "label":
-        folder = f"label/{setup['dataset']}/{setup['classifier']}"
-    else:
-        folder = f"covariate/{setup['model']}/{setup['source']}__{setup['target']}"
-    return {"domain_weights": f"{RESULTS}/weights/{folder}/{plan}.npz"}
+    files = []
+    for setup in setup_fields(wildcards):
+        if wildcards.shift == "label":
+            folder = f"label/{setup['dataset']}/{setup['classifier']}"
+        else:
+            folder = f"covariate/{setup['model']}/{setup['source']}__{setup['target']}"
+        files.append(f"{RESULTS}/weights/{folder}/{plan}.npz")
+    return {"domain_weights": files}

@@ -11,30 +11,41 @@ shift, task, method = (
     snakemake.wildcards.task,
     snakemake.wildcards.method,
 )
-params, inputs, fields = snakemake.params, snakemake.input, snakemake.params.setup
+params, inputs = snakemake.params, snakemake.input
 
-if shift == "label":
-    setup = read_label_setup(
-        inputs.split,
-        inputs.posteriors,
-        inputs.samples,
-        fields["dataset"],
-        fields["classifier"],
-        params.seed,
-        sample_posteriors=params.sample_posteriors,
-    )
-else:
-    setup = load_covariate_setup(
-        inputs.lm_outputs,
-        inputs.samples,
-        fields["model"],
-        fields["source"],
-        fields["target"],
-        params.seed,
-    )
-setups = [setup]
+
+def setup_input(name: str, index: int) -> str:
+    """The input file `name` of the job's index-th setup (rules/common.smk: evaluation_setup_inputs)."""
+    return inputs[f"{name}_{index}"]
+
+
+def load_setups():
+    """The job's setups in table order, one at a time (a per-method job holds one in memory)."""
+    for index, fields in enumerate(params.setups):
+        if shift == "label":
+            yield read_label_setup(
+                setup_input("split", index),
+                setup_input("posteriors", index),
+                setup_input("samples", index),
+                fields["dataset"],
+                fields["classifier"],
+                params.seed,
+                sample_posteriors=params.sample_posteriors,
+            )
+        else:
+            yield load_covariate_setup(
+                setup_input("lm_outputs", index),
+                setup_input("samples", index),
+                fields["model"],
+                fields["source"],
+                fields["target"],
+                params.seed,
+            )
+
+
+setups = load_setups()
 if hasattr(inputs, "domain_weights"):  # weights computed once upstream (rules/weights.smk)
-    setups = attach_domain_weights(setups, [inputs.domain_weights])
+    setups = attach_domain_weights(setups, inputs.domain_weights)
 records, timings = evaluate_method(
     task,
     method,
@@ -47,11 +58,12 @@ records, timings = evaluate_method(
 )
 counts = records["status"].value_counts().to_dict()
 log.info(
-    "%s/%s/%s on %s: %d sample records, status counts %s",
+    "%s/%s/%s on %s (%d setups): %d sample records, status counts %s",
     shift,
     task,
     method,
     snakemake.wildcards.setup,
+    len(params.setups),
     len(records),
     counts,
 )
