@@ -13,6 +13,8 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from unishift.io import read_npz
+from unishift.methods.domain_weights import SHARED_PLANS
 
 pytestmark = pytest.mark.workflow
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -147,7 +149,7 @@ def test_a_second_run_one_job_at_a_time_writes_the_same_bytes(finished_test_run,
         f"data/label/{dataset}/split.npz",
         f"samples/label/{dataset}.npz",
         f"posteriors/label/{dataset}/{classifier}.npz",
-        *(f"weights/label/{dataset}/{classifier}/{plan}.npz" for plan in DOMAIN_WEIGHT_PLANS),
+        *(f"weights/label/{dataset}/{classifier}/{plan}.npz" for plan in SHARED_PLANS),
     ]
     for name in npz_files:  # .npz archives carry the time of writing: compare their arrays
         assert_same_arrays(first / name, second / name)
@@ -170,9 +172,6 @@ def test_a_second_run_one_job_at_a_time_writes_the_same_bytes(finished_test_run,
         assert snapshot(reports / "results" / folder) == files, folder
 
 
-DOMAIN_WEIGHT_PLANS = ("sample", "predicted_classes")
-
-
 def snapshot(folder: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
@@ -180,11 +179,11 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 def assert_same_arrays(left: Path, right: Path):
-    with np.load(left) as a, np.load(right) as b:
-        assert sorted(a.files) == sorted(b.files), (left, right)
-        for key in a.files:
-            assert a[key].dtype == b[key].dtype and a[key].shape == b[key].shape, (left, key)
-            np.testing.assert_array_equal(a[key], b[key], err_msg=f"{left}:{key}")
+    a, b = read_npz(left), read_npz(right)
+    assert sorted(a) == sorted(b), (left, right)
+    for key, array in a.items():
+        assert array.dtype == b[key].dtype and array.shape == b[key].shape, (left, key)
+        np.testing.assert_array_equal(array, b[key], err_msg=f"{left}:{key}")
 
 
 def assert_identical(compared: filecmp.dircmp):

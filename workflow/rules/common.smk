@@ -184,18 +184,17 @@ def setup_fields(wildcards):
     """The named fields of each setup the job evaluates, in table order: the setup of the {setup}
     wildcard, looked up among the configured setups (a name is never split on separators that a
     data set or domain name could contain), or every setup for `all`."""
-    setups = evaluation_setups(wildcards.shift)
-    if wildcards.setup == ALL_SETUPS and config["evaluation_jobs"] == "per_method":
-        chosen = setups
-    else:
-        names = {setup_name(wildcards.shift, setup): setup for setup in setups}
-        if wildcards.setup not in names or config["evaluation_jobs"] != "per_setup":
-            raise ValueError(
-                f"{wildcards.setup!r} is not a {wildcards.shift}-shift evaluation job of this "
-                f"config (evaluation_jobs: {config['evaluation_jobs']}); its jobs are "
-                f"{job_setups(wildcards.shift)}"
-            )
-        chosen = [names[wildcards.setup]]
+    if wildcards.setup not in job_setups(wildcards.shift):
+        raise ValueError(
+            f"{wildcards.setup!r} is not a {wildcards.shift}-shift evaluation job of this config "
+            f"(evaluation_jobs: {config['evaluation_jobs']}); its jobs are "
+            f"{job_setups(wildcards.shift)}"
+        )
+    chosen = [
+        setup
+        for setup in evaluation_setups(wildcards.shift)
+        if wildcards.setup in (ALL_SETUPS, setup_name(wildcards.shift, setup))
+    ]
     keys = (
         ("dataset", "classifier")
         if wildcards.shift == "label"
