@@ -10,7 +10,9 @@ from pathlib import Path
 def start_job(log_path: str, threads: int = 1) -> logging.Logger:
     """Send logging and warnings to the rule's log file and cap BLAS/OpenMP pools at ``threads``.
 
-    Capping the pools keeps parallel jobs from oversubscribing the cores; results do not depend on it.
+    Capping the pools keeps parallel jobs from oversubscribing the cores. Where a result would
+    depend on the thread count, the library pins it itself (the classifiers fit and predict on one
+    thread: :func:`unishift.classifiers.one_thread`).
     """
     from threadpoolctl import threadpool_limits
 

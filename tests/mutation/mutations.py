@@ -1136,4 +1136,22 @@ MUTATIONS += [
         "LEAP_PCC_a2q wraps LEAP with KDEy",
         tests=MC_ADDED,
     ),
+    m(
+        "TH1",
+        "data",
+        SRC + "classifiers/tabular.py",
+        "    with threadpool_limits(limits=1):\n        yield",
+        "    with threadpool_limits(limits=None):\n        yield",
+        "the classifiers fit and predict with the machine's thread count (k-NN ties, MLP last bits)",
+        tests=("tests/test_classifier_threads.py",),
+    ),
+    m(
+        "TH2",
+        "data",
+        SRC + "data/label_shift_multiclass.py",
+        "    with one_thread():\n        model = make_classifier(classifier, seed)",
+        "    if True:\n        model = make_classifier(classifier, seed)",
+        "the k-class set-up's classifier runs with the machine's thread count",
+        tests=("tests/test_classifier_threads.py",),
+    ),
 ]

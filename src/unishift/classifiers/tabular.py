@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from sklearn.linear_model import LogisticRegression
@@ -42,3 +43,19 @@ def make_classifier(code: str, seed: int):
     if code not in CLASSIFIERS:
         raise ValueError(f"unknown classifier {code!r}; valid ones are {list(CLASSIFIERS)}")
     return CLASSIFIERS[code].build(seed)
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Fit and predict with one BLAS and one OpenMP thread, whatever the machine has.
+
+    The posteriors depend on the thread count: the MLP's last bits (BLAS splits its sums across
+    threads; wine-q-white, semeion), and which of two equidistant training items k-NN counts among
+    the neighbours (scikit-learn's neighbour search keeps a different one with one thread than with
+    several; ctg.2, docs/reproduction.md). With one thread they are the same on every machine, in
+    the workflow's jobs and in a notebook alike.
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        yield

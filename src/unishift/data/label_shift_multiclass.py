@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from unishift.classifiers import make_classifier
+from unishift.classifiers import make_classifier, one_thread
 from unishift.data.multiclass_setup import MulticlassSetup, load_multiclass_label_setup
 from unishift.data.uci_multiclass import fetch_multiclass_dataset
 from unishift.protocols.multiclass import upp_indices_k
@@ -51,28 +51,30 @@ def train_and_predict_k(splits: dict, classifier: str, seed: int) -> tuple[objec
     """Fit on the classifier-training half; n x k posteriors of the three parts, test-pool accuracy.
 
     The classifier must output one column per class, in class order: anything else fails here,
-    before any method sees its posteriors.
+    before any method sees its posteriors. Fitted and predicted on one thread
+    (:func:`unishift.classifiers.one_thread`): the same posteriors on every machine.
     """
     n_classes = int(splits["n_classes"])
-    model = make_classifier(classifier, seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the MLP's convergence warning is part of the set-up
-        model.fit(splits["X_h"], splits["y_h"])
-    classes = np.asarray(getattr(model, "classes_", []))
-    if classes.tolist() != list(range(n_classes)):
-        raise ValueError(
-            f"{classifier} knows the classes {classes.tolist()}, expected 0..{n_classes - 1}: "
-            f"it would not output {n_classes} posterior columns in class order"
-        )
-    posteriors = {}
-    for part, key in (("h", "P_h"), ("val", "P_val"), ("test", "P_test")):
-        P = np.asarray(model.predict_proba(splits[f"X_{part}"]), dtype=float)
-        if P.ndim != 2 or P.shape[1] != n_classes:
+    with one_thread():
+        model = make_classifier(classifier, seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the MLP's convergence warning is part of the set-up
+            model.fit(splits["X_h"], splits["y_h"])
+        classes = np.asarray(getattr(model, "classes_", []))
+        if classes.tolist() != list(range(n_classes)):
             raise ValueError(
-                f"{classifier} output {P.shape[1] if P.ndim == 2 else P.shape} columns, the problem "
-                f"has {n_classes} classes"
+                f"{classifier} knows the classes {classes.tolist()}, expected 0..{n_classes - 1}: "
+                f"it would not output {n_classes} posterior columns in class order"
             )
-        posteriors[key] = P
+        posteriors = {}
+        for part, key in (("h", "P_h"), ("val", "P_val"), ("test", "P_test")):
+            P = np.asarray(model.predict_proba(splits[f"X_{part}"]), dtype=float)
+            if P.ndim != 2 or P.shape[1] != n_classes:
+                raise ValueError(
+                    f"{classifier} output {P.shape[1] if P.ndim == 2 else P.shape} columns, the problem "
+                    f"has {n_classes} classes"
+                )
+            posteriors[key] = P
     predicted = np.argmax(posteriors["P_test"], axis=1)
     posteriors["test_accuracy"] = np.array(np.mean(predicted == splits["y_test"]))
     return model, posteriors

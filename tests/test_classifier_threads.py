@@ -1,0 +1,79 @@
+"""The classifiers' posteriors are the same whatever thread count the caller's process has.
+
+Two set-ups where scikit-learn's own result depends on it (docs/reproduction.md, "Threads"): the
+MLP on wine-q-white (BLAS sums split across threads round differently) and k-NN on ctg.2 (test
+item 445 has two training items at exactly the same distance as its 10th neighbour, one of each
+class, and the neighbour search keeps a different one with one thread than with several). Each test
+first shows the dependence with plain scikit-learn, so that it cannot pass vacuously, then that
+``train_and_predict`` / ``train_and_predict_k`` give the one-thread posteriors under a two-thread
+pool.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from joblib import cpu_count
+from threadpoolctl import threadpool_limits
+
+from unishift.classifiers import make_classifier
+from unishift.data.label_shift import prepare_splits, train_and_predict
+from unishift.data.label_shift_multiclass import train_and_predict_k
+
+PARTS = ("X_h", "X_val", "X_test")
+
+
+def plain_posteriors(splits, classifier, threads):
+    """scikit-learn fitted and predicted under a pool of ``threads``, nothing of ours around it."""
+    with threadpool_limits(limits=threads):
+        model = make_classifier(classifier, 0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model.fit(splits["X_h"], splits["y_h"])
+        return [model.predict_proba(splits[part]) for part in PARTS]
+
+
+def ours_under(threads, splits, classifier, multiclass=False):
+    with threadpool_limits(limits=threads):
+        if multiclass:
+            _, posteriors = train_and_predict_k({**splits, "n_classes": 2}, classifier, 0)
+        else:
+            _, posteriors = train_and_predict(splits, classifier, 0)
+    return [posteriors[key] for key in ("P_h", "P_val", "P_test")]
+
+
+def assert_same(left, right):
+    for a, b in zip(left, right, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def differs(left, right) -> bool:
+    return any(not np.array_equal(a, b) for a, b in zip(left, right, strict=True))
+
+
+@pytest.fixture(scope="module")
+def wine_white(tmp_path_factory):
+    splits, _ = prepare_splits("wine-q-white", tmp_path_factory.mktemp("quapy_home"), None, 0)
+    return splits
+
+
+@pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "multiclass"])
+def test_mlp_posteriors_do_not_depend_on_the_blas_threads(wine_white, multiclass):
+    one = plain_posteriors(wine_white, "MLP", 1)
+    assert differs(one, plain_posteriors(wine_white, "MLP", 2)), (
+        "scikit-learn's MLP no longer depends on the BLAS thread count here: pick another set-up"
+    )
+    assert_same(ours_under(2, wine_white, "MLP", multiclass), one)
+    assert_same(ours_under(1, wine_white, "MLP", multiclass), one)
+
+
+def test_knn_keeps_the_same_one_of_two_equidistant_neighbours(tmp_path, data_root):
+    if cpu_count() < 2:
+        pytest.skip("scikit-learn's neighbour search uses one thread on a one-CPU machine")
+    splits, _ = prepare_splits("ctg.2", tmp_path, data_root, 0)
+    one, several = plain_posteriors(splits, "kNN", 1), plain_posteriors(splits, "kNN", 2)
+    # item 445 of the test pool: its 10th neighbour is training item 296 (negative) with one
+    # thread, 166 (positive, at exactly the same distance) with several
+    np.testing.assert_array_equal(one[2][445], [1.0, 0.0])
+    np.testing.assert_array_equal(several[2][445], [0.9, 0.1])
+    assert_same(ours_under(2, splits, "kNN"), one)

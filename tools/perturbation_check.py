@@ -1,0 +1,91 @@
+"""How far last-bit changes of the Logistic Regression move printed label-shift cells.
+
+Each draw multiplies every fitted coefficient and intercept by (1 + eps * z), z standard normal
+from a seeded generator (eps = 1e-14 is a few units in the last place), predicts the posteriors
+again and recomputes the cells as the workflow does (``tests/paper_cells.py``). A cell whose value
+crosses a 3-decimal boundary under such draws depends on the last bits of the classifier, which
+differ between machines, BLAS builds and CPUs (docs/reproduction.md, "The printed cells that
+differ")::
+
+    .venv/bin/python tools/perturbation_check.py --data-root ../shared/data \\
+        --datasets semeion,ctg.1,ctg.2,ctg.3,spambase \\
+        --cells quantification/EMQ_LasCal,quantification/LasCal_c2q,cap/LasCal_c2a
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+
+
+def perturbed_posteriors(model, splits, samples, eps: float, seed: int) -> dict:
+    import numpy as np
+
+    from unishift.classifiers import one_thread
+
+    rng = np.random.default_rng(seed)
+    coef, intercept = model.coef_.copy(), model.intercept_.copy()
+    try:
+        model.coef_ = coef * (1 + eps * rng.standard_normal(coef.shape))
+        model.intercept_ = intercept * (1 + eps * rng.standard_normal(intercept.shape))
+        with one_thread():
+            posteriors = {key: model.predict_proba(splits[f"X_{part}"])
+                          for key, part in (("P_h", "h"), ("P_val", "val"), ("P_test", "test"))}  # fmt: skip
+            posteriors["test_accuracy"] = np.array(
+                np.mean(model.predict(splits["X_test"]) == splits["y_test"])
+            )
+            posteriors["P_samples"] = np.stack(
+                [model.predict_proba(splits["X_test"][idx]) for idx in samples["indices"]]
+            )
+    finally:
+        model.coef_, model.intercept_ = coef, intercept
+    return posteriors
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--datasets", required=True, help="comma-separated QuaPy names")
+    parser.add_argument("--cells", required=True, help="comma-separated task/method")
+    parser.add_argument("--data-root", default=None, help="offline data copies")
+    parser.add_argument("--eps", default="1e-14,1e-12", help="comma-separated relative sizes")
+    parser.add_argument("--draws", type=int, default=8, help="draws per size (seeds 1..draws)")
+    args = parser.parse_args()
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    import numpy as np
+
+    from tests.paper_cells import _samples, _splits, paper_value
+    from unishift.data.label_shift import load_label_setup, train_and_predict
+    from unishift.evaluation import evaluate_method
+
+    data_home = tempfile.mkdtemp(prefix="quapy_home")
+    cells = [tuple(cell.split("/")) for cell in args.cells.split(",")]
+    sizes = [float(eps) for eps in args.eps.split(",")]
+    for dataset in args.datasets.split(","):
+        splits = _splits(dataset, data_home, args.data_root)
+        samples = _samples(dataset, data_home, args.data_root)
+        model, unperturbed = train_and_predict(splits, "LR", 0, samples=samples)
+        draws = [(None, None, unperturbed)] + [
+            (eps, seed, perturbed_posteriors(model, splits, samples, eps, seed))
+            for eps in sizes
+            for seed in range(1, args.draws + 1)
+        ]
+        values = {cell: [] for cell in cells}
+        for _, _, posteriors in draws:
+            setup = load_label_setup(splits, posteriors, samples, dataset, "LR", 0)
+            for task, method in cells:
+                records, _ = evaluate_method(task, method, "label", [setup])
+                values[(task, method)].append(float(np.mean(records["error"])))
+        for task, method in cells:
+            printed = f"{paper_value(task, method, dataset, 'LR'):.3f}"
+            ours, *moved = values[(task, method)]
+            equal = sum(f"{v:.3f}" == printed for v in moved)
+            print(f"{dataset}/LR {task}/{method}: unperturbed {ours:.5f}, printed {printed}; "
+                  f"{len(moved)} draws (eps {args.eps}) range {min(moved):.5f}-{max(moved):.5f}, "
+                  f"equal to the printed value in {equal}", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
