@@ -58,6 +58,7 @@ def _write_config(folder, model, learning_rate):
                 "epochs": 1,
                 "learning_rate": learning_rate,
                 "eval_steps": 5,
+                "cpu_threads": 3,
                 "max_length": 32,
                 "extract_batch_size": 64,
             },
@@ -97,6 +98,9 @@ def test_rules_run_end_to_end_and_head_changes_reuse_the_encoder_pass(tmp_path):
     assert (results / "lm/Tiny/claritin/head.safetensors").stat().st_size > 0
     for name in ("encode_claritin", "finetune_claritin"):
         assert (results / f"benchmarks/lm/Tiny/{name}.tsv").exists()
+        # the configured thread count, although --cores 2 leaves each job at most 2
+        log = (results / f"logs/lm/Tiny/{name}.log").read_text()
+        assert "PyTorch CPU threads: 3 (covariate_shift.lm.cpu_threads)" in log
     setup = load_covariate_setup(
         results / "lm/Tiny/claritin/outputs.npz",
         results / "samples/covariate/claritin__self-driving.npz",

@@ -19,7 +19,7 @@ rule lm_encode:
         f"{RESULTS}/benchmarks/lm/{{model}}/encode_{{domain}}.tsv"
     conda:
         "../envs/lm.yaml"
-    threads: 2
+    threads: COVARIATE["lm"]["cpu_threads"]
     resources:
         gpu=1,
         mem_mb=16000,
@@ -48,7 +48,7 @@ rule lm_finetune:
         f"{RESULTS}/benchmarks/lm/{{model}}/finetune_{{source}}.tsv"
     conda:
         "../envs/lm.yaml"
-    threads: 2
+    threads: COVARIATE["lm"]["cpu_threads"]
     resources:
         gpu=1 if COVARIATE["lm"]["mode"] == "faithful" else 0,
         mem_mb=16000,

@@ -132,7 +132,7 @@ rule multiclass_lm_encode:
         f"{RESULTS}/benchmarks/lm/{{model}}/encode_{{domain}}.tsv"
     conda:
         "../envs/lm.yaml"
-    threads: 2
+    threads: COVARIATE["lm"]["cpu_threads"]
     resources:
         gpu=1,
         mem_mb=16000,
@@ -160,7 +160,7 @@ rule multiclass_lm_finetune:
         f"{RESULTS}/benchmarks/lm/{{model}}/finetune_{{source}}.tsv"
     conda:
         "../envs/lm.yaml"
-    threads: 2
+    threads: COVARIATE["lm"]["cpu_threads"]
     resources:
         gpu=1 if COVARIATE["lm"]["mode"] == "faithful" else 0,
         mem_mb=16000,

@@ -20,8 +20,10 @@ from unishift.lm.pipeline import encode_domain, encode_workload  # noqa: E402
 log = start_job(snakemake.log[0], snakemake.threads)
 # the Trainer prints its metrics to stdout; keep them in the rule's log
 sys.stdout = sys.stderr
-torch.set_num_threads(snakemake.threads)
 settings = FinetuneSettings.from_config(snakemake.params.settings)
+# the configured count, not the job's share of --cores: PyTorch's CPU results depend on it
+torch.set_num_threads(settings.cpu_threads)
+log.info("PyTorch CPU threads: %d (covariate_shift.lm.cpu_threads)", torch.get_num_threads())
 hub = snakemake.input.get("hub")
 revision = json.loads(open(hub).read())["commit"] if hub else None
 model = snakemake.params.model_path

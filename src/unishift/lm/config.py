@@ -47,6 +47,7 @@ COVARIATE_DEFAULTS = {
         "extract_batch_size": 128,
         "logging_steps": 10,
         "train_subset": 5000,
+        "cpu_threads": 2,
     },
     "mixture": {
         "sample_size": 250,
@@ -73,9 +74,10 @@ PAPER_LM = {
     "extract_batch_size": 512,
     "logging_steps": 50,
     "train_subset": 5000,
+    "cpu_threads": 2,
 }
 # Settings that change what the encoder pass computes (the rest only affect the head's training).
-ENCODE_KEYS = ("max_length", "padding", "extract_batch_size", "device", "seed")
+ENCODE_KEYS = ("max_length", "padding", "extract_batch_size", "device", "seed", "cpu_threads")
 DOMAINS_BY_SOURCE = {
     "hf": ("imdb", "rt", "yelp"),
     "data_root": ("imdb", "rt", "yelp", "amazon"),

@@ -51,6 +51,7 @@ class FinetuneSettings:
     logging_steps: int = 50
     train_subset: int = 5000
     device: str = "auto"
+    cpu_threads: int = 2
 
     def __post_init__(self):
         for name, value, valid in (
@@ -60,6 +61,10 @@ class FinetuneSettings:
         ):
             if value not in valid:
                 raise ValueError(f"covariate.lm.{name}={value!r} is not one of {valid}")
+        if not isinstance(self.cpu_threads, int) or self.cpu_threads < 1:
+            raise ValueError(
+                f"covariate.lm.cpu_threads={self.cpu_threads!r} must be an integer >= 1"
+            )
 
     @classmethod
     def from_config(cls, options: dict) -> FinetuneSettings:
