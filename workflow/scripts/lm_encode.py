@@ -7,8 +7,6 @@ import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
-import torch  # noqa: E402
-
 from unishift.data.text import read_split  # noqa: E402
 from unishift.io import write_npz  # noqa: E402
 from unishift.jobs import start_job  # noqa: E402
@@ -21,9 +19,6 @@ log = start_job(snakemake.log[0], snakemake.threads)
 # the Trainer prints its metrics to stdout; keep them in the rule's log
 sys.stdout = sys.stderr
 settings = FinetuneSettings.from_config(snakemake.params.settings)
-# the configured count, not the job's share of --cores: PyTorch's CPU results depend on it
-torch.set_num_threads(settings.cpu_threads)
-log.info("PyTorch CPU threads: %d (covariate_shift.lm.cpu_threads)", torch.get_num_threads())
 hub = snakemake.input.get("hub")
 revision = json.loads(open(hub).read())["commit"] if hub else None
 model = snakemake.params.model_path

@@ -21,7 +21,8 @@ import logging
 import math
 import os
 import tempfile
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -210,3 +211,23 @@ def gpu_description() -> dict | None:
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
         "bf16_supported": bool(torch.cuda.is_bf16_supported()),
     }
+
+
+@contextmanager
+def cpu_threads(count: int) -> Iterator[None]:
+    """Run PyTorch's CPU work on exactly ``count`` threads (``covariate_shift.lm.cpu_threads``), then
+    restore the previous count.
+
+    With another count PyTorch's float32 sums round differently (one thread instead of two changes
+    2 of 1,418 logits of the default config in the last bit), so the count is a setting, not the
+    job's share of ``--cores`` (config/README.md).
+    """
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    log.info("PyTorch CPU threads: %d (covariate_shift.lm.cpu_threads)", torch.get_num_threads())
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.lm.cache import pack, unpack  # noqa: F401  (re-exported)
-from unishift.lm.device import Workload, finetune_passes, tokens_per_text
+from unishift.lm.device import Workload, cpu_threads, finetune_passes, tokens_per_text
 from unishift.lm.finetune import FinetuneSettings, train_faithful, train_head_on_cache
 from unishift.lm.models import (
     encode_texts,
@@ -77,26 +77,28 @@ def encode_domain(
     """Head inputs and first-token vectors of every split of a domain (``cached`` mode's encoder pass).
 
     The backbone is frozen and identical for every source, so one pass per (model, domain) serves all
-    fine-tunings; the fresh head's logits are not stored.
+    fine-tunings; the fresh head's logits are not stored. Runs on ``settings.cpu_threads`` CPU
+    threads.
     """
-    tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
-    freeze_backbone(model)
-    sets, speed = {}, {}
-    for split in ENCODED_SPLITS:
-        frame = splits[split]
-        out = encode_texts(
-            model,
-            tokenizer,
-            frame["text"],
-            desc=f"encode {split}",
-            **_encode_kwargs(settings, device),
-        )
-        arrays = {"hidden": out["hidden"], "labels": frame["label"].to_numpy(np.int64)}
-        # only BERT's head reads something other than the first-token vector (the pooled output)
-        if model.config.model_type == "bert":
-            arrays["head_input"] = out["head_input"]
-        sets[split] = arrays
-        speed[split] = {"rows": len(frame), "examples_per_second": out["examples_per_second"]}
+    with cpu_threads(settings.cpu_threads):
+        tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
+        freeze_backbone(model)
+        sets, speed = {}, {}
+        for split in ENCODED_SPLITS:
+            frame = splits[split]
+            out = encode_texts(
+                model,
+                tokenizer,
+                frame["text"],
+                desc=f"encode {split}",
+                **_encode_kwargs(settings, device),
+            )
+            arrays = {"hidden": out["hidden"], "labels": frame["label"].to_numpy(np.int64)}
+            # only BERT's head reads something other than the first-token vector (the pooled output)
+            if model.config.model_type == "bert":
+                arrays["head_input"] = out["head_input"]
+            sets[split] = arrays
+            speed[split] = {"rows": len(frame), "examples_per_second": out["examples_per_second"]}
     return sets, {"architecture": model.config.model_type, "encode": speed}
 
 
@@ -217,19 +219,21 @@ def run_finetune(
     num_labels: int = 2,
 ):
     """Dispatch on ``settings.mode``; returns (sets, model, report) with accuracies in the report.
-    ``num_labels``: the head's classes (the multiclass branch's tweets have three)."""
+    ``num_labels``: the head's classes (the multiclass branch's tweets have three). Trains and
+    predicts on ``settings.cpu_threads`` CPU threads."""
     started = time.perf_counter()
     run = finetune_cached if settings.mode == "cached" else finetune_faithful
-    sets, model, report = run(
-        model_name,
-        inputs,
-        target_inputs,
-        settings,
-        device,
-        workdir,
-        revision=revision,
-        num_labels=num_labels,
-    )
+    with cpu_threads(settings.cpu_threads):
+        sets, model, report = run(
+            model_name,
+            inputs,
+            target_inputs,
+            settings,
+            device,
+            workdir,
+            revision=revision,
+            num_labels=num_labels,
+        )
     report.update(
         model=model_name,
         revision=revision,
