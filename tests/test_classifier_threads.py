@@ -17,7 +17,7 @@ from joblib import cpu_count
 from threadpoolctl import threadpool_limits
 
 from unishift.classifiers import make_classifier
-from unishift.data.label_shift import prepare_splits, train_and_predict
+from unishift.data.label_shift import label_shift_samples, prepare_splits, train_and_predict
 from unishift.data.label_shift_multiclass import train_and_predict_k
 
 PARTS = ("X_h", "X_val", "X_test")
@@ -77,3 +77,12 @@ def test_knn_keeps_the_same_one_of_two_equidistant_neighbours(tmp_path, data_roo
     np.testing.assert_array_equal(one[2][445], [1.0, 0.0])
     np.testing.assert_array_equal(several[2][445], [0.9, 0.1])
     assert_same(ours_under(2, splits, "kNN"), one)
+
+    # the per-sample batches too (33 of their rows change with the thread count)
+    samples = label_shift_samples(splits, 250, 100, 0)
+    with threadpool_limits(limits=2):
+        _, posteriors = train_and_predict(splits, "kNN", 0, samples=samples)
+    with threadpool_limits(limits=1):
+        model = make_classifier("kNN", 0).fit(splits["X_h"], splits["y_h"])
+        expected = np.stack([model.predict_proba(splits["X_test"][i]) for i in samples["indices"]])
+    np.testing.assert_array_equal(posteriors["P_samples"], expected)

@@ -1154,4 +1154,27 @@ MUTATIONS += [
         "the k-class set-up's classifier runs with the machine's thread count",
         tests=("tests/test_classifier_threads.py",),
     ),
+    m(
+        "TH3",
+        "data",
+        SRC + "lm/device.py",
+        "    torch.set_num_threads(count)\n",
+        "    torch.set_num_threads(previous)\n",
+        "the language-model jobs keep the job's thread count instead of covariate_shift.lm.cpu_threads",
+        tests=("tests/test_lm_workflow.py",),
+        slow=True,
+    ),
+    m(
+        "TH4",
+        "data",
+        LABEL_SHIFT,
+        '        if samples is not None:\n            posteriors["P_samples"] = np.stack(\n'
+        '                [model.predict_proba(splits["X_test"][idx]) for idx in samples["indices"]]\n'
+        "            )\n",
+        '    if samples is not None:\n        posteriors["P_samples"] = np.stack(\n'
+        '            [model.predict_proba(splits["X_test"][idx]) for idx in samples["indices"]]\n'
+        "        )\n",
+        "the per-sample posteriors are predicted outside the one-thread pool",
+        tests=("tests/test_classifier_threads.py",),
+    ),
 ]
