@@ -23,25 +23,16 @@ import tempfile
 def perturbed_posteriors(model, splits, samples, eps: float, seed: int) -> dict:
     import numpy as np
 
-    from unishift.classifiers import one_thread
+    from unishift.data.label_shift import predict_posteriors
 
     rng = np.random.default_rng(seed)
     coef, intercept = model.coef_.copy(), model.intercept_.copy()
     try:
         model.coef_ = coef * (1 + eps * rng.standard_normal(coef.shape))
         model.intercept_ = intercept * (1 + eps * rng.standard_normal(intercept.shape))
-        with one_thread():
-            posteriors = {key: model.predict_proba(splits[f"X_{part}"])
-                          for key, part in (("P_h", "h"), ("P_val", "val"), ("P_test", "test"))}  # fmt: skip
-            posteriors["test_accuracy"] = np.array(
-                np.mean(model.predict(splits["X_test"]) == splits["y_test"])
-            )
-            posteriors["P_samples"] = np.stack(
-                [model.predict_proba(splits["X_test"][idx]) for idx in samples["indices"]]
-            )
+        return predict_posteriors(model, splits, samples)
     finally:
         model.coef_, model.intercept_ = coef, intercept
-    return posteriors
 
 
 def main() -> None:

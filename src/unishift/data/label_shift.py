@@ -74,12 +74,7 @@ SAMPLE_POSTERIORS = ("per_sample", "pool")
 def train_and_predict(
     splits: dict, classifier: str, seed: int, samples: dict | None = None
 ) -> tuple[object, dict]:
-    """Fit the classifier on the training half; posteriors for the three parts and test-pool accuracy.
-
-    With ``samples`` (the persisted UPP indices) also ``P_samples``: the posteriors of each sample
-    predicted as one batch, as the reference's scripts compute them. They can differ from the pool's
-    in the last bit (BLAS rounds a product differently in another batch; 88 of 25,000 items of
-    cmc.3 with LR), which moves LasCal's tied confidences across its bin edges.
+    """Fit the classifier on the training half; its posteriors (:func:`predict_posteriors`).
 
     Fitted and predicted on one thread (:func:`unishift.classifiers.one_thread`): the same posteriors
     on every machine.
@@ -90,6 +85,18 @@ def train_and_predict(
             # the MLP's convergence warning at sklearn's default max_iter is part of the paper's set-up
             warnings.simplefilter("ignore")
             model.fit(splits["X_h"], splits["y_h"])
+    return model, predict_posteriors(model, splits, samples)
+
+
+def predict_posteriors(model, splits: dict, samples: dict | None = None) -> dict:
+    """A fitted classifier's posteriors for the three parts and its test-pool accuracy, on one thread.
+
+    With ``samples`` (the persisted UPP indices) also ``P_samples``: the posteriors of each sample
+    predicted as one batch, as the reference's scripts compute them. They can differ from the pool's
+    in the last bit (BLAS rounds a product differently in another batch; 88 of 25,000 items of
+    cmc.3 with LR), which moves LasCal's tied confidences across its bin edges.
+    """
+    with one_thread():
         posteriors = {
             "P_h": model.predict_proba(splits["X_h"]),
             "P_val": model.predict_proba(splits["X_val"]),
@@ -102,7 +109,7 @@ def train_and_predict(
             posteriors["P_samples"] = np.stack(
                 [model.predict_proba(splits["X_test"][idx]) for idx in samples["indices"]]
             )
-    return model, posteriors
+    return posteriors
 
 
 def label_shift_samples(
