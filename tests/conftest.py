@@ -1,8 +1,24 @@
 import os
+import sys
 from pathlib import Path
 
-import pytest
-from hypothesis import settings
+from unishift import kernels
+
+# The CPU kernels every number of the suite is computed with (docs/determinism.md): set before
+# NumPy loads, inherited by every snakemake process a test starts. A CPU that cannot run them (not
+# x86-64, or without AVX2) runs the suite with its own kernels; the tests that compare last digits
+# with stored values then skip (``pinned_kernels``).
+if "numpy" in sys.modules:
+    raise RuntimeError("NumPy was imported before tests/conftest.py could pin the CPU kernels")
+try:
+    kernels.pin(kernels.DEFAULT_PROFILE)
+    KERNELS_PINNED = True
+except kernels.KernelError as error:
+    print(f"tests/conftest.py: {error}; running with this machine's own kernels", file=sys.stderr)
+    KERNELS_PINNED = False
+
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 # The mutation check (tests/mutation) runs with HYPOTHESIS_PROFILE=derandomized so that property
 # tests draw the same examples every time and its score is reproducible.
@@ -11,6 +27,13 @@ if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def pinned_kernels():
+    """For tests that compare last digits with stored values (they hold for the pinned kernels)."""
+    if not KERNELS_PINNED:
+        pytest.skip("this CPU cannot run the pinned AVX2 kernels (docs/determinism.md)")
 
 
 def shared_data_root() -> Path | None:

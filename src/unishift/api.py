@@ -8,7 +8,10 @@ the records.
     records = pd.concat([load_records("results", shift="label", task="quantification"), mine])
     result = table(records, "quantification", "label")
 
-``examples/notebook_api.py`` runs this end to end (docs/api.md).
+``examples/notebook_api.py`` runs this end to end (docs/api.md). The workflow computes with pinned
+CPU kernels (docs/determinism.md); importing this module warns when the notebook's NumPy runs with
+others, since its numbers may then differ from the workflow's in the last digits: call
+``unishift.kernels.pin()`` before the first ``import numpy``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.data.setups import SetupData
 from unishift.evaluation import RECORD_COLUMNS, evaluate_setup
+from unishift.kernels import warn_if_unpinned
 from unishift.methods.base import (
     SHIFTS,
     TASKS,
@@ -37,6 +41,8 @@ from unishift.methods.base import (
     Setting,
 )
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, positive, quiet
+
+warn_if_unpinned(stacklevel=3)
 
 _TASK_OF_ENTRY_POINT = {
     "calibrate": "calibration",

@@ -35,6 +35,7 @@ def provenance(config: dict, code_version: str | None = None) -> dict:
     """``code_version``: the content hash of the library's code (default: computed now; see
     :mod:`unishift.codeversion`), so that results name the code that made them."""
     from unishift.codeversion import library_version
+    from unishift.kernels import in_effect as kernels_in_effect
 
     versions = {}
     for name in PACKAGES:
@@ -50,6 +51,7 @@ def provenance(config: dict, code_version: str | None = None) -> dict:
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "packages": versions,
+        "cpu_kernels": kernels_in_effect(),
     }
 
 

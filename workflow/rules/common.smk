@@ -5,6 +5,7 @@ import sys
 from snakemake.utils import validate
 
 from unishift.codeversion import library_version, method_code_version
+from unishift.kernels import pin as pin_kernels
 from unishift.methods.base import SHIFTS, TASKS
 from unishift.registry import use_plugins
 from unishift.workflow_checks import (
@@ -21,6 +22,9 @@ validate(config, schema="../schemas/config.schema.yaml")
 # environment the jobs inherit) in every job that reads the registry.
 use_plugins(config["plugins"])
 check_config(config)
+# Every job computes with the same CPU kernels on any machine (docs/determinism.md): the variables
+# are set here, before any job starts, and each job checks that they took effect.
+pin_kernels(config["cpu_kernels"])
 
 
 include: "code_version.smk"

@@ -9,6 +9,7 @@
 from snakemake.utils import validate
 
 from unishift.codeversion import library_version
+from unishift.kernels import pin as pin_kernels
 from unishift.codeversion import multiclass_code_version as _multiclass_code_version
 from unishift.methods.base import SHIFTS, TASKS
 from unishift.registry import use_plugins
@@ -23,6 +24,8 @@ validate(config, schema="../schemas/multiclass.schema.yaml")
 # plugin modules (multiclass method classes too) are registered before the methods are checked
 use_plugins(config["plugins"])
 check_multiclass_config(config)
+# the same CPU kernels on any machine (docs/determinism.md)
+pin_kernels(config["cpu_kernels"])
 
 
 include: "code_version.smk"

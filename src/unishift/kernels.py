@@ -1,0 +1,184 @@
+"""The CPU kernels of the numerical libraries, pinned so that a config gives the same bytes on
+every x86-64 machine (docs/determinism.md).
+
+NumPy and SciPy's bundled OpenBLAS, PyTorch's MKL, oneDNN and ATen each pick the kernels of the
+widest instruction set the CPU offers. Kernels of different widths sum in different orders, so the
+last bits of a matrix product differ between, say, an AVX2 and an AVX-512 machine, and the methods
+whose decisions hinge on last bits (LasCal's search, TransCal's optimiser) then move. A *profile*
+names one kernel per library, set through the libraries' own environment variables. They are read
+when a library loads, so they must be set before NumPy (or PyTorch) is imported: the workflow sets
+them for every job it starts, the test session in ``tests/conftest.py``, and a notebook by
+:func:`pin` before its first ``import numpy`` (the Python API warns when it runs unpinned).
+
+This module imports nothing numerical at import time.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import warnings
+from pathlib import Path
+
+# The profile the documented numbers were computed with (docs/reproduction.md): the AVX2 kernels,
+# which every x86-64 CPU since 2013 (Haswell, Zen) runs.
+DEFAULT_PROFILE = "avx2"
+PROFILES: dict[str, dict[str, str]] = {
+    "avx2": {
+        "OPENBLAS_CORETYPE": "Haswell",  # NumPy / SciPy's OpenBLAS
+        "MKL_CBWR": "AVX2",  # PyTorch's MKL (conditional numerical reproducibility)
+        "ONEDNN_MAX_CPU_ISA": "AVX2",  # PyTorch's oneDNN
+        "ATEN_CPU_CAPABILITY": "avx2",  # PyTorch's own vectorised kernels
+    },
+    # the machine's own choice: fastest, but the last bits depend on the CPU
+    "native": {},
+}
+# What a CPU needs to run a profile's kernels (names as /proc/cpuinfo spells the flags).
+REQUIRED_CPU_FLAGS = {"avx2": ("avx2", "fma")}
+# The OpenBLAS core type each profile must leave in effect (threadpoolctl's "architecture").
+OPENBLAS_ARCHITECTURE = {"avx2": "Haswell"}
+# Set with the profile's variables, so that a job (and a test) can tell which profile it runs under.
+PROFILE_VARIABLE = "UNISHIFT_CPU_KERNELS"
+# Every variable any profile sets: "native" clears them.
+VARIABLES = sorted({name for env in PROFILES.values() for name in env})
+KEY = "cpu_kernels"
+
+
+class KernelError(RuntimeError):
+    """A kernel profile that cannot run here, or one that is not in effect."""
+
+
+def check_profile(profile: str) -> None:
+    if profile not in PROFILES:
+        raise KernelError(f"{KEY}={profile!r} is not a profile; choose one of {sorted(PROFILES)}")
+
+
+def cpu_flags() -> set[str] | None:
+    """The CPU's feature flags (Linux), or None where they cannot be read."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return None
+
+
+def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None = None) -> None:
+    """Raise when this CPU cannot run the profile's kernels, naming the missing instructions and
+    the fix (a profile forced on a CPU without them would crash with an illegal instruction)."""
+    check_profile(profile)
+    required = REQUIRED_CPU_FLAGS.get(profile)
+    if not required:
+        return
+    machine = machine or platform.machine()
+    if machine.lower() not in ("x86_64", "amd64"):
+        raise KernelError(
+            f"{KEY}: {profile} pins x86-64 AVX2 kernels, and this is a {machine} machine; set "
+            f"{KEY}: native (the numbers may then differ from the documented ones in the last "
+            "digits, docs/determinism.md)"
+        )
+    flags = cpu_flags() if flags is None else flags
+    if flags is None:
+        return  # cannot tell: the job-side check (assert_pinned) still catches a wrong kernel
+    missing = [flag for flag in required if flag not in flags]
+    if missing:
+        raise KernelError(
+            f"{KEY}: {profile} needs a CPU with {', '.join(required)}; this one lacks "
+            f"{', '.join(missing)}. Set {KEY}: native to use its own kernels (the numbers may then "
+            "differ from the documented ones in the last digits, docs/determinism.md)"
+        )
+
+
+def kernel_environment(profile: str) -> dict[str, str]:
+    """The environment variables of a profile (``native``: none of them)."""
+    check_profile(profile)
+    return {**PROFILES[profile], PROFILE_VARIABLE: profile}
+
+
+def pin(profile: str = DEFAULT_PROFILE, environ=None) -> dict[str, str]:
+    """Set the profile's variables in ``environ`` (default: this process's environment, which the
+    processes it starts inherit) and return them. A library already loaded keeps its kernels: call
+    this before importing NumPy, or in the parent of the processes that compute."""
+    check_cpu(profile)
+    environ = os.environ if environ is None else environ
+    for name in VARIABLES:
+        environ.pop(name, None)
+    values = kernel_environment(profile)
+    environ.update(values)
+    return values
+
+
+def openblas_architecture() -> str | None:
+    """The core type NumPy's OpenBLAS runs with in this process (imports NumPy)."""
+    import numpy  # noqa: F401  (loads OpenBLAS)
+    from threadpoolctl import threadpool_info
+
+    for pool in threadpool_info():
+        if pool.get("internal_api") == "openblas":
+            return pool.get("architecture")
+    return None
+
+
+def in_effect() -> dict[str, str | None]:
+    """What this process computes with: the profile it was started under, the OpenBLAS core type,
+    and the kernel variables of its environment."""
+    return {
+        "profile": os.environ.get(PROFILE_VARIABLE),
+        "openblas_architecture": openblas_architecture(),
+        **{name: os.environ.get(name) for name in VARIABLES},
+    }
+
+
+def assert_pinned(profile: str) -> str | None:
+    """Raise when this process does not compute with the profile's OpenBLAS kernel (NumPy was
+    loaded before the variables were set, or OpenBLAS ignored them); return the core type."""
+    check_profile(profile)
+    architecture = openblas_architecture()
+    wanted = OPENBLAS_ARCHITECTURE.get(profile)
+    if wanted and architecture is not None and architecture.lower() != wanted.lower():
+        raise KernelError(
+            f"{KEY}: {profile} wants OpenBLAS's {wanted} kernels, but this process runs "
+            f"{architecture}: NumPy was imported before OPENBLAS_CORETYPE was set. Set the "
+            "variables before Python starts (or call unishift.kernels.pin() before importing numpy)"
+        )
+    return architecture
+
+
+def warn_if_unpinned(stacklevel: int = 2) -> bool:
+    """Warn (once per call site) when this process computes with other kernels than the default
+    profile's; True when it is pinned. For the Python API, whose numbers a notebook compares with
+    the workflow's."""
+    try:
+        assert_pinned(DEFAULT_PROFILE)
+    except KernelError:
+        warnings.warn(
+            f"unishift runs with OpenBLAS's {openblas_architecture()} kernels, not the "
+            f"{OPENBLAS_ARCHITECTURE[DEFAULT_PROFILE]} ones the workflow pins ({KEY}: "
+            f"{DEFAULT_PROFILE}): results may differ from a workflow run in the last digits. Call "
+            "unishift.kernels.pin() before importing numpy, or start Python with "
+            + " ".join(f"{k}={v}" for k, v in PROFILES[DEFAULT_PROFILE].items()),
+            stacklevel=stacklevel,
+        )
+        return False
+    return True
+
+
+def numpy_loaded() -> bool:
+    return "numpy" in sys.modules
+
+
+__all__ = [
+    "DEFAULT_PROFILE",
+    "KEY",
+    "KernelError",
+    "PROFILES",
+    "assert_pinned",
+    "check_cpu",
+    "in_effect",
+    "kernel_environment",
+    "pin",
+    "warn_if_unpinned",
+]
