@@ -1,0 +1,212 @@
+"""The data every method receives, for any number of classes k >= 2.
+
+A method is fitted once per *setting* (one trained classifier on one data set or domain pair) on a
+labelled validation set, and then applied to many unlabelled test samples:
+
+* a :class:`LabelledSet` holds items with labels 0..k-1 (the validation set, the
+  classifier-training set, a test pool) and their n x k posteriors;
+* a :class:`Sample` holds one unlabelled test sample (labels are never given to a method);
+* a :class:`Setting` holds what a method may learn from.
+
+Crisp predictions are the argmax with ties to the lowest class index, which for two classes is the
+rule "ties to class 0" of the reference code. Two classes are the case k = 2: column 1 is the
+positive class, and a prevalence is the vector (1 - p, p).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from unishift.choices import check_choice
+
+# Where a method takes a class prior from: the classifier-training set or the validation set.
+PREVALENCE_SOURCES = ("training", "validation")
+
+
+def derive_seed(*parts: Any) -> int:
+    """A stable 32-bit seed from any printable parts (independent of Python's hash randomisation)."""
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+def argmax_predictions(posteriors: np.ndarray) -> np.ndarray:
+    """Argmax of each posterior row, ties to the lowest class index (docs/methods.md §0.2)."""
+    return np.argmax(np.asarray(posteriors), axis=1)
+
+
+def _subset(array, mask):
+    return None if array is None else array[mask]
+
+
+def _check_matrix(name: str, matrix, n_items: int, n_classes: int) -> None:
+    if matrix is None:
+        return
+    shape = np.shape(matrix)
+    if len(shape) != 2 or shape != (n_items, n_classes):
+        raise ValueError(
+            f"{name} must be {n_items} x {n_classes} (items x classes), got shape {shape}; "
+            f"a classifier of a {n_classes}-class problem must output {n_classes} columns"
+        )
+
+
+def _columns(*matrices) -> int | None:
+    for matrix in matrices:
+        if matrix is not None and np.ndim(matrix) == 2:
+            return int(np.shape(matrix)[1])
+    return None
+
+
+@dataclass(frozen=True)
+class LabelledSet:
+    """Items with their labels 0..k-1: the validation set, the classifier-training set or a pool.
+
+    ``posteriors`` is n x k (for two classes column 1 is the positive class); ``logits`` (n x k)
+    exist only for language models; ``features`` are standardised covariates (label shift) or
+    hidden states (covariate shift). ``n_classes`` is read from the posteriors (or logits) when not
+    given.
+    """
+
+    posteriors: np.ndarray | None
+    labels: np.ndarray
+    features: np.ndarray | None = None
+    logits: np.ndarray | None = None
+    n_classes: int | None = None
+
+    def __post_init__(self):
+        labels = np.asarray(self.labels)
+        if labels.ndim != 1:
+            raise ValueError(f"labels must be a vector, got shape {labels.shape}")
+        k = self.n_classes
+        if k is None:
+            k = _columns(self.posteriors, self.logits)
+        if k is None:
+            k = max(2, int(labels.max()) + 1) if len(labels) else 2
+        if k < 2:
+            raise ValueError(f"n_classes={k} must be at least 2")
+        object.__setattr__(self, "n_classes", int(k))
+        if len(labels) and (labels.min() < 0 or labels.max() >= k):
+            raise ValueError(f"labels must lie in 0..{k - 1}, got {np.unique(labels)}")
+        _check_matrix("posteriors", self.posteriors, len(labels), k)
+        _check_matrix("logits", self.logits, len(labels), k)
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def predictions(self) -> np.ndarray:
+        return argmax_predictions(self.posteriors)
+
+    @property
+    def prevalence(self) -> np.ndarray:
+        """The share of each class (NaNs for an empty set)."""
+        if not len(self.labels):
+            return np.full(self.n_classes, np.nan)
+        counts = np.bincount(np.asarray(self.labels, dtype=np.int64), minlength=self.n_classes)
+        return counts / len(self.labels)
+
+    @property
+    def confusion(self) -> np.ndarray:
+        """Counts, rows = true class, columns = predicted class."""
+        table = np.zeros((self.n_classes, self.n_classes))
+        np.add.at(table, (np.asarray(self.labels, dtype=np.int64), self.predictions), 1.0)
+        return table
+
+    def subset(self, mask: np.ndarray) -> LabelledSet:
+        return LabelledSet(
+            posteriors=_subset(self.posteriors, mask),
+            labels=np.asarray(self.labels)[mask],
+            features=_subset(self.features, mask),
+            logits=_subset(self.logits, mask),
+            n_classes=self.n_classes,
+        )
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One unlabelled test sample; ``posteriors`` is n x k."""
+
+    posteriors: np.ndarray
+    features: np.ndarray | None = None
+    logits: np.ndarray | None = None
+
+    def __post_init__(self):
+        shape = np.shape(self.posteriors)
+        if len(shape) != 2 or shape[1] < 2:
+            raise ValueError(f"posteriors must be n x k with k >= 2, got shape {shape}")
+        _check_matrix("logits", self.logits, *shape)
+
+    @property
+    def n_classes(self) -> int:
+        return int(np.shape(self.posteriors)[1])
+
+    def __len__(self) -> int:
+        return len(self.posteriors)
+
+    @property
+    def predictions(self) -> np.ndarray:
+        return argmax_predictions(self.posteriors)
+
+    def subset(self, mask: np.ndarray) -> Sample:
+        return Sample(
+            posteriors=np.asarray(self.posteriors)[mask],
+            features=_subset(self.features, mask),
+            logits=_subset(self.logits, mask),
+        )
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What a method may learn from for one trained classifier.
+
+    ``validation`` is the labelled held-out set every method is fitted on; ``training`` is the set
+    the classifier was trained on (features and labels; used by domain classifiers, Head2Tail and as
+    the source of the EM training prevalence). ``key`` identifies the setting (e.g. ``"yeast/LR"``)
+    and feeds derived seeds.
+    """
+
+    validation: LabelledSet
+    training: LabelledSet
+    shift: str
+    key: str = ""
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.validation.n_classes != self.training.n_classes:
+            raise ValueError(
+                f"validation has {self.validation.n_classes} classes, training "
+                f"{self.training.n_classes}"
+            )
+
+    @property
+    def n_classes(self) -> int:
+        return self.validation.n_classes
+
+    @property
+    def train_prevalence(self) -> np.ndarray:
+        return self.training.prevalence
+
+    def prevalence_of(self, source: str, parameter: str = "train_prevalence") -> np.ndarray:
+        """The class prevalence of the ``"training"`` or the ``"validation"`` set."""
+        check_choice(parameter, source, PREVALENCE_SOURCES)
+        return self.train_prevalence if source == "training" else self.validation.prevalence
+
+    def restrict_validation(self, mask: np.ndarray, tag: str) -> Setting:
+        """The same setting with the validation set reduced to ``mask`` (e.g. one predicted class)."""
+        return replace(self, validation=self.validation.subset(mask), key=f"{self.key}|{tag}")
+
+    def derive_seed(self, *parts: Any) -> int:
+        return derive_seed(self.seed, self.key, *parts)
+
+
+__all__ = [
+    "PREVALENCE_SOURCES",
+    "LabelledSet",
+    "Sample",
+    "Setting",
+    "argmax_predictions",
+    "derive_seed",
+]
