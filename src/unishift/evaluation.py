@@ -1,9 +1,11 @@
-"""Evaluate one method of one task on every sample of every setup of a shift.
+"""Evaluate one method of one task on every sample of every setup of a shift, for any number of
+classes.
 
 A *setup* is one trained classifier on one data set (label shift) or one language model on one
-source->target pair (covariate shift). It brings the :class:`Setting` the method is fitted on, the pool
-of labelled test items and the persisted sample indices into that pool. Every method of every task is
-evaluated on exactly the same samples.
+source->target pair (covariate shift). It brings the :class:`Setting` the method is fitted on, the
+pool of labelled test items and the persisted sample indices into that pool. Every method of every
+task is evaluated on exactly the same samples, and each record is written in the run's layout
+(:mod:`unishift.records`).
 
 Two switches reproduce the reference code's arithmetic and randomness (docs/reproduction.md):
 ``ece_precision`` (float32, REF's, or float64) and ``domain_stream``: ``"reference"`` continues the
@@ -14,6 +16,7 @@ up-sampling draws what REF drew; ``"per_sample"`` seeds each draw from (seed, se
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -22,49 +25,96 @@ import numpy as np
 
 from unishift.data.setups import SetupData
 from unishift.io import one_line
-from unishift.methods.base import TASKS, Method, Sample, SampleContext
-from unishift.metrics import absolute_error, brier, ece_positive_class, ece_top_label
+from unishift.methods.base import TASKS, Method, SampleContext
+from unishift.metrics import (
+    absolute_error,
+    accuracy,
+    brier,
+    check_prevalence,
+    ece_classwise,
+    ece_positive_class,
+    ece_top_label,
+    prevalence_vector,
+    quantification_ae,
+    quantification_rae,
+    top_label_confidence,
+)
 from unishift.numerics import PRECISIONS
-from unishift.records import RECORD_COLUMNS
+from unishift.records import COLUMNS, ECE_CHOICES, K_CLASS, LAYOUTS, TWO_CLASS
+from unishift.registry import get_method
 
-ECE_CHOICES = ("top_label", "positive_class")
 DOMAIN_STREAMS = ("reference", "per_sample")
 
 
-def _score(
+def _vector(values) -> str:
+    return json.dumps([round(float(v), 12) for v in values])
+
+
+def _calibrated(output, sample) -> np.ndarray:
+    calibrated = np.asarray(output, dtype=float)
+    if calibrated.shape != np.shape(sample.posteriors):
+        raise ValueError(
+            f"calibrator returned shape {calibrated.shape}, expected {np.shape(sample.posteriors)}"
+        )
+    if not np.all(np.isfinite(calibrated)):
+        raise ValueError("calibrator returned non-finite posteriors")
+    return calibrated
+
+
+def score(
     task: str,
     output: Any,
-    sample: Sample,
+    sample,
     labels: np.ndarray,
-    ece: str,
+    layout: str = TWO_CLASS,
+    ece: str = "top_label",
     ece_precision: str = "float32",
-) -> dict[str, float]:
+) -> dict[str, Any]:
+    """The scored fields of one record: what a method returned on a sample against its labels."""
+    k = sample.n_classes
     labels = np.asarray(labels)
+    truth = prevalence_vector(labels, k)
     if task == "calibration":
-        calibrated = np.asarray(output, dtype=float)
-        if calibrated.shape != sample.posteriors.shape:
-            raise ValueError(
-                f"calibrator returned shape {calibrated.shape}, expected {sample.posteriors.shape}"
-            )
-        if not np.all(np.isfinite(calibrated)):
-            raise ValueError("calibrator returned non-finite posteriors")
+        calibrated = _calibrated(output, sample)
         top = ece_top_label(calibrated, labels, precision=ece_precision)
-        positive = ece_positive_class(calibrated, labels)
+        if layout == TWO_CLASS:
+            positive = ece_positive_class(calibrated, labels)
+            return {
+                "true_value": float(labels.mean()),
+                "estimate": float(calibrated[:, 1].mean()),
+                "error": top if ece == "top_label" else positive,
+                "ece": top,
+                "ece_positive": positive,
+                "brier": brier(calibrated, labels),
+            }
+        classwise = ece_classwise(calibrated, labels, precision=ece_precision)
+        confidence, _ = top_label_confidence(calibrated)
         return {
-            "true_value": float(labels.mean()),
-            "estimate": float(calibrated[:, 1].mean()),
-            "error": top if ece == "top_label" else positive,
+            "true_value": accuracy(calibrated, labels),
+            "estimate": float(confidence.mean()),
+            "error": top if ece == "top_label" else classwise,
+            "true_prevalence": _vector(truth),
+            "estimated_prevalence": _vector(calibrated.mean(axis=0)),
             "ece": top,
-            "ece_positive": positive,
+            "ece_classwise": classwise,
             "brier": brier(calibrated, labels),
+        }
+    if task == "quantification":
+        estimate = check_prevalence(output, k, "the quantifier's estimate")
+        ae = quantification_ae(truth, estimate)
+        if layout == TWO_CLASS:
+            return {"true_value": float(labels.mean()), "estimate": float(estimate[1]), "error": ae}
+        return {
+            "error": ae,
+            "true_prevalence": _vector(truth),
+            "estimated_prevalence": _vector(estimate),
+            "ae": ae,
+            "rae": quantification_rae(truth, estimate, sample_size=len(labels)),
         }
     estimate = float(output)
     if not np.isfinite(estimate):
-        raise ValueError(f"{task} estimate is not finite ({estimate})")
-    if task == "quantification":
-        true_value = float(labels.mean())
-    else:
-        true_value = float(np.mean(sample.predictions == labels))
+        raise ValueError(f"cap estimate is not finite ({estimate})")
+    true_value = accuracy(sample.posteriors, labels)
     return {
         "true_value": true_value,
         "estimate": estimate,
@@ -102,6 +152,23 @@ def _domain_draws(setup: SetupData, domain_stream: str) -> Callable | None:
     return lambda *parts: stream
 
 
+def check_options(layout: str, ece: str, ece_precision: str, domain_stream: str) -> None:
+    """Refuse a record layout, ECE, ECE arithmetic or domain stream that does not exist (the ECE
+    must be one the layout stores)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout={layout!r} is not one of {list(LAYOUTS)}")
+    if ece not in ECE_CHOICES[layout]:
+        hint = "two classes" if ece == "positive_class" else "data with more than two classes"
+        raise ValueError(
+            f"ece={ece!r} is not available in the {layout} record layout (choose one of "
+            f"{list(ECE_CHOICES[layout])}); it needs {hint}"
+        )
+    if ece_precision not in PRECISIONS:
+        raise ValueError(f"ece_precision={ece_precision!r} is not one of {list(PRECISIONS)}")
+    if domain_stream not in DOMAIN_STREAMS:
+        raise ValueError(f"domain_stream={domain_stream!r} is not one of {list(DOMAIN_STREAMS)}")
+
+
 def evaluate_setup(
     task: str,
     method_name: str,
@@ -111,6 +178,7 @@ def evaluate_setup(
     sample_ids: Iterable[int] | None = None,
     ece_precision: str = "float32",
     domain_stream: str = "reference",
+    layout: str = TWO_CLASS,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Fit a fresh method on the setup and apply it to each sample; errors are recorded, not raised.
 
@@ -119,12 +187,7 @@ def evaluate_setup(
     """
     if task not in TASKS:
         raise ValueError(f"task {task!r} is not one of {TASKS}")
-    if ece not in ECE_CHOICES:
-        raise ValueError(f"ece={ece!r} is not one of {ECE_CHOICES}")
-    if ece_precision not in PRECISIONS:
-        raise ValueError(f"ece_precision={ece_precision!r} is not one of {list(PRECISIONS)}")
-    if domain_stream not in DOMAIN_STREAMS:
-        raise ValueError(f"domain_stream={domain_stream!r} is not one of {list(DOMAIN_STREAMS)}")
+    check_options(layout, ece, ece_precision, domain_stream)
     base = {
         "shift": setup.shift,
         "task": task,
@@ -132,6 +195,8 @@ def evaluate_setup(
         "classifier": setup.classifier,
         "dataset": setup.dataset,
     }
+    if layout == K_CLASS:
+        base["n_classes"] = setup.n_classes
     sample_ids = range(len(setup.sample_indices)) if sample_ids is None else sample_ids
     started = time.perf_counter()
     fit_error = None
@@ -162,7 +227,7 @@ def evaluate_setup(
         tick = time.perf_counter()
         try:
             output = method.apply(sample, context)
-            record.update(_score(task, output, sample, labels, ece, ece_precision))
+            record.update(score(task, output, sample, labels, layout, ece, ece_precision))
             status, reason = _status(context.notes)
         except Exception as err:
             status, reason = "error", f"{type(err).__name__}: {one_line(str(err))}"
@@ -185,24 +250,26 @@ def evaluate_method(
     ece: str = "top_label",
     ece_precision: str = "float32",
     domain_stream: str = "reference",
+    layout: str = TWO_CLASS,
 ):
-    """Per-sample records (one row per setup x sample) and per-setup timings of one method."""
+    """Per-sample records (one row per setup x sample, in the run's layout) and per-setup timings
+    of one registered method; each setup builds the method for its own number of classes."""
     import pandas as pd
 
-    from unishift.registry import get_method
-
     spec = get_method(task, method_name, shift)
-    spec.params(shift, params)  # fail early on a malformed parameter mapping
+    check_options(layout, ece, ece_precision, domain_stream)
     records, timings = [], []
     for setup in setups:
+        spec.params(shift, setup.n_classes, params)  # fail early on a malformed parameter mapping
         rows, timing = evaluate_setup(
             task,
             method_name,
-            lambda: spec.build(shift, params),
+            lambda: spec.build(shift, setup.n_classes, params),  # noqa: B023 (called at once)
             setup,
             ece=ece,
             ece_precision=ece_precision,
             domain_stream=domain_stream,
+            layout=layout,
         )
         records.extend(rows)
         timings.append(
@@ -213,5 +280,8 @@ def evaluate_method(
                 **timing,
             }
         )
-    frame = pd.DataFrame.from_records(records, columns=list(RECORD_COLUMNS))
+    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS[layout]))
     return frame, pd.DataFrame.from_records(timings)
+
+
+__all__ = ["DOMAIN_STREAMS", "check_options", "evaluate_method", "evaluate_setup", "score"]

@@ -7,7 +7,9 @@ from snakemake.utils import validate
 from unishift.codeversion import library_version, method_code_version
 from unishift.kernels import pin as pin_kernels
 from unishift.methods.base import SHIFTS, TASKS
-from unishift.registry import use_plugins
+from unishift.plan import record_layout, results_folder
+from unishift.records import TWO_CLASS
+from unishift.registry import get_method, use_plugins
 from unishift.workflow_checks import (
     check_config,
     check_config_files,
@@ -30,7 +32,7 @@ pin_kernels(config["cpu_kernels"])
 include: "code_version.smk"
 
 
-RESULTS = "results"
+RESULTS = results_folder(config)
 
 if workflow.is_main_process:
     # A damaged file of a previous run would make every job reading it fail after Snakemake removed
@@ -67,6 +69,20 @@ def methods_of(shift, task):
 
 def method_params(task, method):
     return dict(config["method_params"].get(f"{task}/{method}", {}))
+
+
+def layout(shift):
+    """The record layout of a shift's per-sample files: two_class or k_class (the data decide)."""
+    return record_layout(config, shift)
+
+
+def method_info(shift, task):
+    """name -> [display, group] of the configured methods: a parameter of the report rules, whose
+    jobs then import no method (and re-run when a display name or group changes)."""
+    return {
+        name: [get_method(task, name, shift).display, get_method(task, name, shift).group]
+        for name in methods_of(shift, task)
+    }
 
 
 def label_datasets():
@@ -138,10 +154,9 @@ def table_targets(shift):
         targets["tables"].append(f"{RESULTS}/tables/{task}_{shift}.tex")
         targets["cd"].append(f"{RESULTS}/cd/{task}_{shift}.tex")
         targets["figures"].append(f"{RESULTS}/plots/{task}_{shift}_err_by_shift.pdf")
-        targets["other"] += [
-            f"{RESULTS}/tables/{task}_{shift}.csv",
-            f"{RESULTS}/reproduction/{task}_{shift}.md",
-        ]
+        targets["other"].append(f"{RESULTS}/tables/{task}_{shift}.csv")
+        if layout(shift) == TWO_CLASS:  # the paper's tables have two classes
+            targets["other"].append(f"{RESULTS}/reproduction/{task}_{shift}.md")
         if task == "calibration":
             targets["tables"].append(f"{RESULTS}/tables/calibration_brier_{shift}.tex")
     targets["appendix"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.tex")

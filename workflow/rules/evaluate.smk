@@ -27,6 +27,7 @@ rule evaluate:
     params:
         setups=setup_fields,
         method_params=lambda wc: method_params(wc.task, wc.method),
+        layout=lambda wc: layout(wc.shift),
         ece=config["ece"],
         ece_precision=config["ece_precision"],
         domain_stream=config["domain_stream"],

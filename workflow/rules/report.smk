@@ -29,6 +29,7 @@ rule tables:
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
+        method_info=lambda wc: method_info(wc.shift, wc.task),
         alpha=config["alpha"],
         code=code_version("tables.py", registry=True),
     script:
@@ -52,6 +53,7 @@ rule brier_table:
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
+        method_info=lambda wc: method_info(wc.shift, "calibration"),
         alpha=config["alpha"],
         code=code_version("brier_table.py", registry=True),
     script:
@@ -79,6 +81,7 @@ rule error_by_shift:
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
+        method_info=lambda wc: method_info(wc.shift, wc.task),
         code=code_version("error_by_shift.py", registry=True),
     script:
         "../scripts/error_by_shift.py"

@@ -16,4 +16,5 @@ build_table(
     datasets=params.datasets,
     n_samples=params.n_samples,
     alpha=params.alpha,
+    method_info={name: tuple(info) for name, info in params.method_info.items()},
 )

@@ -14,4 +14,5 @@ build_error_by_shift(
     classifiers=params.classifiers,
     datasets=params.datasets,
     n_samples=params.n_samples,
+    method_info={name: tuple(info) for name, info in params.method_info.items()},
 )

@@ -55,6 +55,7 @@ records, timings = evaluate_method(
     ece=params.ece,
     ece_precision=params.ece_precision,
     domain_stream=params.domain_stream,
+    layout=params.layout,
 )
 counts = records["status"].value_counts().to_dict()
 log.info(

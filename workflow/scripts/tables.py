@@ -15,6 +15,7 @@ result = build_table(
     datasets=params.datasets,
     n_samples=params.n_samples,
     alpha=params.alpha,
+    method_info={name: tuple(info) for name, info in params.method_info.items()},
 )
 build_cd(result, Path(snakemake.output.cd_tex).parent, alpha=params.alpha)
 log.info("table and CD diagram of %s under %s shift written", wildcards.task, wildcards.shift)

@@ -1,5 +1,31 @@
-"""Per-sample error measures (docs/reporting.md §1)."""
+"""Per-sample error measures for any number of classes (docs/reporting.md §1)."""
 
-from unishift.metrics.errors import absolute_error, brier, ece_positive_class, ece_top_label
+from unishift.metrics.errors import (
+    absolute_error,
+    accuracy,
+    brier,
+    check_posteriors,
+    check_prevalence,
+    ece_classwise,
+    ece_positive_class,
+    ece_top_label,
+    prevalence_vector,
+    quantification_ae,
+    quantification_rae,
+    top_label_confidence,
+)
 
-__all__ = ["absolute_error", "brier", "ece_positive_class", "ece_top_label"]
+__all__ = [
+    "absolute_error",
+    "accuracy",
+    "brier",
+    "check_posteriors",
+    "check_prevalence",
+    "ece_classwise",
+    "ece_positive_class",
+    "ece_top_label",
+    "prevalence_vector",
+    "quantification_ae",
+    "quantification_rae",
+    "top_label_confidence",
+]

@@ -1,10 +1,29 @@
-"""Error measures computed on one test sample (docs/reporting.md §1).
+"""Error measures computed on one test sample, for any number of classes k >= 2 (docs/reporting.md
+§1).
 
-``ece_top_label`` is what produced every ECE number of the paper (REF's metric): top-label confidence
-against accuracy, 15 equal-width bins closed on the right, squared gap, no square root, rounded to
-4 decimals then multiplied by 100. By default it reproduces REF's float32 arithmetic (float32 bin
-edges, a float32 running sum, float32 rounding; ``precision="float32"``); ``precision="float64"`` is
-the same definition in float64. ``ece_positive_class`` is the formula the paper prints.
+* ``ece_top_label`` is what produced every ECE number of the paper (the reference code's metric):
+  top-label confidence (the largest posterior after a log/softmax round trip) against the
+  correctness of the argmax (ties to the lowest class index, for two classes "ties to class 0"), 15
+  equal-width bins closed on the right, squared gap, no square root, rounded to 4 decimals, times
+  100.
+* ``ece_positive_class`` (two classes): the formula the paper prints, positive-class reliability on
+  isometric bins.
+* ``ece_classwise``: the same binning and scaling per class on (p_k, [y = k]), averaged over the
+  classes (Kull et al. 2019's class-wise ECE with the tables' squared gap).
+* ``brier``: the mean over items of sum_k (p_k - [y = k])^2, halved for two classes (scikit-learn's
+  convention), which is the binary tables' mean (y - p_1)^2; for two classes it is computed as that.
+* ``quantification_ae`` / ``quantification_rae``: QuaPy's AE and RAE over the prevalence vector
+  (RAE smoothed with eps = 1 / (2 * sample size)); for two classes AE is |p_1 - p_hat_1|, computed as
+  that.
+* ``absolute_error``: |acc - acc_hat| (CAP).
+
+``precision`` is the arithmetic of the ECEs: ``"float32"`` reproduces the reference code's
+(float32 bin edges from ``torch.linspace``, a float32 running sum and float32 rounding), ``"float64"``
+computes the same definition in float64. The two-class closed forms above are what the binary
+tables always computed; they equal the k-class formulas in real arithmetic and keep their last bits.
+
+Every measure refuses what it cannot score (a NaN, a probability outside [0, 1], rows not summing
+to 1, labels outside 0..k-1) instead of dropping items.
 """
 
 from __future__ import annotations
@@ -19,18 +38,68 @@ from unishift.numerics import (
 )
 
 N_BINS = 15
+# How far a probability may stray outside [0, 1] from rounding (a softmax's 1 + 2e-16).
+PROBABILITY_TOLERANCE = 1e-9
 
 
-def _check_rows(posteriors: np.ndarray) -> np.ndarray:
+def check_posteriors(posteriors, n_classes: int | None = None) -> np.ndarray:
+    """An n x k float matrix (k >= 2) of finite probabilities in [0, 1] whose rows sum to 1, or a
+    clear error naming the problem."""
     posteriors = np.asarray(posteriors, dtype=float)
-    if posteriors.ndim != 2 or posteriors.shape[1] != 2:
-        raise ValueError(f"posteriors must be n x 2, got shape {posteriors.shape}")
+    if posteriors.ndim != 2 or posteriors.shape[1] < 2:
+        raise ValueError(f"posteriors must be an n x k matrix with k >= 2, got {posteriors.shape}")
+    if n_classes is not None and posteriors.shape[1] != n_classes:
+        raise ValueError(
+            f"posteriors have {posteriors.shape[1]} columns, the problem has {n_classes} classes"
+        )
+    if not np.all(np.isfinite(posteriors)):
+        raise ValueError("posteriors hold NaN or infinite values")
+    low, high = float(posteriors.min(initial=0.0)), float(posteriors.max(initial=0.0))
+    if low < -PROBABILITY_TOLERANCE or high > 1 + PROBABILITY_TOLERANCE:
+        raise ValueError(f"posteriors must lie in [0, 1], got values in [{low:.6g}, {high:.6g}]")
     if not np.allclose(posteriors.sum(axis=1), 1.0):
         raise ValueError("posterior rows do not sum to 1")
     return posteriors
 
 
-def _squared_binned_gap(scores, targets, edges, right_closed: bool) -> float:
+def check_labels(labels, n_classes: int) -> np.ndarray:
+    labels = np.asarray(labels)
+    if labels.ndim != 1:
+        raise ValueError(f"labels must be a vector, got shape {labels.shape}")
+    labels = labels.astype(np.int64)
+    if len(labels) and (labels.min() < 0 or labels.max() >= n_classes):
+        raise ValueError(f"labels must lie in 0..{n_classes - 1}, got {np.unique(labels)}")
+    return labels
+
+
+def _check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision={precision!r} is not one of {list(PRECISIONS)}")
+
+
+def argmax_predictions(posteriors: np.ndarray) -> np.ndarray:
+    """Argmax of each row, ties to the lowest class index (the binary "ties to class 0" rule)."""
+    return np.argmax(np.asarray(posteriors), axis=1)
+
+
+def prevalence_vector(labels, n_classes: int) -> np.ndarray:
+    """Share of each class 0..k-1 among ``labels`` (NaNs for an empty set)."""
+    labels = check_labels(labels, n_classes)
+    if len(labels) == 0:
+        return np.full(n_classes, np.nan)
+    return np.bincount(labels, minlength=n_classes) / len(labels)
+
+
+def accuracy(posteriors, labels) -> float:
+    """Share of items whose argmax prediction (ties to the lowest class) is their label."""
+    return float(np.mean(argmax_predictions(posteriors) == np.asarray(labels)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Binned gaps: sum over non-empty bins of |B|/n (mean score - mean target)^2
+
+
+def _binned_gap_float64(scores: np.ndarray, targets: np.ndarray, edges, right_closed: bool):
     index = np.searchsorted(edges, scores, side="left" if right_closed else "right") - 1
     index = np.clip(index, 0, len(edges) - 2)
     n = len(scores)
@@ -42,71 +111,180 @@ def _squared_binned_gap(scores, targets, edges, right_closed: bool) -> float:
     return float(np.sum(counts[filled] / n * gaps**2))
 
 
-def _ece_float32(confidence: np.ndarray, correct: np.ndarray, n_bins: int) -> float:
-    """REF's arithmetic: edges of a float32 ``torch.linspace`` compared with the float64
-    confidences; per bin the float32 share of items and float32 accuracy, the float64 mean
-    confidence and squared gap; the bin terms summed into a float32 accumulator and the result
-    rounded to 4 decimals as a float32 (docs/reproduction.md, "Arithmetic")."""
+def _binned_gap_float32(scores: np.ndarray, targets: np.ndarray, n_bins: int) -> np.float32:
+    """The reference's arithmetic, unrounded: edges of a float32 ``torch.linspace`` compared with
+    the float64 scores, bins (l, u]; per bin the float32 share of items and float32 mean target, the
+    float64 mean score and squared gap; the bin terms summed into a float32 accumulator
+    (docs/reproduction.md, "Arithmetic")."""
     edges = torch_linspace_float32(0.0, 1.0, n_bins + 1).astype(np.float64)
-    n = np.float32(len(confidence))
+    n = np.float32(len(scores))
     terms = []
     for lower, upper in zip(edges[:-1], edges[1:]):
-        in_bin = (confidence > lower) & (confidence <= upper)
+        in_bin = (scores > lower) & (scores <= upper)
         count = int(np.count_nonzero(in_bin))
         if count == 0:
             continue
         share = np.float32(count) / n
-        accuracy = np.float32(np.count_nonzero(correct[in_bin])) / np.float32(count)
-        gap = abs(float(np.mean(confidence[in_bin])) - float(accuracy))
+        target = np.float32(np.count_nonzero(targets[in_bin])) / np.float32(count)
+        gap = abs(float(np.mean(scores[in_bin])) - float(target))
         terms.append(float(share) * gap**2)
-    return float(round_float32(float32_running_sum(np.asarray(terms)), 4)) * 100
+    return float32_running_sum(np.asarray(terms))
 
 
-def ece_top_label(
-    posteriors: np.ndarray,
-    labels: np.ndarray,
-    n_bins: int = N_BINS,
-    precision: str = "float32",
-) -> float:
-    """REF's ECE x 100 (docs/reporting.md §1.1).
+def _ece(scores: np.ndarray, targets: np.ndarray, n_bins: int, precision: str):
+    """One binned gap in the chosen arithmetic (float32: unrounded float32; float64: float)."""
+    if precision == "float32":
+        return _binned_gap_float32(scores, targets, n_bins)
+    return _binned_gap_float64(scores, targets, np.linspace(0.0, 1.0, n_bins + 1), True)
 
-    ``precision="float32"`` (default) reproduces REF's arithmetic bit for bit; ``"float64"``
-    computes the same definition with float64 edges and sums (values can differ where a
-    confidence lies between a float64 and a float32 edge, e.g. k-NN's 0.6 or 2/3 after scaling,
-    and in the 4th decimal of the rounding).
-    """
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision={precision!r} is not one of {list(PRECISIONS)}")
-    posteriors = _check_rows(posteriors)
+
+def _rounded_percent(value, precision: str) -> float:
+    if precision == "float32":
+        return float(round_float32(value, 4)) * 100
+    return round(float(value), 4) * 100
+
+
+def _roundtrip(posteriors: np.ndarray) -> np.ndarray:
+    """log then softmax, as the tables' metric does (log 0 = -inf maps back to exactly 0)."""
     with np.errstate(divide="ignore"):
         logits = np.log(posteriors)
     shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probabilities = shifted / shifted.sum(axis=1, keepdims=True)
-    confidence = probabilities.max(axis=1)
-    predicted = (probabilities[:, 1] > probabilities[:, 0]).astype(int)
-    correct = (predicted == np.asarray(labels)).astype(float)
+    return shifted / shifted.sum(axis=1, keepdims=True)
+
+
+def top_label_confidence(posteriors) -> tuple[np.ndarray, np.ndarray]:
+    """(confidence, predicted class) of each row after the metric's log/softmax round trip."""
+    probabilities = _roundtrip(check_posteriors(posteriors))
+    return probabilities.max(axis=1), argmax_predictions(probabilities)
+
+
+def ece_top_label(
+    posteriors, labels, n_bins: int = N_BINS, precision: str = "float32"
+) -> float:
+    """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces the
+    reference's arithmetic bit for bit (confidences on or next to a bin edge, e.g. k-NN's 0.6 or
+    2/3, can fall in another bin in float64)."""
+    _check_precision(precision)
+    posteriors = check_posteriors(posteriors)
+    labels = check_labels(labels, posteriors.shape[1])
+    confidence, predicted = top_label_confidence(posteriors)
+    correct = (predicted == labels).astype(float)
+    return _rounded_percent(_ece(confidence, correct, n_bins, precision), precision)
+
+
+def ece_classwise(
+    posteriors, labels, n_bins: int = N_BINS, precision: str = "float32"
+) -> float:
+    """Class-wise ECE x 100: the mean over classes of the binned squared gap of (p_k, [y = k]),
+    each in the chosen arithmetic (float32: the mean of the float32 per-class sums, rounded as a
+    float32)."""
+    _check_precision(precision)
+    posteriors = check_posteriors(posteriors)
+    labels = check_labels(labels, posteriors.shape[1])
+    per_class = [
+        _ece(posteriors[:, k], (labels == k).astype(float), n_bins, precision)
+        for k in range(posteriors.shape[1])
+    ]
     if precision == "float32":
-        return _ece_float32(confidence, correct, n_bins)
-    # bin (l, u] on edges linspace(0, 1, 16); a confidence of exactly 0 cannot occur (>= 0.5)
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    ece = _squared_binned_gap(confidence, correct, edges, right_closed=True)
-    return round(ece, 4) * 100
+        return _rounded_percent(np.float32(np.mean(np.asarray(per_class, np.float32))), precision)
+    return _rounded_percent(float(np.mean(per_class)), precision)
 
 
-def ece_positive_class(posteriors: np.ndarray, labels: np.ndarray, n_bins: int = N_BINS) -> float:
-    """The paper's ECE x 100: positive-class reliability on isometric bins (docs/reporting.md §1.2)."""
-    posteriors = _check_rows(posteriors)
+def ece_positive_class(posteriors, labels, n_bins: int = N_BINS) -> float:
+    """The paper's ECE x 100: positive-class reliability on isometric bins [l, u) (two classes;
+    docs/reporting.md §1.2)."""
+    posteriors = check_posteriors(posteriors)
+    if posteriors.shape[1] != 2:
+        raise ValueError(
+            f"the positive-class ECE needs two classes, got {posteriors.shape[1]}: use the "
+            "top-label or the class-wise ECE"
+        )
+    labels = check_labels(labels, 2)
     edges = np.linspace(0.0, 1.0, n_bins + 1)
-    positive = posteriors[:, 1]
-    return 100 * _squared_binned_gap(
-        positive, np.asarray(labels, dtype=float), edges, right_closed=False
+    return 100 * _binned_gap_float64(
+        posteriors[:, 1], labels.astype(float), edges, right_closed=False
     )
 
 
-def brier(posteriors: np.ndarray, labels: np.ndarray) -> float:
-    posteriors = np.asarray(posteriors, dtype=float)
-    return float(np.mean((np.asarray(labels, dtype=float) - posteriors[:, 1]) ** 2))
+def brier(posteriors, labels) -> float:
+    """Mean over items of sum_k (p_k - [y = k])^2, halved for two classes: mean (y - p_1)^2."""
+    posteriors = check_posteriors(posteriors)
+    n_classes = posteriors.shape[1]
+    labels = check_labels(labels, n_classes)
+    if n_classes == 2:
+        return float(np.mean((labels.astype(float) - posteriors[:, 1]) ** 2))
+    onehot = np.eye(n_classes)[labels]
+    return float(np.mean(np.sum((onehot - posteriors) ** 2, axis=1)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Quantification and CAP
+
+
+def check_prevalence(prevalence, n_classes: int | None = None, name: str = "prevalence"):
+    """A finite length-k vector on the probability simplex, or a clear error."""
+    prevalence = np.asarray(prevalence, dtype=float)
+    if prevalence.ndim != 1 or len(prevalence) < 2:
+        raise ValueError(f"{name} must be a vector of k >= 2 class shares, got {prevalence.shape}")
+    if n_classes is not None and len(prevalence) != n_classes:
+        raise ValueError(f"{name} has {len(prevalence)} entries, the problem has {n_classes}")
+    if not np.all(np.isfinite(prevalence)):
+        raise ValueError(f"{name} holds NaN or infinite values: {prevalence}")
+    if prevalence.min() < -PROBABILITY_TOLERANCE or abs(prevalence.sum() - 1.0) > 1e-6:
+        raise ValueError(f"{name} {prevalence} is not on the probability simplex")
+    return prevalence
+
+
+def quantification_ae(true_prevalence, estimate) -> float:
+    """QuaPy's AE: the mean over classes of |p_k - p_hat_k|; for two classes |p_1 - p_hat_1|."""
+    true_prevalence = check_prevalence(true_prevalence, name="true prevalence")
+    estimate = check_prevalence(estimate, len(true_prevalence), "estimated prevalence")
+    if len(true_prevalence) == 2:
+        return absolute_error(true_prevalence[1], estimate[1])
+    return float(np.mean(np.abs(estimate - true_prevalence)))
+
+
+def smooth(prevalence: np.ndarray, eps: float) -> np.ndarray:
+    """QuaPy's additive smoothing (p + eps) / (eps k + 1)."""
+    return (prevalence + eps) / (eps * len(prevalence) + 1)
+
+
+def quantification_rae(true_prevalence, estimate, sample_size: int | None = None, eps=None):
+    """QuaPy's RAE: mean over classes of |p_hat_k - p_k| / p_k after smoothing both vectors;
+    ``eps`` defaults to QuaPy's 1 / (2 * sample_size)."""
+    true_prevalence = check_prevalence(true_prevalence, name="true prevalence")
+    estimate = check_prevalence(estimate, len(true_prevalence), "estimated prevalence")
+    if eps is None:
+        if sample_size is None:
+            raise ValueError("quantification_rae needs eps or the sample size (eps = 1 / (2 n))")
+        eps = 1.0 / (2 * sample_size)
+    true_prevalence, estimate = smooth(true_prevalence, eps), smooth(estimate, eps)
+    return float(np.mean(np.abs(estimate - true_prevalence) / true_prevalence))
 
 
 def absolute_error(true_value: float, estimate: float) -> float:
+    """|true - estimate| of two finite numbers."""
+    true_value, estimate = float(true_value), float(estimate)
+    if not (np.isfinite(true_value) and np.isfinite(estimate)):
+        raise ValueError(f"cannot score {estimate!r} against {true_value!r}: not finite")
     return float(abs(true_value - estimate))
+
+
+__all__ = [
+    "N_BINS",
+    "absolute_error",
+    "accuracy",
+    "argmax_predictions",
+    "brier",
+    "check_labels",
+    "check_posteriors",
+    "check_prevalence",
+    "ece_classwise",
+    "ece_positive_class",
+    "ece_top_label",
+    "prevalence_vector",
+    "quantification_ae",
+    "quantification_rae",
+    "smooth",
+    "top_label_confidence",
+]

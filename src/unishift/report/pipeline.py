@@ -4,6 +4,7 @@ computed. File names follow the project's layout (``results/tables``, ``results/
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +19,7 @@ from unishift.report.paper import (
     verdict,
     wins_long,
 )
-from unishift.report.plots import plot_error_by_shift
+from unishift.report.plots import FALLBACK_COLOURS, PLOT_METHODS, plot_error_by_shift
 from unishift.report.tables import (
     TableResult,
     check_complete,
@@ -48,26 +49,53 @@ def build_table(
     datasets: list[str] | None = None,
     n_samples: int | None = None,
     alpha: float = ALPHA,
+    method_info: dict[str, tuple[str, str]] | None = None,
 ) -> TableResult:
     """Read the per-sample files of one (task, shift) and write ``<name>.csv`` (cells),
     ``<name>_summary.csv`` (ranks, win rates) and ``<name>.tex`` into ``out_dir``, where name is
     ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier".
 
     With ``classifiers``, ``datasets`` and ``n_samples`` given, every file must hold every setup and
-    sample (nothing is drawn from partial results)."""
+    sample (nothing is drawn from partial results). ``method_info`` (name -> (display, group)) names
+    the columns without importing the methods (the workflow passes the registry's). In the k-class
+    record layout the LaTeX rows name each data set's number of classes, ``cmc (k=3)``."""
     result_files = list(result_files)
     records = load_records(result_files)
     _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
     result = compute_table(
-        records, task, shift, methods, metric, classifiers, datasets, n_samples, alpha
+        records,
+        task,
+        shift,
+        methods,
+        metric,
+        classifiers,
+        datasets,
+        n_samples,
+        alpha,
+        method_info=method_info,
     )
     out_dir = Path(out_dir)
     name = table_name(task, shift, metric)
     write_table_csv(result, out_dir / f"{name}.csv")
     write_table_tex(
-        result, out_dir / f"{name}.tex", width=TABLE_WIDTH.get((task, shift), r"\textwidth")
+        with_class_counts(result, records),
+        out_dir / f"{name}.tex",
+        width=TABLE_WIDTH.get((task, shift), r"\textwidth"),
     )
     return result
+
+
+def with_class_counts(result: TableResult, records: pd.DataFrame) -> TableResult:
+    """The result with each row's data set named with its number of classes, ``cmc (k=3)``, when the
+    records are in the k-class layout (the CSV keeps the plain names, the keys of the files)."""
+    if "n_classes" not in records:
+        return result
+    classes = records.groupby("dataset")["n_classes"].first()
+    setups = [
+        (clf, f"{dataset} (k={int(classes[dataset])})" if dataset in classes else dataset)
+        for clf, dataset in result.setups
+    ]
+    return replace(result, setups=setups)
 
 
 def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> None:
@@ -116,17 +144,30 @@ def build_error_by_shift(
     classifiers: list[str] | None = None,
     datasets: list[str] | None = None,
     n_samples: int | None = None,
-) -> None:
-    """``{task}_{shift}_err_by_shift.pdf`` and ``.png`` in ``out_dir`` (paper's method selection,
-    restricted to the methods that have result files). With the expected methods, setups and
-    ``n_samples`` given, incomplete result files are refused as in :func:`build_table`."""
+    method_info: dict[str, tuple[str, str]] | None = None,
+) -> pd.DataFrame:
+    """``{task}_{shift}_err_by_shift.pdf`` and ``.png`` in ``out_dir``: the plot's selection of
+    methods (:data:`unishift.report.plots.PLOT_METHODS`) among the configured ones, or the first
+    eight configured when none of them is. With the expected methods, setups and ``n_samples``
+    given, incomplete result files are refused as in :func:`build_table`."""
     result_files = list(result_files)
     records = load_records(result_files)
+    chosen = None
     if methods is not None:
         _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
+        chosen = [(m, c) for m, c in PLOT_METHODS.get((task, shift), []) if m in methods]
+        if not chosen:
+            chosen = list(zip(methods, FALLBACK_COLOURS))
     out_dir = Path(out_dir)
     stem = f"{task}_{shift}_err_by_shift"
-    plot_error_by_shift(records, task, shift, [out_dir / f"{stem}.pdf", out_dir / f"{stem}.png"])
+    return plot_error_by_shift(
+        records,
+        task,
+        shift,
+        [out_dir / f"{stem}.pdf", out_dir / f"{stem}.png"],
+        methods=chosen,
+        method_info=method_info,
+    )
 
 
 def build_reproduction(

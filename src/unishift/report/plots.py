@@ -11,35 +11,45 @@ from unishift.report.cd import latex_to_mathtext
 from unishift.report.names import resolve_methods
 from unishift.report.names import title as make_title
 
-# REF's method selection and colours per panel (docs/reporting.md §4); names are our registry names.
+# REF's method selection and colours per panel (docs/reporting.md §4), then the k-class forms of the
+# binary-only ones (TS for Platt, the top-label binnings for the p_1 binnings) and a few k-class
+# columns; a panel draws those of them that the config lists. Names are registry names.
+_K_CALIBRATION = [
+    ("TS", "black"), ("BCTS", "teal"), ("PCC_q2c_3B", "gray"), ("PACC_q2c_3B", "magenta"),
+    ("EMQ_BCTS", "dodgerblue"), ("DoC_a2c_3B", "blue"), ("DMCal", "orangered"),
+]  # fmt: skip
 PLOT_METHODS = {
     ("calibration", "covariate"): [
         ("Platt", "black"), ("Head2Tail", "blueviolet"), ("CPCS", "firebrick"),
         ("TransCal", "lightgreen"), ("LasCal", "gold"), ("PCC_q2c_5B", "gray"),
-        ("PACC_q2c_5B", "magenta"), ("DoC_a2c_6B", "blue"),
+        ("PACC_q2c_5B", "magenta"), ("DoC_a2c_6B", "blue"), *_K_CALIBRATION,
     ],
     ("calibration", "label"): [
         ("Platt", "black"), ("Head2Tail", "blueviolet"), ("CPCS", "firebrick"),
         ("TransCal", "lightgreen"), ("LasCal", "gold"), ("EMQ_BCTS", "dodgerblue"),
-        ("DMCal", "orangered"),
+        ("DMCal", "orangered"), *_K_CALIBRATION,
     ],
     ("quantification", "covariate"): [
         ("CC", "black"), ("PCC", "gray"), ("PACC", "magenta"), ("EMQ", "dodgerblue"),
         ("KDEy", "green"), ("DoC_a2q", "blue"), ("LEAP_PCC_a2q", "red"), ("TransCal_c2q", "lightgreen"),
+        ("LasCal_c2q", "gold"),
     ],
     ("quantification", "label"): [
         ("CC", "black"), ("PACC", "magenta"), ("EMQ", "dodgerblue"), ("KDEy", "green"),
-        ("DoC_a2q", "blue"), ("LasCal_c2q", "gold"),
+        ("DoC_a2q", "blue"), ("LasCal_c2q", "gold"), ("PCC", "gray"), ("TransCal_c2q", "lightgreen"),
     ],
     ("cap", "covariate"): [
         ("Naive", "black"), ("ATC", "darkorange"), ("DoC", "blue"), ("LEAP", "cadetblue"),
-        ("LEAP_PCC", "red"), ("PCC_q2a", "gray"), ("LasCal_c2a", "gold"),
+        ("LEAP_PCC", "red"), ("PCC_q2a", "gray"), ("LasCal_c2a", "gold"), ("PACC_q2a", "magenta"),
+        ("CPCS_c2a", "firebrick"),
     ],
     ("cap", "label"): [
         ("Naive", "black"), ("ATC", "darkorange"), ("DoC", "blue"), ("LEAP", "cadetblue"),
-        ("CPCS_c2a", "firebrick"), ("PACC_q2a", "magenta"),
+        ("CPCS_c2a", "firebrick"), ("PACC_q2a", "magenta"), ("LasCal_c2a", "gold"),
     ],
 }  # fmt: skip
+# Colours of a panel none of whose selected methods the config lists (its first eight methods).
+FALLBACK_COLOURS = ("black", "gray", "magenta", "dodgerblue", "green", "blue", "red", "gold")
 N_BINS = 10
 
 

@@ -15,7 +15,13 @@ import numpy as np
 import pandas as pd
 
 from unishift.io import DamagedFileError, csv_problem, one_line
-from unishift.records import RECORD_COLUMNS
+from unishift.records import (
+    CALIBRATION_VALUES,
+    COLUMNS,
+    STATUSES,
+    STRING_COLUMNS,
+    layout_of_columns,
+)
 from unishift.report.names import (
     MethodColumn,
     classifier_display,
@@ -38,43 +44,44 @@ from unishift.stats import (
 )
 
 METRICS = ("error", "brier")
-_STR_COLUMNS = ("shift", "task", "method", "classifier", "dataset", "status", "reason")
 
 
-STATUSES = ("ok", "fallback", "error")
-_CALIBRATION_VALUES = ("ece", "ece_positive", "brier")
-
-
-def read_records(
-    path: str | Path,
-    columns: tuple[str, ...] = RECORD_COLUMNS,
-    string_columns: tuple[str, ...] = _STR_COLUMNS,
-    calibration_values: tuple[str, ...] = _CALIBRATION_VALUES,
-) -> pd.DataFrame:
-    """One per-sample result file, validated: complete last line, the exact ``columns``, every required
-    field present and parseable (``calibration_values`` finite on scored calibration records). A
-    damaged file raises :class:`DamagedFileError` naming the file and the first bad line, so that no
-    table is drawn from a partial file. The multiclass records pass their own columns."""
+def read_records(path: str | Path) -> pd.DataFrame:
+    """One per-sample result file, validated: complete last line, the exact columns of one record
+    layout (:mod:`unishift.records`), every required field present and parseable (the layout's
+    calibration values finite on scored calibration records). A damaged file raises
+    :class:`DamagedFileError` naming the file and the first bad line, so that no table is drawn from
+    a partial file."""
     problem = csv_problem(path)
     if problem:
         raise DamagedFileError(path, problem)
     try:
+        header = pd.read_csv(path, nrows=0).columns
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as err:
+        raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
+    layout = layout_of_columns(header)
+    if layout is None:
+        raise DamagedFileError(
+            path,
+            f"columns {list(header)} are not those of a record layout "
+            f"({' or '.join(str(list(c)) for c in COLUMNS.values())})",
+        )
+    strings = STRING_COLUMNS[layout]
+    try:
         frame = pd.read_csv(
-            path, dtype={c: str for c in string_columns}, keep_default_na=False, na_values=[""]
+            path, dtype={c: str for c in strings}, keep_default_na=False, na_values=[""]
         )
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
         raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
-    if tuple(frame.columns) != columns:
-        raise DamagedFileError(path, f"columns {list(frame.columns)} differ from {list(columns)}")
-    numeric = frame.drop(columns=list(string_columns)).apply(pd.to_numeric, errors="coerce")
-    bad = (numeric.isna() & frame.drop(columns=list(string_columns)).notna()).any(axis=1)
+    numeric = frame.drop(columns=list(strings)).apply(pd.to_numeric, errors="coerce")
+    bad = (numeric.isna() & frame.drop(columns=list(strings)).notna()).any(axis=1)
     for column in ("shift", "task", "method", "classifier", "dataset", "status"):
         bad |= frame[column].isna()
     bad |= ~frame["status"].isin(STATUSES) | numeric["sample_id"].isna()
     scored = frame["status"] != "error"
     bad |= scored & ~np.isfinite(numeric["error"])
     calibration = scored & (frame["task"] == "calibration")
-    for column in calibration_values:
+    for column in CALIBRATION_VALUES[layout]:
         bad |= calibration & ~np.isfinite(numeric[column])
     bad |= ~scored & frame["reason"].isna()
     if bad.any():
@@ -86,11 +93,17 @@ def read_records(
     return frame
 
 
-def load_records(paths: Iterable[str | Path], **columns) -> pd.DataFrame:
-    """Concatenate validated per-sample result files (``columns``: those of :func:`read_records`)."""
-    frames = [read_records(path, **columns) for path in paths]
+def load_records(paths: Iterable[str | Path]) -> pd.DataFrame:
+    """Concatenate validated per-sample result files, which must share one record layout."""
+    paths = list(paths)
+    frames = [read_records(path) for path in paths]
     if not frames:
         raise ValueError("no result files given")
+    layouts = {layout_of_columns(frame.columns) for frame in frames}
+    if len(layouts) > 1:
+        raise ValueError(
+            f"the result files mix the record layouts {sorted(layouts)}: {[str(p) for p in paths]}"
+        )
     return pd.concat(frames, ignore_index=True)
 
 
