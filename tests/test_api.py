@@ -58,8 +58,8 @@ def test_from_quapy_gives_the_registered_quapy_quantifiers_numbers():
 def test_from_quapy_refuses_a_non_aggregative_quantifier():
     from quapy.method.non_aggregative import MaximumLikelihoodPrevalenceEstimation
 
-    with pytest.raises(TypeError, match="aggregative"):
-        from_quapy(MaximumLikelihoodPrevalenceEstimation()).fit(_setup().setting)
+    with pytest.raises(ValueError, match="aggregative"):  # when wrapping it, not on every sample
+        from_quapy(MaximumLikelihoodPrevalenceEstimation())
 
 
 def test_adapt_turns_a_quantifier_into_a_calibrator_and_a_cap_method():
@@ -110,7 +110,7 @@ def test_table_ranks_a_method_the_registry_does_not_know():
             evaluate(QuaPyQuantifier(QuaPyPACC(LogisticRegression())), setups, name="MyPACC"),
         ]
     )
-    result = table(records, "quantification", "label")
+    result = table(records, "quantification", "label", groups={"MyPACC": "reference"})
     assert result.names == ["CC", "PACC", "MyPACC"]
     means = pd.DataFrame(result.means, columns=result.names)
     np.testing.assert_array_equal(means["PACC"], means["MyPACC"])  # same quantifier, same numbers

@@ -1,12 +1,16 @@
 """The workbench from Python (a notebook, a script): load the setups a finished run persisted, score
 any method on exactly the same samples, and build the table and the critical-difference diagram from
-the records.
+the records. On the ``results`` folder of a finished run (e.g. of ``.test/config.yaml``)::
 
-    from unishift import load_setups, evaluate, load_records, table, cd_diagram, from_quapy
+    import pandas as pd
+    from quapy.method.aggregative import ACC
+
+    from unishift import evaluate, from_quapy, load_records, load_setups, table
+
     setups = load_setups("results", shift="label")
-    mine = evaluate(from_quapy(quapy.method.aggregative.ACC(LogisticRegression())), setups, name="ACC")
+    mine = evaluate(from_quapy(ACC()), setups)  # named "ACC", after its QuaPy class
     records = pd.concat([load_records("results", shift="label", task="quantification"), mine])
-    result = table(records, "quantification", "label")
+    result = table(records, "quantification", "label", groups={"ACC": "adapted"})
 
 ``examples/notebook_api.py`` runs this end to end (docs/api.md). The workflow computes with pinned
 CPU kernels (docs/determinism.md); importing this module warns when the notebook's NumPy runs with
@@ -17,7 +21,9 @@ others, since its numbers may then differ from the workflow's in the last digits
 from __future__ import annotations
 
 import copy
+import json
 import re
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -43,6 +49,9 @@ from unishift.methods.base import (
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, positive, quiet
 
 warn_if_unpinned(stacklevel=3)
+
+# Where a run records its config (workflow/scripts/provenance.py), which names its methods.
+PROVENANCE = "provenance.json"
 
 _TASK_OF_ENTRY_POINT = {
     "calibrate": "calibration",
@@ -221,14 +230,69 @@ def load_records(
     task: str = "quantification",
     methods: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """The per-sample records a run wrote for ``(shift, task)`` (every method, or ``methods``)."""
+    """The per-sample records a run wrote for ``(shift, task)``: those of ``methods``, by default
+    the methods of the run's config (``methods.<shift>.<task>`` in ``results/provenance.json``).
+
+    ``results/eval`` keeps the files of methods an earlier config named; they are left out, with a
+    warning naming them (pass ``methods=`` to read them). A run without ``provenance.json`` (not
+    finished) has every method file read, with a warning that stale ones may be among them.
+    """
     from unishift.report.tables import load_records as read_all
 
     folder = Path(results) / "eval" / shift / task
-    names = list(methods) if methods is not None else [p.stem for p in sorted(folder.glob("*.csv"))]
+    present = [p.stem for p in sorted(folder.glob("*.csv"))]
+    if methods is not None:
+        names = list(methods)
+    else:
+        configured = _configured_methods(Path(results), shift, task)
+        if configured is None:
+            names = present
+            if names:
+                warnings.warn(
+                    f"{Path(results) / PROVENANCE} is missing (the run has not finished), so "
+                    f"every method file under {folder} is read: {names}; files of an earlier "
+                    "config may be among them (pass methods= to choose)",
+                    stacklevel=2,
+                )
+        elif not configured:
+            raise FileNotFoundError(
+                f"the run's config ({Path(results) / PROVENANCE}) names no {shift}/{task} methods "
+                f"(method files under {folder}: {present}; pass methods= to read them)"
+            )
+        else:
+            names = configured
+            stale = [name for name in present if name not in configured]
+            if stale:
+                warnings.warn(
+                    f"{folder} also holds the records of {stale}, which the run's config "
+                    f"({Path(results) / PROVENANCE}) does not name: left out (pass methods= to "
+                    "read them)",
+                    stacklevel=2,
+                )
     if not names:
         raise FileNotFoundError(f"no per-sample records under {folder}")
+    missing = [name for name in names if name not in present]
+    if missing:
+        raise FileNotFoundError(
+            f"no per-sample records of {missing} under {folder} (methods there: {present}): "
+            "run the workflow for them, or leave them out of methods="
+        )
     return read_all([folder / f"{name}.csv" for name in names])
+
+
+def _configured_methods(results: Path, shift: str, task: str) -> list[str] | None:
+    """The methods the run's config names for ``(shift, task)``; None when it left no provenance."""
+    path = results / PROVENANCE
+    if not path.is_file():
+        return None
+    try:
+        config = json.loads(path.read_text())["config"]
+        return list(config.get("methods", {}).get(shift, {}).get(task, []))
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise ValueError(
+            f"{path} does not hold a run's config ({type(err).__name__}: {err}): rerun the "
+            "workflow's provenance rule, or pass methods= to load_records"
+        ) from err
 
 
 def table(
@@ -238,28 +302,44 @@ def table(
     methods: Iterable[str] | None = None,
     *,
     metric: str = "error",
+    groups: dict[str, str] | None = None,
     display: dict[str, tuple[str, str]] | None = None,
     alpha: float = 0.05,
 ):
     """Every number of one table (means, ranks, win rates, significance) from per-sample records.
 
-    ``methods`` gives the column order (default: the records' order); a method the registry does
-    not know is shown under its name in the ``reference`` group unless ``display`` maps it to
-    ``(LaTeX display name, group)``. Returns a :class:`unishift.report.tables.TableResult`: its
-    :func:`~unishift.report.tables.table_frame` is a DataFrame, :func:`table_tex` its LaTeX.
+    ``methods`` gives the column order (default: the records' order). A method's group decides the
+    table's numbers (every non-reference method's win rates are counted against the reference
+    ones), so a method the registry does not know needs one: ``groups={"Mine": "adapted"}``
+    (measured against the references; the other methods' win rates stay as they are) or
+    ``"reference"`` (a new reference: a win-rate row more, and the others' win rates change) or
+    ``"baseline"``; an extra column moves the average ranks whatever its group. ``display`` maps a
+    method to ``(LaTeX display name, group)``. Returns a
+    :class:`unishift.report.tables.TableResult`: its :func:`~unishift.report.tables.table_frame` is
+    a DataFrame, :func:`table_tex` its LaTeX.
     """
-    from unishift.registry import all_methods
+    from unishift.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 
     records = records[(records["task"] == task) & (records["shift"] == shift)]
     methods = list(methods) if methods is not None else list(dict.fromkeys(records["method"]))
     known = all_methods()
-    info = {
-        name: (name, "reference")
-        for name in methods
-        if (task, name) not in known or shift not in known[(task, name)].shifts
-    }
-    info.update(display or {})
+    groups, display = dict(groups or {}), dict(display or {})
+    info = {}
+    for name in methods:
+        spec = known.get((task, name))
+        registered = spec is not None and shift in spec.shifts
+        if name in display:
+            info[name] = display[name]
+        elif name in groups:
+            info[name] = (spec.display if registered else name, groups[name])
+        elif not registered:
+            raise ValueError(
+                f"table(): {name!r} is not a registered {task} method under {shift} shift, so its "
+                f"group is unknown: give it, e.g. groups={{{name!r}: 'adapted'}} (one of "
+                f"{list(GROUPS)}; 'reference' adds a win-rate row and changes the others' win "
+                "rates)"
+            )
     classifiers = list(dict.fromkeys(records["classifier"]))
     datasets = list(dict.fromkeys(records["dataset"]))
     return compute_table(
@@ -281,22 +361,43 @@ def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None,
     return write_cd(result, tex_path, png_path or tex_path.with_suffix(".png"), alpha)
 
 
+# What a QuaPy method's constructor must take for it to be rebuilt on the pass-through classifier.
+_QUAPY_CONSTRUCTOR = ("classifier", "fit_classifier")
+
+
+def _check_quapy(quantifier: Any) -> None:
+    """Refuse, at wrap time, a QuaPy method that cannot work from a classifier's posteriors."""
+    from quapy.method.aggregative import AggregativeQuantifier
+
+    kind = type(quantifier).__name__
+    if not isinstance(quantifier, AggregativeQuantifier):
+        raise ValueError(
+            f"{kind} ({type(quantifier).__module__}) is not a QuaPy aggregative quantifier: it "
+            "does not work from a classifier's posteriors, which is all a unishift sample gives "
+            "it (the setup's classifier is fixed). Wrap an aggregative one, e.g. CC, PCC, ACC, "
+            "PACC, EMQ, KDEyML, HDy, DyS, MAX, T50, X, MS (quapy.method.aggregative)"
+        )
+    missing = [p for p in _QUAPY_CONSTRUCTOR if p not in quantifier.get_params(deep=False)]
+    if missing:
+        raise ValueError(
+            f"{kind} takes no {' / '.join(missing)} parameter, so it cannot be rebuilt on the "
+            "setup's classifier posteriors: wrap the aggregative quantifier it is built on"
+        )
+
+
 class QuaPyQuantifier(Quantifier):
     """Any QuaPy aggregative quantifier as a unishift quantifier: fitted on the validation set's
     posteriors (the classifier's, passed through as QuaPy's classifier output), applied to each
-    sample's posteriors; a fresh copy of ``quantifier`` per fit."""
+    sample's posteriors; a fresh copy of ``quantifier`` per fit. Named after the QuaPy class unless
+    ``name`` is given. QuaPy's threshold methods (MAX, T50, X, MS, MS2) sweep the positive posterior
+    as their classifier score (``qp_bridge.PosteriorPassthrough.decision_function``)."""
 
-    def __init__(self, quantifier: Any):
+    def __init__(self, quantifier: Any, name: str | None = None):
+        _check_quapy(quantifier)
         self.quantifier = quantifier
+        self.name = name or type(quantifier).__name__
 
     def fit(self, setting: Setting):
-        from quapy.method.aggregative import AggregativeQuantifier
-
-        if not isinstance(self.quantifier, AggregativeQuantifier):
-            raise TypeError(
-                f"{type(self.quantifier).__name__} is not a QuaPy aggregative quantifier: only "
-                "those can work from the classifier's posteriors"
-            )
         params = self.quantifier.get_params(deep=False)
         params.update(classifier=PosteriorPassthrough(), fit_classifier=False)
         if "val_split" in params:
@@ -310,11 +411,13 @@ class QuaPyQuantifier(Quantifier):
         return positive(quiet(self.quantifier_.predict, sample.posteriors))
 
 
-def from_quapy(quantifier: Any) -> QuaPyQuantifier:
+def from_quapy(quantifier: Any, *, name: str | None = None) -> QuaPyQuantifier:
     """A unishift quantifier from a QuaPy aggregative quantifier (its classifier is ignored: the
-    setup's classifier posteriors are used). :func:`adapt` turns it into a calibrator (``"q2c"``)
-    or an accuracy predictor (``"q2a"``)."""
-    return QuaPyQuantifier(quantifier)
+    setup's classifier posteriors are used), named ``name`` or after its QuaPy class (``"ACC"``).
+    A QuaPy method that does not aggregate a classifier's outputs (``MaximumLikelihoodPrevalence
+    Estimation``, ``DMx``, ...) is refused with a ValueError. :func:`adapt` turns it into a
+    calibrator (``"q2c"``) or an accuracy predictor (``"q2a"``)."""
+    return QuaPyQuantifier(quantifier, name=name)
 
 
 def adapt(method: Method, kind: str, **params) -> Method:

@@ -1,8 +1,9 @@
 """Running QuaPy 0.2.3 quantifiers on precomputed posteriors (docs/methods.md §0.5).
 
-QuaPy's aggregative quantifiers only ever call their classifier's ``predict_proba`` / ``predict``. An
-identity classifier that returns the posterior matrix it is given lets them work on cached posteriors
-without refitting anything.
+QuaPy's aggregative quantifiers only ever call their classifier's ``predict_proba`` / ``predict`` (or,
+for the binary threshold methods MAX, T50, X, MS and MS2, ``decision_function``). An identity
+classifier that returns the posterior matrix it is given lets them work on cached posteriors without
+refitting anything.
 """
 
 from __future__ import annotations
@@ -29,6 +30,17 @@ class PosteriorPassthrough(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         return crisp_predictions(np.asarray(X))
+
+    def decision_function(self, X):
+        """The positive posterior minus 0.5: the scores QuaPy's threshold methods sweep.
+
+        They cut at every distinct score and count true and false positives, so any increasing map
+        of the positive posterior gives them the same estimates (the shift merges only posteriors
+        below 0.25 that lie within 6e-17 of each other); this one also puts the decision
+        boundary at 0, as a real classifier's decision function does, because that is the threshold
+        they fall back to (classify and count) when no cut qualifies (e.g. MS2 on a weak classifier).
+        """
+        return np.asarray(X, dtype=float)[:, 1] - 0.5
 
     def __sklearn_is_fitted__(self):
         return True
