@@ -1,0 +1,157 @@
+"""Same numbers on every machine, without a second machine (docs/determinism.md).
+
+Two OpenBLAS kernels that this CPU can run are forced from outside the workflow, through the
+environment of the snakemake process. The test first shows that the two kernels do give different
+last bits here (a classifier's posteriors computed under each, unpinned), so that it cannot pass
+vacuously; then a small run under each must write identical result files, every job having
+computed with the pinned kernel.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import subprocess
+import sys
+
+import pytest
+
+from unishift import kernels
+
+# The probe: a logistic regression fitted by lbfgs, whose gradient is a BLAS matrix product.
+PROBE = """
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from threadpoolctl import threadpool_info
+rng = np.random.default_rng(0)
+X = rng.normal(size=(400, 30)) @ rng.normal(size=(30, 30))
+y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+p = LogisticRegression(max_iter=200).fit(X, y).predict_proba(X)[:, 1]
+arch = [i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"]
+print(arch[0], p.tobytes().hex())
+"""
+
+# Core types from the oldest to the newest instruction set, with the CPU flags each needs.
+CORE_TYPES = (("Sandybridge", ("avx",)), ("Haswell", ("avx2", "fma")), ("SkylakeX", ("avx512f",)))
+
+
+def forced_environment(core_type: str) -> dict[str, str]:
+    """This process's environment without the pinned profile, and OpenBLAS forced to core_type."""
+    env = {k: v for k, v in os.environ.items() if k not in kernels.VARIABLES}
+    env.pop(kernels.PROFILE_VARIABLE, None)
+    env["OPENBLAS_CORETYPE"] = core_type
+    return env
+
+
+def probe(core_type: str) -> tuple[str, str]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=forced_environment(core_type),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    architecture, bits = result.stdout.split()
+    return architecture, bits
+
+
+@pytest.fixture(scope="module")
+def two_kernels():
+    """Two core types this CPU runs whose last bits differ, or a skip with the reason."""
+    flags = kernels.cpu_flags()
+    if flags is None or kernels.platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("needs an x86-64 Linux machine whose CPU flags can be read")
+    runnable = [name for name, needs in CORE_TYPES if all(f in flags for f in needs)]
+    if len(runnable) < 2:
+        pytest.skip(f"this CPU runs only the OpenBLAS core types {runnable}; two are needed")
+    # the two outermost, so that neither is the pinned Haswell where a third is available
+    first, second = runnable[0], runnable[-1]
+    (arch_a, bits_a), (arch_b, bits_b) = probe(first), probe(second)
+    if arch_a.lower() != first.lower() or arch_b.lower() != second.lower():
+        pytest.skip(
+            f"OpenBLAS ignored the forced core types ({first}->{arch_a}, {second}->{arch_b})"
+        )
+    if bits_a == bits_b:
+        pytest.skip(f"{first} and {second} give the same last bits on the probe on this CPU")
+    return first, second
+
+
+def test_the_probe_tells_the_kernels_apart(two_kernels):
+    """The precondition itself, reported as a test: unpinned, the two kernels differ here."""
+    first, second = two_kernels
+    assert probe(first)[1] != probe(second)[1]
+
+
+SMALL_RUN = [
+    "shifts=[label]",
+    "label_shift={'datasets': ['cmc.3'], 'classifiers': ['LR', 'MLP'], 'sample_size': 50, "
+    "'n_samples': 6}",
+    "methods={'label': {'calibration': ['LasCal', 'TransCal', 'DMCal'], "
+    "'quantification': ['EMQ', 'KDEy', 'TransCal_c2q'], 'cap': ['LEAP', 'LasCal_c2a']}}",
+    "evaluation_jobs=per_method",
+    "report_pdf=false",
+]
+
+
+@pytest.mark.workflow
+def test_result_files_do_not_depend_on_the_cpu_kernel(two_kernels, tmp_path):
+    from tests.test_workflow import copy_workflow, snakemake
+
+    runs = {}
+    for core_type in two_kernels:
+        work = copy_workflow(tmp_path / core_type)
+        snakemake(
+            "--cores",
+            "2",
+            "--configfile",
+            ".test/config.yaml",
+            "--config",
+            *SMALL_RUN,
+            cwd=work,
+            env=forced_environment(core_type),
+        )
+        runs[core_type] = work / "results"
+        logs = list((work / "results" / "logs" / "eval").rglob("*.log"))
+        assert logs
+        for log in logs:
+            assert "CPU kernels: avx2 (OpenBLAS Haswell)" in log.read_text(), log
+    first, second = (runs[c] for c in two_kernels)
+    compared = 0
+    for folder in ("eval", "tables", "posteriors", "samples"):
+        files = sorted(p.relative_to(first) for p in (first / folder).rglob("*") if p.is_file())
+        assert files, folder
+        for name in files:
+            assert filecmp.cmp(first / name, second / name, shallow=False), name
+            compared += 1
+    assert compared > 20
+
+
+def test_a_cpu_without_avx2_is_refused_with_the_fix():
+    with pytest.raises(kernels.KernelError, match="lacks avx2.*cpu_kernels: native"):
+        kernels.check_cpu("avx2", flags={"sse4_2", "fma"}, machine="x86_64")
+    with pytest.raises(kernels.KernelError, match="aarch64.*cpu_kernels: native"):
+        kernels.check_cpu("avx2", flags=set(), machine="aarch64")
+    kernels.check_cpu("native", flags=set(), machine="aarch64")  # no kernel pinned: any machine
+
+
+def test_pin_sets_and_clears_the_profile_variables():
+    environ = {"OPENBLAS_CORETYPE": "SkylakeX", "PATH": "/bin"}
+    kernels.pin("native", environ)
+    assert environ == {"PATH": "/bin", kernels.PROFILE_VARIABLE: "native"}
+    if kernels.cpu_flags() and {"avx2", "fma"} <= kernels.cpu_flags():
+        kernels.pin("avx2", environ)
+        assert environ["OPENBLAS_CORETYPE"] == "Haswell" and environ["MKL_CBWR"] == "AVX2"
+
+
+def test_a_job_under_other_kernels_stops(monkeypatch):
+    """assert_pinned compares the OpenBLAS core type in effect with the profile's."""
+    monkeypatch.setattr(kernels, "openblas_architecture", lambda: "SkylakeX")
+    with pytest.raises(kernels.KernelError, match="runs SkylakeX"):
+        kernels.assert_pinned("avx2")
+    monkeypatch.setattr(kernels, "openblas_architecture", lambda: "Haswell")
+    assert kernels.assert_pinned("avx2") == "Haswell"
+
+
+def test_this_session_computes_with_the_pinned_kernel(pinned_kernels):
+    assert kernels.assert_pinned("avx2") == "Haswell"
