@@ -1,0 +1,168 @@
+"""Compound-shift test samples: a source/target mixture with a drawn class prevalence
+(docs/regimes.md §2).
+
+Each sample of ``sample_size`` items has a share of target-domain items (the covariate mixture of
+docs/protocols.md §3.7) and a class prevalence vector drawn uniformly on the simplex (UPP, as
+docs/multiclass.md §7), for any number of classes k >= 2:
+
+1. the target count m of each sample: ``mixture="round"`` / ``"ceil"`` take the covariate protocol's
+   deterministic grid from pure source to pure target (:func:`unishift.protocols.mixture.target_counts`);
+   ``mixture="uniform"`` draws the proportion uniformly on [0, 1] and rounds m = round(S u) (half to
+   even);
+2. the prevalence vector p of each sample (QuaPy's Kraemer draw, ``uniform_prevalence_sampling``);
+3. the class counts n_c: S p apportioned by largest remainders (they sum to S; a tie in the
+   remainders goes to the lower class index), so the realised prevalence differs from the drawn one
+   by less than 1/S per class;
+4. the target's class counts t_c: m apportioned the same way over the weights n_c / S (so each
+   domain's share has, up to rounding, the sample's prevalence and label shift and covariate shift
+   vary independently); t_c <= n_c always holds. The source gets n_c - t_c of class c;
+5. the items: per domain, then per class, drawn from that domain's items of that class.
+   ``replace="as_needed"`` (default) draws without replacement unless a class has fewer items in a
+   pool than its count, and then with replacement, recorded in ``short``; ``"always"`` draws with
+   replacement as UPP and the mixture protocol do; ``"never"`` refuses (``ValueError``) before any
+   item is drawn.
+
+All draws use NumPy's legacy global generator seeded with ``seed`` (restored afterwards), all
+mixtures first, then all prevalences, then the items; the same arguments give the same indices.
+Indices point into the concatenation ``[source pool ; target pool]``; each sample lists its source
+items first, class by class, then its target items.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unishift.protocols.mixture import _legacy_seed, target_counts
+from unishift.protocols.sampling import stream_state_arrays
+
+MIXTURE_RULES = ("round", "ceil", "uniform")
+REPLACE_RULES = ("as_needed", "always", "never")
+
+
+def largest_remainder(total: int, weights) -> np.ndarray:
+    """Integer counts summing to ``total``, proportional to ``weights`` (which sum to 1): the floors
+    of ``total * weights``, plus one for the largest remainders (ties: lower index first)."""
+    w = np.asarray(weights, dtype=float)
+    if np.any(w < 0) or not np.isclose(w.sum(), 1.0, atol=1e-9):
+        raise ValueError(f"weights must be non-negative and sum to 1, got {w.tolist()}")
+    exact = total * w
+    counts = np.floor(exact).astype(np.int64)
+    left = int(total - counts.sum())
+    if left:
+        # stable sort: among equal remainders the lower index comes first
+        order = np.argsort(-(exact - counts), kind="stable")
+        counts[order[:left]] += 1
+    return counts
+
+
+def _class_pools(labels: np.ndarray, n_classes: int, offset: int) -> list[np.ndarray]:
+    return [offset + np.flatnonzero(labels == c) for c in range(n_classes)]
+
+
+def compound_indices(
+    source_labels,
+    target_labels,
+    n_classes: int,
+    sample_size: int = 250,
+    repeats: int = 100,
+    seed: int = 0,
+    mixture: str = "round",
+    replace: str = "as_needed",
+) -> dict[str, np.ndarray]:
+    """Index sets of ``repeats`` compound-shift samples (see the module docstring).
+
+    Returns ``indices`` (repeats x sample_size into [source ; target]), ``mixture`` (the drawn target
+    proportion), ``realised_mixture`` (m / sample_size), ``target_counts`` (m), ``prevalence`` (the
+    drawn vectors, repeats x k), ``realised_prevalence`` (counts / sample_size), ``class_counts``
+    (repeats x 2 x k: source then target counts per class), ``short`` (repeats x 2 x k: the cells
+    whose pool had fewer items than their count), the pool sizes and the ``stream_*`` state after
+    the draws.
+    """
+    if mixture not in MIXTURE_RULES:
+        raise ValueError(f"mixture={mixture!r} is not one of {MIXTURE_RULES}")
+    if replace not in REPLACE_RULES:
+        raise ValueError(f"replace={replace!r} is not one of {REPLACE_RULES}")
+    if n_classes < 2:
+        raise ValueError(f"n_classes must be at least 2, got {n_classes}")
+    if sample_size < 1 or repeats < 1:
+        raise ValueError(f"sample_size and repeats must be positive ({sample_size}, {repeats})")
+    pools = {}
+    for name, labels in (("source", source_labels), ("target", target_labels)):
+        y = np.asarray(labels)
+        if y.ndim != 1 or len(y) == 0:
+            raise ValueError(f"the {name} pool must be a non-empty 1-d label array")
+        if y.min() < 0 or y.max() >= n_classes:
+            raise ValueError(f"{name} labels must lie in 0..{n_classes - 1}")
+        pools[name] = y.astype(np.int64)
+    n_source, n_target = len(pools["source"]), len(pools["target"])
+    by_class = (
+        _class_pools(pools["source"], n_classes, 0),
+        _class_pools(pools["target"], n_classes, n_source),
+    )
+    available = np.array([[len(p) for p in domain] for domain in by_class])  # 2 x k
+
+    from quapy.functional import uniform_prevalence_sampling
+
+    with _legacy_seed(seed):
+        if mixture == "uniform":
+            drawn_mixture = np.random.rand(repeats)
+            m = np.round(drawn_mixture * sample_size).astype(np.int64)
+        else:
+            if repeats < 2:
+                raise ValueError(f"mixture={mixture!r} needs at least two samples")
+            m = target_counts(sample_size, repeats, mixture)
+            drawn_mixture = m / sample_size
+        prevalence = np.asarray(uniform_prevalence_sampling(n_classes, repeats), dtype=float)
+        prevalence = prevalence.reshape(repeats, n_classes)
+
+        counts = np.zeros((repeats, 2, n_classes), dtype=np.int64)
+        for r in range(repeats):
+            total = largest_remainder(sample_size, prevalence[r])
+            counts[r, 1] = largest_remainder(int(m[r]), total / sample_size)
+            counts[r, 0] = total - counts[r, 1]
+        short = counts > available[None]
+        empty = (counts > 0) & (available[None] == 0)
+        if np.any(empty):
+            r, d, c = np.argwhere(empty)[0]
+            raise ValueError(
+                f"sample {r} needs {counts[r, d, c]} items of class {c} from the "
+                f"{('source', 'target')[d]} pool, which has none; every class drawn must have items "
+                "in both pools"
+            )
+        if replace == "never" and np.any(short):
+            r, d, c = np.argwhere(short)[0]
+            raise ValueError(
+                f"sample {r} needs {counts[r, d, c]} items of class {c} from the "
+                f"{('source', 'target')[d]} pool, which has {available[d, c]}; use "
+                "replace='as_needed' (or 'always'), a smaller sample_size or larger pools"
+            )
+
+        rows = []
+        for r in range(repeats):
+            parts = []
+            for d in (0, 1):
+                for c in range(n_classes):
+                    n = int(counts[r, d, c])
+                    if n == 0:
+                        continue
+                    with_replacement = replace == "always" or bool(short[r, d, c])
+                    parts.append(np.random.choice(by_class[d][c], n, replace=with_replacement))
+            rows.append(np.concatenate(parts))
+        state = np.random.get_state()
+
+    return {
+        "indices": np.asarray(rows, dtype=np.int64),
+        "mixture": np.asarray(drawn_mixture, dtype=float),
+        "realised_mixture": m / sample_size,
+        "target_counts": m,
+        "prevalence": prevalence,
+        "realised_prevalence": counts.sum(axis=1) / sample_size,
+        "class_counts": counts,
+        "short": short,
+        "n_source": np.int64(n_source),
+        "n_target": np.int64(n_target),
+        **stream_state_arrays(state),
+    }
+
+
+__all__ = ["MIXTURE_RULES", "REPLACE_RULES", "compound_indices", "largest_remainder"]

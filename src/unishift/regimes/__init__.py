@@ -1,0 +1,2 @@
+"""Which method when: shift descriptors of a sample, regime maps and a per-sample method selector
+(docs/regimes.md)."""

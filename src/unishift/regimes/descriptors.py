@@ -1,0 +1,390 @@
+"""Shift descriptors of one test sample (docs/regimes.md §1).
+
+Plain functions on NumPy arrays, for any number of classes k >= 2: posteriors are n x k matrices,
+labels integers 0..k-1, prevalences length-k vectors. Two families:
+
+- **true intensities** (need the sample's labels or its domain membership; for plots and regime maps
+  only, never a selector's input): ``true_label_shift``, ``true_mixture``;
+- **unsupervised estimates** (need only the unlabelled sample plus what a method may learn from: the
+  labelled validation set and the classifier-training data): ``est_prevalence_shift``,
+  ``domain_auc``, ``confidence_drop``, ``prediction_shift``.
+
+:func:`describe_sample` returns them as a dict whose keys are the CSV column names
+(:data:`TRUE_DESCRIPTORS`, :data:`UNSUPERVISED_DESCRIPTORS`). The per-setup work (fitting PACC on the
+validation set, the validation set's confidence and predicted-class distribution) is done once by
+:func:`make_reference`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+TRUE_DESCRIPTORS = ("true_label_shift", "true_mixture")
+UNSUPERVISED_DESCRIPTORS = (
+    "est_prevalence_shift",
+    "domain_auc",
+    "confidence_drop",
+    "prediction_shift",
+)
+DESCRIPTORS = TRUE_DESCRIPTORS + UNSUPERVISED_DESCRIPTORS
+
+
+# --- input checks ---------------------------------------------------------------------------------
+
+
+def _posteriors(posteriors, n_classes: int | None = None, name: str = "posteriors") -> np.ndarray:
+    p = np.asarray(posteriors, dtype=float)
+    if p.ndim != 2 or p.shape[1] < 2:
+        raise ValueError(f"{name} must be an n x k matrix with k >= 2, got shape {p.shape}")
+    if n_classes is not None and p.shape[1] != n_classes:
+        raise ValueError(f"{name} has {p.shape[1]} columns, expected {n_classes} classes")
+    if len(p) == 0:
+        raise ValueError(f"{name} is empty")
+    if not np.all(np.isfinite(p)):
+        raise ValueError(f"{name} contains non-finite values")
+    return p
+
+
+def _prevalence(vector, n_classes: int | None = None, name: str = "prevalence") -> np.ndarray:
+    v = np.asarray(vector, dtype=float)
+    if v.ndim != 1 or len(v) < 2:
+        raise ValueError(f"{name} must be a length-k vector with k >= 2, got shape {v.shape}")
+    if n_classes is not None and len(v) != n_classes:
+        raise ValueError(f"{name} has {len(v)} entries, expected {n_classes} classes")
+    if np.any(v < 0) or not np.isclose(v.sum(), 1.0, atol=1e-6):
+        raise ValueError(f"{name} must be non-negative and sum to 1, got {v.tolist()}")
+    return v
+
+
+def _labels(labels, n_classes: int, name: str = "labels") -> np.ndarray:
+    y = np.asarray(labels)
+    if y.ndim != 1 or len(y) == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {y.shape}")
+    if not np.issubdtype(y.dtype, np.integer):
+        if not np.all(np.equal(np.mod(y, 1), 0)):
+            raise ValueError(f"{name} must be integer class indices 0..{n_classes - 1}")
+        y = y.astype(np.int64)
+    if y.min() < 0 or y.max() >= n_classes:
+        raise ValueError(
+            f"{name} must lie in 0..{n_classes - 1}, got values in [{y.min()}, {y.max()}]"
+        )
+    return y
+
+
+def prevalence_of(labels, n_classes: int) -> np.ndarray:
+    """Share of each class 0..n_classes-1 among ``labels``."""
+    y = _labels(labels, n_classes)
+    return np.bincount(y, minlength=n_classes) / len(y)
+
+
+def predicted_classes(posteriors) -> np.ndarray:
+    """Argmax of each row; ties go to the lowest class index (docs/methods.md §0.2)."""
+    return np.argmax(_posteriors(posteriors), axis=1)
+
+
+def l1(p, q) -> float:
+    """sum_c |p_c - q_c|, in [0, 2] for two prevalence vectors."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    if p.shape != q.shape:
+        raise ValueError(f"cannot compare vectors of shapes {p.shape} and {q.shape}")
+    return float(np.abs(p - q).sum())
+
+
+# --- true intensities -----------------------------------------------------------------------------
+
+
+def true_label_shift(train_prevalence, sample_labels) -> float:
+    """L1 distance between the training prevalence vector and the sample's true prevalence vector.
+
+    For two classes this is twice the plots' |p_sample - pi| (docs/protocols.md §2.5).
+    """
+    train = _prevalence(train_prevalence, name="train_prevalence")
+    return l1(train, prevalence_of(sample_labels, len(train)))
+
+
+def true_mixture(sample_is_target) -> float:
+    """Share of target-domain items in the sample (the covariate protocol's m_k / sample_size)."""
+    mask = np.asarray(sample_is_target)
+    if mask.ndim != 1 or len(mask) == 0:
+        raise ValueError("sample_is_target must be a non-empty 1-d array of booleans")
+    if mask.dtype != bool:
+        if not np.all(np.isin(mask, (0, 1))):
+            raise ValueError("sample_is_target must hold booleans (or 0/1)")
+        mask = mask.astype(bool)
+    return float(mask.mean())
+
+
+# --- unsupervised estimates -----------------------------------------------------------------------
+
+
+class _PosteriorPassthrough(ClassifierMixin, BaseEstimator):
+    """A fitted classifier whose inputs already are the n x k posterior matrix, so that QuaPy's
+    aggregative quantifiers run on cached posteriors (the recipe of docs/methods.md §0.5; a private
+    copy so that this module depends on no method container)."""
+
+    def __init__(self, n_classes: int = 2):
+        self.n_classes = n_classes
+        self.classes_ = np.arange(n_classes)
+
+    def fit(self, X, y=None):
+        return self
+
+    def predict_proba(self, X):
+        return _posteriors(X, self.n_classes)
+
+    def predict(self, X):
+        return predicted_classes(X)
+
+    def __sklearn_is_fitted__(self):
+        return True
+
+
+def fit_prevalence_estimator(
+    validation_posteriors, validation_labels, n_classes: int | None = None
+):
+    """QuaPy's PACC (defaults: ``method='inversion'``, ``solver='minimize'``, ``norm='clip'``)
+    fitted on the validation posteriors and labels; its ``predict(posteriors)`` is a length-k vector.
+
+    PACC is deterministic (no random choice) and needs nothing of the sample but its posteriors.
+    """
+    from quapy.method.aggregative import PACC
+
+    p = _posteriors(validation_posteriors, n_classes, "validation_posteriors")
+    k = p.shape[1]
+    y = _labels(validation_labels, k, "validation_labels")
+    if len(y) != len(p):
+        raise ValueError(f"{len(p)} validation posteriors but {len(y)} validation labels")
+    missing = [c for c in range(k) if not np.any(y == c)]
+    if missing:
+        raise ValueError(f"PACC needs validation items of every class; class {missing} has none")
+    quantifier = PACC(_PosteriorPassthrough(k), fit_classifier=False, val_split=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        quantifier.fit(p, y)
+    return quantifier
+
+
+def estimate_prevalence(quantifier, sample_posteriors) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.asarray(quantifier.predict(_posteriors(sample_posteriors)), dtype=float)
+
+
+def est_prevalence_shift(train_prevalence, quantifier, sample_posteriors) -> float:
+    """L1 between the training prevalence and PACC's estimate on the sample (estimates
+    :func:`true_label_shift`)."""
+    train = _prevalence(train_prevalence, name="train_prevalence")
+    return l1(train, estimate_prevalence(quantifier, _posteriors(sample_posteriors, len(train))))
+
+
+def domain_auc(
+    reference_features,
+    sample_features,
+    seed: int,
+    n_folds: int = 5,
+    reference_size: int | str | None = "match",
+) -> float:
+    """Cross-validated AUC of a logistic regression telling reference items (label 0) from sample
+    items (label 1): 0.5 when the two are indistinguishable, towards 1 as the sample's features move
+    away from the reference.
+
+    The model is ``StandardScaler`` + ``LogisticRegression(random_state=seed)``, fitted per fold of
+    ``StratifiedGroupKFold(n_folds, shuffle=True, random_state=seed)`` whose groups are the distinct
+    feature rows (copies of an item drawn twice share a fold); the AUC is the mean of the folds'
+    AUCs on their held-out items. ``reference_size``: ``"match"`` (default) draws as many reference
+    items as the sample has (without replacement, seeded; all of them if the reference is smaller),
+    so that a large validation set neither dominates the fit nor slows it; None keeps the whole
+    reference; a positive integer draws that many.
+    """
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedGroupKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from threadpoolctl import threadpool_limits
+
+    ref = np.asarray(reference_features, dtype=float)
+    smp = np.asarray(sample_features, dtype=float)
+    if ref.ndim != 2 or smp.ndim != 2 or ref.shape[1] != smp.shape[1]:
+        raise ValueError(
+            f"reference and sample features must be matrices with the same columns, got "
+            f"{ref.shape} and {smp.shape}"
+        )
+    if not (np.all(np.isfinite(ref)) and np.all(np.isfinite(smp))):
+        raise ValueError("features contain non-finite values")
+    rng = np.random.default_rng(seed)
+    if reference_size is not None:
+        size = len(smp) if reference_size == "match" else reference_size
+        if not isinstance(size, (int, np.integer)) or size < 1:
+            raise ValueError(
+                f"reference_size must be 'match', None or a positive integer, got {reference_size!r}"
+            )
+        if size < len(ref):
+            ref = ref[np.sort(rng.choice(len(ref), size, replace=False))]
+    if min(len(ref), len(smp)) < n_folds:
+        raise ValueError(
+            f"domain_auc needs at least n_folds={n_folds} items on each side "
+            f"(reference {len(ref)}, sample {len(smp)})"
+        )
+    X = np.vstack([ref, smp])
+    y = np.r_[np.zeros(len(ref), dtype=int), np.ones(len(smp), dtype=int)]
+    # Samples are drawn with replacement: copies of one item must share a fold, or the model
+    # recognises on the held-out fold the very items it was fitted on (AUC well above 0.5 with no
+    # shift at all, the more so the more features).
+    _, copies = np.unique(X, axis=0, return_inverse=True)
+    if len(np.unique(copies[y == 0])) < n_folds or len(np.unique(copies[y == 1])) < n_folds:
+        raise ValueError(f"domain_auc needs at least n_folds={n_folds} distinct items on each side")
+    folds = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    aucs = []
+    # one BLAS thread: the same last bits on any machine (as the classifiers, docs/protocols.md §2.3)
+    with threadpool_limits(limits=1):
+        for train, test in folds.split(X, y, groups=copies.ravel()):
+            model = make_pipeline(StandardScaler(), LogisticRegression(random_state=seed))
+            if len(np.unique(y[test])) < 2 or len(np.unique(y[train])) < 2:
+                raise ValueError(
+                    "a cross-validation fold of domain_auc holds items of one side only; use "
+                    "fewer folds or more distinct items"
+                )
+            model.fit(X[train], y[train])
+            aucs.append(roc_auc_score(y[test], model.decision_function(X[test])))
+    return float(np.mean(aucs))
+
+
+def mean_confidence(posteriors) -> float:
+    """Mean over items of the largest posterior."""
+    return float(_posteriors(posteriors).max(axis=1).mean())
+
+
+def confidence_drop(validation_posteriors, sample_posteriors) -> float:
+    """Mean max-posterior on the validation set minus on the sample (> 0: the classifier is less
+    sure of the sample than of in-distribution data)."""
+    return mean_confidence(validation_posteriors) - mean_confidence(sample_posteriors)
+
+
+def predicted_distribution(posteriors, n_classes: int | None = None) -> np.ndarray:
+    """Share of items predicted (argmax, ties to the lowest index) as each class."""
+    p = _posteriors(posteriors, n_classes)
+    return np.bincount(predicted_classes(p), minlength=p.shape[1]) / len(p)
+
+
+def prediction_shift(validation_posteriors, sample_posteriors) -> float:
+    """L1 between the predicted-class distributions on the validation set and on the sample."""
+    v = _posteriors(validation_posteriors, name="validation_posteriors")
+    s = _posteriors(sample_posteriors, v.shape[1], "sample_posteriors")
+    return l1(predicted_distribution(v), predicted_distribution(s))
+
+
+# --- entry point ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What the unsupervised descriptors learn from, computed once per setup."""
+
+    n_classes: int
+    train_prevalence: np.ndarray
+    quantifier: object
+    validation_confidence: float
+    validation_predicted: np.ndarray
+    reference_features: np.ndarray | None
+
+
+def make_reference(
+    validation_posteriors,
+    validation_labels,
+    train_prevalence,
+    reference_features=None,
+) -> Reference:
+    """Fit PACC on the validation set and keep the validation set's mean confidence and
+    predicted-class distribution. ``reference_features`` (usually the validation features) are the
+    domain classifier's reference items; without them ``domain_auc`` is not computed."""
+    v = _posteriors(validation_posteriors, name="validation_posteriors")
+    k = v.shape[1]
+    train = _prevalence(train_prevalence, k, "train_prevalence")
+    ref = None if reference_features is None else np.asarray(reference_features, dtype=float)
+    return Reference(
+        n_classes=k,
+        train_prevalence=train,
+        quantifier=fit_prevalence_estimator(v, validation_labels, k),
+        validation_confidence=mean_confidence(v),
+        validation_predicted=predicted_distribution(v),
+        reference_features=ref,
+    )
+
+
+def describe_sample(
+    reference: Reference,
+    sample_posteriors,
+    sample_features=None,
+    *,
+    seed: int,
+    sample_labels=None,
+    sample_is_target=None,
+    n_folds: int = 5,
+    reference_size: int | str | None = "match",
+) -> dict[str, float]:
+    """The descriptors of one sample, keyed by their column names, in :data:`DESCRIPTORS` order.
+
+    Always: ``est_prevalence_shift``, ``confidence_drop``, ``prediction_shift``. With
+    ``sample_features`` and reference features: ``domain_auc``. With ``sample_labels``:
+    ``true_label_shift``; with ``sample_is_target``: ``true_mixture`` (compound shift: give both).
+    """
+    p = _posteriors(sample_posteriors, reference.n_classes, "sample_posteriors")
+    out: dict[str, float] = {}
+    if sample_labels is not None:
+        labels = _labels(sample_labels, reference.n_classes, "sample_labels")
+        if len(labels) != len(p):
+            raise ValueError(f"{len(p)} sample posteriors but {len(labels)} sample labels")
+        out["true_label_shift"] = true_label_shift(reference.train_prevalence, labels)
+    if sample_is_target is not None:
+        if len(sample_is_target) != len(p):
+            raise ValueError(f"{len(p)} sample posteriors but {len(sample_is_target)} domain flags")
+        out["true_mixture"] = true_mixture(sample_is_target)
+    out["est_prevalence_shift"] = est_prevalence_shift(
+        reference.train_prevalence, reference.quantifier, p
+    )
+    if sample_features is not None:
+        if reference.reference_features is None:
+            raise ValueError(
+                "sample_features given but the reference has no features: pass "
+                "reference_features to make_reference"
+            )
+        if len(sample_features) != len(p):
+            raise ValueError(f"{len(p)} sample posteriors but {len(sample_features)} feature rows")
+        out["domain_auc"] = domain_auc(
+            reference.reference_features,
+            sample_features,
+            seed=seed,
+            n_folds=n_folds,
+            reference_size=reference_size,
+        )
+    out["confidence_drop"] = reference.validation_confidence - mean_confidence(p)
+    out["prediction_shift"] = l1(reference.validation_predicted, predicted_distribution(p))
+    return {name: out[name] for name in DESCRIPTORS if name in out}
+
+
+__all__ = [
+    "DESCRIPTORS",
+    "TRUE_DESCRIPTORS",
+    "UNSUPERVISED_DESCRIPTORS",
+    "Reference",
+    "confidence_drop",
+    "describe_sample",
+    "domain_auc",
+    "est_prevalence_shift",
+    "estimate_prevalence",
+    "fit_prevalence_estimator",
+    "l1",
+    "make_reference",
+    "mean_confidence",
+    "predicted_classes",
+    "predicted_distribution",
+    "prediction_shift",
+    "prevalence_of",
+    "true_label_shift",
+    "true_mixture",
+]

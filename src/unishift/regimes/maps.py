@@ -1,0 +1,328 @@
+"""Regime maps: which method wins where, along one shift descriptor (docs/regimes.md §3).
+
+Input: per-sample records of one task (columns ``task, method, classifier, dataset, sample_id,
+error`` and one descriptor column). A sample is one (classifier, dataset, sample_id); its descriptor
+must be the same in every method's row.
+
+1. **Paired samples.** Only the samples on which every compared method has a finite error are kept
+   (a method that failed on a sample would otherwise be averaged over easier samples than the
+   others); the number left out is ``RegimeMap.n_dropped``.
+2. **Bins** (:func:`bin_edges`, :func:`assign_bins`): ``scheme="quantile"`` puts the edges at the
+   0, 1/B, ..., 1 quantiles of the kept samples' descriptor values (NumPy's linear
+   interpolation, levels computed as i / B), one value per sample, then merges repeated edges, so a descriptor with many equal
+   values gets fewer than B bins; ``scheme="width"`` puts B + 1 evenly spaced edges on
+   ``value_range`` (default: the observed minimum and maximum). Bin i is [e_i, e_{i+1}), the last one
+   [e_{B-1}, e_B]: a value on an inner edge belongs to the bin on its right, the maximum to the last
+   bin. A value outside [e_0, e_B] is an error. Edges are computed as i / B (not with ``linspace``),
+   so that on [0, 1] an edge such as 0.3 is the float nearest 0.3 and a descriptor of exactly 0.3
+   (e.g. a mixture of 75 / 250) falls in the bin that starts there.
+3. **Per bin**: each method's mean error over the bin's samples, the methods ranked by it, the winner
+   (rank 1). Means are compared after rounding to ``decimals`` (12) places, so that summation order
+   cannot decide; equal rounded means are ties, broken in favour of the method listed first in
+   ``methods`` (default: sorted names). ``n_tied`` counts the methods tied with the winner.
+4. **Changes**: ``winner_changed`` / ``ranking_changed`` compare a bin with the previous non-empty
+   bin (False for the first one; empty bins, possible with ``scheme="width"``, have no winner).
+
+:func:`write_regime_map` writes the map as ``.csv`` (one row per bin and method), ``.png`` (mean
+error against the bin centre, a dashed line at each winner change) and ``.tex`` (a tabular: one row
+per bin, the winner's mean in bold).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SCHEMES = ("quantile", "width")
+SAMPLE_KEY = ("classifier", "dataset", "sample_id")
+REQUIRED = ("task", "method", "classifier", "dataset", "sample_id", "error")
+CSV_COLUMNS = (
+    "task",
+    "descriptor",
+    "bin",
+    "lower",
+    "upper",
+    "upper_closed",
+    "n_samples",
+    "method",
+    "mean_error",
+    "rank",
+    "is_winner",
+    "winner",
+    "n_tied",
+    "winner_changed",
+    "ranking_changed",
+)
+
+
+def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=None) -> np.ndarray:
+    """Increasing bin edges for ``values`` (see the module docstring, point 2)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"scheme={scheme!r} is not one of {SCHEMES}")
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be positive, got {n_bins}")
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 1 or len(v) == 0:
+        raise ValueError("bin_edges needs a non-empty 1-d array of values")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("the descriptor has non-finite values; drop those samples first")
+    if scheme == "quantile":
+        if value_range is not None:
+            raise ValueError("value_range applies to scheme='width' only")
+        # i / B rather than linspace: 3/5 is 0.6 here, linspace's 0.6000000000000001 would move an
+        # edge off a data value and so move that value to the bin on the left
+        levels = np.arange(n_bins + 1) / n_bins
+        edges = np.unique(np.quantile(v, levels, method="linear"))
+    else:
+        lo, hi = (
+            (float(v.min()), float(v.max())) if value_range is None else map(float, value_range)
+        )
+        if not hi >= lo:
+            raise ValueError(f"value_range must be (low, high) with low <= high, got {value_range}")
+        # lo + (hi - lo) * i / B: on [0, 1] the edges are the floats nearest i / B (linspace gives
+        # 0.30000000000000004, which would put a descriptor of exactly 0.3 in the bin below)
+        edges = np.unique(lo + (hi - lo) * (np.arange(n_bins + 1) / n_bins))
+    if len(edges) == 1:  # every value equal: one bin [v, v]
+        edges = np.array([edges[0], edges[0]])
+    return edges
+
+
+def assign_bins(values, edges) -> np.ndarray:
+    """Bin index of each value: [e_i, e_{i+1}) for the inner bins, the last bin closed."""
+    v = np.asarray(values, dtype=float)
+    e = np.asarray(edges, dtype=float)
+    if e.ndim != 1 or len(e) < 2 or np.any(np.diff(e) < 0):
+        raise ValueError("edges must be a non-decreasing array of at least two values")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("the descriptor has non-finite values; drop those samples first")
+    outside = (v < e[0]) | (v > e[-1])
+    if np.any(outside):
+        raise ValueError(
+            f"{int(outside.sum())} values lie outside the bin range [{e[0]}, {e[-1]}], e.g. "
+            f"{v[outside][0]}; widen value_range"
+        )
+    n_bins = len(e) - 1
+    return np.minimum(np.searchsorted(e, v, side="right") - 1, n_bins - 1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class RegimeMap:
+    task: str
+    descriptor: str
+    methods: tuple[str, ...]
+    edges: np.ndarray
+    bins: pd.DataFrame  # one row per bin
+    cells: pd.DataFrame  # one row per (bin, method)
+    n_dropped: int
+
+    def table(self) -> pd.DataFrame:
+        """The CSV's rows: :data:`CSV_COLUMNS`, one row per (bin, method)."""
+        merged = self.cells.merge(
+            self.bins.drop(columns=["ranking"]), on=["task", "descriptor", "bin"]
+        )
+        return merged[list(CSV_COLUMNS)]
+
+    def change_edges(self) -> list[float]:
+        """The lower edges of the bins whose winner differs from the previous non-empty bin's."""
+        return self.bins.loc[self.bins["winner_changed"], "lower"].tolist()
+
+
+def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str]):
+    missing = [c for c in (*REQUIRED, descriptor) if c not in records.columns]
+    if missing:
+        raise ValueError(f"records lack the columns {missing}")
+    tasks = records["task"].unique()
+    if len(tasks) != 1:
+        raise ValueError(
+            f"a regime map covers one task (one error measure); got {sorted(map(str, tasks))}: "
+            "filter the records first"
+        )
+    frame = records[records["method"].isin(methods)]
+    absent = [m for m in methods if m not in set(frame["method"])]
+    if absent:
+        raise ValueError(f"no records for the methods {absent}")
+    key = list(SAMPLE_KEY)
+    if frame.duplicated([*key, "method"]).any():
+        raise ValueError("more than one record per (classifier, dataset, sample_id, method)")
+    undefined = ~np.isfinite(frame[descriptor].to_numpy(dtype=float))
+    if undefined.any():
+        raise ValueError(
+            f"the descriptor {descriptor!r} is not finite in {int(undefined.sum())} rows; drop "
+            "those samples (or compute the descriptor) first"
+        )
+    per_sample = frame.groupby(key, sort=True)[descriptor].agg(["min", "max"])
+    varying = ~np.isclose(per_sample["min"], per_sample["max"], rtol=0, atol=1e-12)
+    if varying.any():
+        raise ValueError(
+            f"the descriptor {descriptor!r} differs between the methods' rows of "
+            f"{int(varying.sum())} samples; a descriptor belongs to the sample, not the method"
+        )
+    errors = frame.pivot(index=key, columns="method", values="error").reindex(columns=methods)
+    complete = np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)
+    values = per_sample["min"].reindex(errors.index)
+    return str(tasks[0]), errors[complete], values[complete], int((~complete).sum())
+
+
+def regime_map(
+    records: pd.DataFrame,
+    descriptor: str,
+    n_bins: int = 10,
+    scheme: str = "quantile",
+    value_range=None,
+    methods: list[str] | None = None,
+    decimals: int = 12,
+) -> RegimeMap:
+    """Bin ``descriptor``, and per bin each method's mean error, ranking and winner (module
+    docstring)."""
+    if descriptor in REQUIRED:
+        raise ValueError(f"{descriptor!r} is a record column, not a descriptor")
+    methods = sorted(records["method"].unique()) if methods is None else list(methods)
+    if len(set(methods)) != len(methods) or not methods:
+        raise ValueError(f"methods must be distinct and non-empty, got {methods}")
+    task, errors, values, n_dropped = _sample_frame(records, descriptor, methods)
+    if errors.empty:
+        raise ValueError("no sample has a finite error for every method")
+    edges = bin_edges(values.to_numpy(), n_bins, scheme, value_range)
+    sample_bin = assign_bins(values.to_numpy(), edges)
+    order = {m: i for i, m in enumerate(methods)}
+
+    bin_rows, cell_rows = [], []
+    prev_winner, prev_ranking = None, None
+    for b in range(len(edges) - 1):
+        in_bin = errors[sample_bin == b]
+        n = len(in_bin)
+        means = in_bin.mean(axis=0) if n else pd.Series(np.nan, index=methods)
+        if n:
+            rounded = means.round(decimals)
+            ranking = sorted(methods, key=lambda m: (rounded[m], order[m]))
+            winner = ranking[0]
+            n_tied = int((rounded == rounded[winner]).sum())
+            winner_changed = prev_winner is not None and winner != prev_winner
+            ranking_changed = prev_ranking is not None and ranking != prev_ranking
+            prev_winner, prev_ranking = winner, ranking
+        else:
+            ranking, winner, n_tied = [], "", 0
+            winner_changed = ranking_changed = False
+        bin_rows.append(
+            {
+                "task": task,
+                "descriptor": descriptor,
+                "bin": b,
+                "lower": float(edges[b]),
+                "upper": float(edges[b + 1]),
+                "upper_closed": b == len(edges) - 2,
+                "n_samples": n,
+                "winner": winner,
+                "n_tied": n_tied,
+                "ranking": ";".join(ranking),
+                "winner_changed": bool(winner_changed),
+                "ranking_changed": bool(ranking_changed),
+            }
+        )
+        for m in methods:
+            cell_rows.append(
+                {
+                    "task": task,
+                    "descriptor": descriptor,
+                    "bin": b,
+                    "method": m,
+                    "mean_error": float(means[m]),
+                    "rank": ranking.index(m) + 1 if n else 0,
+                    "is_winner": m == winner,
+                }
+            )
+    return RegimeMap(
+        task=task,
+        descriptor=descriptor,
+        methods=tuple(methods),
+        edges=edges,
+        bins=pd.DataFrame(bin_rows),
+        cells=pd.DataFrame(cell_rows),
+        n_dropped=n_dropped,
+    )
+
+
+_TEX = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$",
+        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
+
+
+def _tex_escape(text: str) -> str:
+    return "".join(_TEX.get(ch, ch) for ch in text)
+
+
+def regime_tex(rmap: RegimeMap, digits: int = 4) -> str:
+    """A LaTeX tabular: bin interval, sample count, each method's mean error (the winner's in bold),
+    the winner, and a ``*`` where the winner changes."""
+    cells = rmap.cells.set_index(["bin", "method"])["mean_error"]
+    head = ["bin", "$n$", *(_tex_escape(m) for m in rmap.methods), "winner", "change"]
+    lines = [
+        r"\begin{tabular}{lr" + "r" * len(rmap.methods) + "lc}",
+        r"\hline",
+        " & ".join(head) + r" \\",
+        r"\hline",
+    ]
+    for row in rmap.bins.itertuples(index=False):
+        close = "]" if row.upper_closed else ")"
+        interval = f"$[{row.lower:.{digits}f}, {row.upper:.{digits}f}{close}$"
+        values = []
+        for m in rmap.methods:
+            v = cells[(row.bin, m)]
+            text = "--" if not np.isfinite(v) else f"{v:.{digits}f}"
+            values.append(rf"\textbf{{{text}}}" if m == row.winner else text)
+        change = "*" if row.winner_changed else ""
+        winner = _tex_escape(row.winner) if row.winner else "--"
+        lines.append(" & ".join([interval, str(row.n_samples), *values, winner, change]) + r" \\")
+    lines += [r"\hline", r"\end{tabular}", ""]
+    return "\n".join(lines)
+
+
+def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    centres = (rmap.bins["lower"].to_numpy() + rmap.bins["upper"].to_numpy()) / 2
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for m in rmap.methods:
+        sel = rmap.cells[rmap.cells["method"] == m].sort_values("bin")
+        ax.plot(centres, sel["mean_error"].to_numpy(), marker="o", lw=2, label=m)
+    for edge in rmap.change_edges():
+        ax.axvline(edge, color="gray", linestyle="--", lw=1)
+    ax.set_xlabel(rmap.descriptor)
+    ax.set_ylabel("mean error")
+    ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
+    ax.grid(axis="y", linestyle="--", color="lightgray")
+    ax.legend(title="Method", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # fixed metadata: the same map gives the same bytes
+    fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+
+
+def write_regime_map(rmap: RegimeMap, stem: str | Path) -> dict[str, Path]:
+    """Write ``<stem>.csv``, ``<stem>.png`` and ``<stem>.tex``; returns the paths by suffix."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+    rmap.table().to_csv(paths["csv"], index=False, lineterminator="\n")
+    paths["tex"].write_text(regime_tex(rmap))
+    plot_regime_map(rmap, paths["png"])
+    return paths
+
+
+__all__ = [
+    "CSV_COLUMNS",
+    "SCHEMES",
+    "RegimeMap",
+    "assign_bins",
+    "bin_edges",
+    "plot_regime_map",
+    "regime_map",
+    "regime_tex",
+    "write_regime_map",
+]
