@@ -2,7 +2,7 @@ import itertools
 
 import pandas as pd
 
-from unishift.data.covariate_multiclass import lm_accuracies_k
+from unishift.data.covariate import lm_accuracies
 from unishift.io import read_npz, write_csv
 from unishift.jobs import start_job
 from unishift.multiclass.report import write_accuracy_tex
@@ -20,7 +20,7 @@ if shift == "label":
     )
 else:
     caches = {tuple(key): path for key, path in zip(params.pairs, snakemake.input)}
-    table = lm_accuracies_k(caches, params.domains)
+    table = lm_accuracies(caches, params.domains)
 log.info("\n%s", table.to_string(index=False))
 write_csv(snakemake.output.csv, table)
 write_accuracy_tex(snakemake.output.csv, snakemake.output.tex, shift)

@@ -1,5 +1,5 @@
-from unishift.data.covariate_multiclass import load_covariate_setup_k
-from unishift.data.multiclass_setup import load_multiclass_label_setup
+from unishift.data.covariate import load_covariate_setup
+from unishift.data.label_shift import load_label_setup
 from unishift.io import read_npz, write_csv
 from unishift.jobs import start_job
 from unishift.multiclass.evaluation import evaluate_multiclass_method
@@ -21,13 +21,14 @@ def label_setups():
     samples = dict(zip(datasets, inputs.samples))
     posteriors = dict(zip([(d, c) for d in datasets for c in classifiers], inputs.posteriors))
     for dataset, classifier in params.setups:
-        yield load_multiclass_label_setup(
+        yield load_label_setup(
             read_npz(splits[dataset]),
             read_npz(posteriors[dataset, classifier]),
             read_npz(samples[dataset]),
             dataset,
             classifier,
             params.seed,
+            sample_posteriors="pool",
         )
 
 
@@ -35,7 +36,7 @@ def covariate_setups():
     for (model, source, target), outputs, samples in zip(
         params.setups, inputs.lm_outputs, inputs.samples
     ):
-        yield load_covariate_setup_k(
+        yield load_covariate_setup(
             outputs, samples, model, source, target, params.seed, n_classes=params.n_classes
         )
 

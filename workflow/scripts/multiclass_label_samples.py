@@ -1,9 +1,9 @@
-from unishift.data.label_shift_multiclass import multiclass_label_shift_samples
+from unishift.data.label_shift import label_shift_samples
 from unishift.io import read_npz, write_npz
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0])
-samples = multiclass_label_shift_samples(
+samples = label_shift_samples(
     read_npz(snakemake.input.splits, required=("y_test", "n_classes", "prevalence_full")),
     sample_size=snakemake.params.sample_size,
     n_samples=snakemake.params.n_samples,

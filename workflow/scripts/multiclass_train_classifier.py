@@ -1,14 +1,12 @@
 import pickle
 
-from unishift.data.label_shift_multiclass import train_and_predict_k
+from unishift.data.label_shift import train_and_predict
 from unishift.io import atomic_path, read_npz, write_npz
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0], snakemake.threads)
 splits = read_npz(snakemake.input.splits, required=("X_h", "y_h", "n_classes"))
-model, posteriors = train_and_predict_k(
-    splits, snakemake.wildcards.classifier, snakemake.params.seed
-)
+model, posteriors = train_and_predict(splits, snakemake.wildcards.classifier, snakemake.params.seed)
 log.info(
     "%s on %s (%d classes): test-pool accuracy %.4f",
     snakemake.wildcards.classifier,

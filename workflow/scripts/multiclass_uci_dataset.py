@@ -1,14 +1,15 @@
-from unishift.data.label_shift_multiclass import prepare_multiclass_splits
+from unishift.data.label_shift import prepare_splits
 from unishift.io import write_npz
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0])
-arrays, source = prepare_multiclass_splits(
+arrays, source = prepare_splits(
     snakemake.wildcards.dataset,
     data_home=snakemake.params.data_home,
     # not a tracked param: offline copies are verified to equal the originals
     data_root=snakemake.config["data_root"],
     seed=snakemake.params.seed,
+    collection="uci_multiclass",
     min_class_support=snakemake.params.min_class_support,
 )
 log.info("%s from %s: %d classes", snakemake.wildcards.dataset, source, int(arrays["n_classes"]))
