@@ -57,7 +57,8 @@ SAMPLINGS = ((250, 100), (50, 10))
 
 
 def _old_api():
-    from unishift.data import label_shift as ls
+    # the baseline's modules (this checkout has none of the *_multiclass ones)
+    from unishift.data import label_shift as ls  # noqa: I001
     from unishift.data import label_shift_multiclass as lsm
     from unishift.data import text, text_multiclass
     from unishift.data.covariate import lm_accuracies, load_covariate_setup
@@ -67,9 +68,7 @@ def _old_api():
         "splits": lambda name, home: ls.prepare_splits(name, home, None, 0)[0],
         "splits_k": lambda name, home: lsm.prepare_multiclass_splits(name, home, None, 0, 100)[0],
         "samples": lambda splits, size, n: ls.label_shift_samples(splits, size, n, 0),
-        "samples_k": lambda splits, size, n: lsm.multiclass_label_shift_samples(
-            splits, size, n, 0
-        ),
+        "samples_k": lambda splits, size, n: lsm.multiclass_label_shift_samples(splits, size, n, 0),
         "train": lambda splits, c, samples: ls.train_and_predict(splits, c, 0, samples=samples)[1],
         "train_k": lambda splits, c: lsm.train_and_predict_k(splits, c, 0)[1],
         "setup": lambda s, p, x, d, c, mode: ls.load_label_setup(s, p, x, d, c, 0, mode),

@@ -7,8 +7,8 @@ names and the factory derive.
 paper's language models (built by :mod:`unishift.lm` from ``covariate_shift.models``) so that the
 tables order and print them. Adding a classifier is one :func:`register_classifier` call below.
 
-The registration order is the tables' row-block order: REF's (lr, nb, knn, mlp), then the paper's
-language models. The MLP is the only stochastic tabular model: REF left it unseeded; it is seeded
+The registration order of each kind is the tables' row-block order: REF's (lr, nb, knn, mlp); the
+paper's language models come after the tabular classifiers. The MLP is the only stochastic tabular model: REF left it unseeded; it is seeded
 from the config so that one model is shared by all tasks and runs are reproducible.
 
 The factories import scikit-learn when called: the workflow reads the names when it plans.
@@ -67,9 +67,10 @@ def classifier_display(name: str) -> str:
 
 
 def order_classifiers(names) -> list[str]:
-    """``names`` in table order, the unregistered ones after them, sorted."""
+    """``names`` in table order (tabular classifiers, then language models, each in registration
+    order), the unregistered ones after them, sorted."""
     names = list(dict.fromkeys(names))
-    known = [n for n in _REGISTRY if n in names]
+    known = [n for kind in KINDS for n in classifier_names(kind) if n in names]
     return known + sorted(n for n in names if n not in _REGISTRY)
 
 
