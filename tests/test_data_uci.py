@@ -10,8 +10,10 @@ import pytest
 
 from unishift.data import uci
 from unishift.data.label_shift import (
+    label_pool_size,
     label_shift_samples,
     load_label_setup,
+    pool_size_of,
     prepare_splits,
     train_and_predict,
 )
@@ -190,6 +192,16 @@ def test_page_blocks_from_data_root(tmp_path, no_network, data_root):
     assert int(splits["n_classes"]) == 3
     total = sum(np.bincount(splits[f"y_{p}"]) for p in ("h", "val", "test"))
     assert total.tolist() == [4913, 329, 115]
+
+
+def test_the_pool_size_is_known_before_any_job(tmp_path):
+    assert pool_size_of("cmc.3") == label_pool_size(1473) == 442
+    # multiclass yeast keeps CYT 463, ME3 163, MIT 244 and NUC 429 items: 1299, of which 909 train
+    assert pool_size_of("yeast", "uci_multiclass", tmp_path) == 1299 - 909
+    splits, _ = prepare_splits("yeast", tmp_path, **MULTI)
+    assert len(splits["y_test"]) == pool_size_of("yeast", "uci_multiclass", tmp_path) == 390
+    # with 400 items per class only 629 + 511 are left (a two-class set the check refuses)
+    assert pool_size_of("cmc", "uci_multiclass", tmp_path, min_class_support=400) == 1140 - 798
 
 
 def test_the_two_class_split_layout_has_no_class_count(tmp_path):

@@ -23,7 +23,7 @@ import numpy as np
 from unishift.classifiers import make_classifier, one_thread
 from unishift.data.containers import LabelledSet, Setting, argmax_predictions
 from unishift.data.setups import SetupData
-from unishift.data.uci import BINARY, fetch_dataset
+from unishift.data.uci import BINARY, class_counts, fetch_dataset, uci_spec
 from unishift.io import DamagedFileError, read_npz
 from unishift.protocols.sampling import (
     stream_state_arrays,
@@ -53,6 +53,30 @@ def label_pool_size(n_items: int, train_fraction: float = 0.7) -> int:
     """Items in the test pool of a data set of ``n_items``: QuaPy's stratified split keeps
     floor(0.7 n) for training (scikit-learn's train_size rounding), the rest is the test pool."""
     return n_items - int(np.floor(train_fraction * n_items))
+
+
+# QuaPy's multiclass loader caps the training portion at this many items (max_train_instances)
+MAX_TRAIN_INSTANCES = 25_000
+
+
+def pool_size_of(
+    name: str,
+    collection: str = BINARY,
+    data_home=None,
+    data_root=None,
+    min_class_support: int = 100,
+) -> int:
+    """Items in the test pool of a configured data set, before any job: from its spec for the
+    binary benchmark; for the multiclass one from the classes QuaPy keeps, which reads (or seeds)
+    QuaPy's cache and raises :class:`unishift.data.uci.DataUnavailableError` when it cannot."""
+    if collection == BINARY:
+        return label_pool_size(uci_spec(name, collection).n_items)
+    counts = class_counts(name, data_home, data_root)
+    n = int(counts[counts >= min_class_support].sum())
+    fraction = 0.7
+    if int(n * fraction) > MAX_TRAIN_INSTANCES:
+        fraction = MAX_TRAIN_INSTANCES / n
+    return label_pool_size(n, fraction)
 
 
 def check_sample_size(sample_size: int, pool_size: int, allow_larger: bool, where: str) -> None:
