@@ -64,6 +64,23 @@ def test_mlp_posteriors_do_not_depend_on_the_blas_threads(wine):
     assert_same(ours_under(1, wine, "MLP"), one)
 
 
+def test_the_mlp_is_fitted_on_one_thread_too(tmp_path, data_root):
+    """On semeion the MLP's weights themselves depend on the threads of its fit (on wine they do
+    not): the fit must be pinned, not only the predictions."""
+    splits, _ = prepare_splits("semeion", tmp_path, data_root, 0)
+    fitted = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            model = make_classifier("MLP", 0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.fit(splits["X_h"], splits["y_h"])
+        with threadpool_limits(limits=1):
+            fitted.append(model.predict_proba(splits["X_test"]))
+    assert not np.array_equal(*fitted), "the MLP's fit no longer depends on the threads here"
+    np.testing.assert_array_equal(ours_under(2, splits, "MLP")[2], fitted[0])
+
+
 def test_knn_keeps_the_same_one_of_two_equidistant_neighbours(tmp_path, data_root):
     if cpu_count() < 2:
         pytest.skip("scikit-learn's neighbour search uses one thread on a one-CPU machine")
