@@ -5,8 +5,8 @@ MLP on wine-q-white (BLAS sums split across threads round differently) and k-NN 
 item 445 has two training items at exactly the same distance as its 10th neighbour, one of each
 class, and the neighbour search keeps a different one with one thread than with several). Each test
 first shows the dependence with plain scikit-learn, so that it cannot pass vacuously, then that
-``train_and_predict`` / ``train_and_predict_k`` give the one-thread posteriors under a two-thread
-pool.
+``train_and_predict`` gives the one-thread posteriors under a two-thread pool, for the two-class
+benchmark and the multiclass one (wine-quality, five classes).
 """
 
 import warnings
@@ -18,7 +18,6 @@ from threadpoolctl import threadpool_limits
 
 from unishift.classifiers import make_classifier
 from unishift.data.label_shift import label_shift_samples, prepare_splits, train_and_predict
-from unishift.data.label_shift_multiclass import train_and_predict_k
 
 PARTS = ("X_h", "X_val", "X_test")
 
@@ -33,12 +32,9 @@ def plain_posteriors(splits, classifier, threads):
         return [model.predict_proba(splits[part]) for part in PARTS]
 
 
-def ours_under(threads, splits, classifier, multiclass=False):
+def ours_under(threads, splits, classifier):
     with threadpool_limits(limits=threads):
-        if multiclass:
-            _, posteriors = train_and_predict_k({**splits, "n_classes": 2}, classifier, 0)
-        else:
-            _, posteriors = train_and_predict(splits, classifier, 0)
+        _, posteriors = train_and_predict(splits, classifier, 0)
     return [posteriors[key] for key in ("P_h", "P_val", "P_test")]
 
 
@@ -51,20 +47,38 @@ def differs(left, right) -> bool:
     return any(not np.array_equal(a, b) for a, b in zip(left, right, strict=True))
 
 
-@pytest.fixture(scope="module")
-def wine_white(tmp_path_factory):
-    splits, _ = prepare_splits("wine-q-white", tmp_path_factory.mktemp("quapy_home"), None, 0)
+@pytest.fixture(scope="module", params=["uci_binary", "uci_multiclass"])
+def wine(request, tmp_path_factory):
+    name = "wine-q-white" if request.param == "uci_binary" else "wine-quality"
+    home = tmp_path_factory.mktemp("quapy_home")
+    splits, _ = prepare_splits(name, home, None, 0, collection=request.param)
     return splits
 
 
-@pytest.mark.parametrize("multiclass", [False, True], ids=["binary", "multiclass"])
-def test_mlp_posteriors_do_not_depend_on_the_blas_threads(wine_white, multiclass):
-    one = plain_posteriors(wine_white, "MLP", 1)
-    assert differs(one, plain_posteriors(wine_white, "MLP", 2)), (
+def test_mlp_posteriors_do_not_depend_on_the_blas_threads(wine):
+    one = plain_posteriors(wine, "MLP", 1)
+    assert differs(one, plain_posteriors(wine, "MLP", 2)), (
         "scikit-learn's MLP no longer depends on the BLAS thread count here: pick another set-up"
     )
-    assert_same(ours_under(2, wine_white, "MLP", multiclass), one)
-    assert_same(ours_under(1, wine_white, "MLP", multiclass), one)
+    assert_same(ours_under(2, wine, "MLP"), one)
+    assert_same(ours_under(1, wine, "MLP"), one)
+
+
+def test_the_mlp_is_fitted_on_one_thread_too(tmp_path, data_root):
+    """On semeion the MLP's weights themselves depend on the threads of its fit (on wine they do
+    not): the fit must be pinned, not only the predictions."""
+    splits, _ = prepare_splits("semeion", tmp_path, data_root, 0)
+    fitted = []
+    for threads in (1, 2):
+        with threadpool_limits(limits=threads):
+            model = make_classifier("MLP", 0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.fit(splits["X_h"], splits["y_h"])
+        with threadpool_limits(limits=1):
+            fitted.append(model.predict_proba(splits["X_test"]))
+    assert not np.array_equal(*fitted), "the MLP's fit no longer depends on the threads here"
+    np.testing.assert_array_equal(ours_under(2, splits, "MLP")[2], fitted[0])
 
 
 def test_knn_keeps_the_same_one_of_two_equidistant_neighbours(tmp_path, data_root):

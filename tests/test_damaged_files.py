@@ -12,6 +12,7 @@ import pytest
 
 from tests.test_report_tables import INFO, _records, _values
 from unishift.data import uci
+from unishift.data.datasets import OFFLINE_FILES
 from unishift.data.label_shift import (
     label_pool_size,
     label_shift_samples,
@@ -220,7 +221,7 @@ def test_the_results_scan_lists_every_damaged_intermediate(tmp_path):
 
 
 def test_a_truncated_quapy_cache_is_rebuilt_from_the_verified_copy(tmp_path):
-    cache = uci.group_cache_path("cmc", tmp_path)
+    cache = uci.cache_path(uci.uci_spec("cmc.3"), tmp_path)
     uci.seed_quapy_cache("cmc.3", tmp_path, None)
     good = cache.read_bytes()
     truncate(cache)
@@ -231,7 +232,7 @@ def test_a_truncated_quapy_cache_is_rebuilt_from_the_verified_copy(tmp_path):
 
 
 def test_a_quapy_cache_that_differs_from_the_verified_copy_is_rebuilt(tmp_path):
-    cache = uci.group_cache_path("cmc", tmp_path)
+    cache = uci.cache_path(uci.uci_spec("cmc.3"), tmp_path)
     uci.seed_quapy_cache("cmc.3", tmp_path, None)
     content = pickle.loads(cache.read_bytes())
     content["X"][0, 0] += 1
@@ -243,33 +244,33 @@ def test_a_quapy_cache_that_differs_from_the_verified_copy_is_rebuilt(tmp_path):
 @pytest.fixture
 def no_offline_copy(monkeypatch):
     """As on a machine without the offline copy: QuaPy's cache (or a download) is the only source."""
-    monkeypatch.setattr(uci, "locate_offline_files", lambda group, data_root: None)
+    monkeypatch.setattr(uci, "locate_offline_files", lambda spec, data_root: None)
 
 
 def test_without_an_offline_copy_a_damaged_cache_names_the_file(tmp_path, no_offline_copy):
-    cache = uci.group_cache_path("cmc", tmp_path)
+    cache = uci.cache_path(uci.uci_spec("cmc.3"), tmp_path)
     cache.parent.mkdir(parents=True)
     cache.write_bytes(b"\x80\x05\x95garbage")
     with pytest.raises(DamagedFileError, match=rf"{cache}.*QuaPy cache unreadable.*delete it"):
-        uci.fetch_binary_dataset("cmc.3", tmp_path)
+        uci.fetch_dataset("cmc.3", tmp_path)
 
 
 def test_downloaded_or_cached_data_must_match_the_content_checksum(tmp_path, monkeypatch):
     uci.seed_quapy_cache("cmc.3", tmp_path, None)  # an exact cache, as a correct download leaves
-    monkeypatch.setattr(uci, "locate_offline_files", lambda group, data_root: None)
-    dataset, source = uci.fetch_binary_dataset("cmc.3", tmp_path)
+    monkeypatch.setattr(uci, "locate_offline_files", lambda spec, data_root: None)
+    dataset, source = uci.fetch_dataset("cmc.3", tmp_path)
     assert source.startswith("existing QuaPy cache") and len(dataset.test) == 442
-    cache = uci.group_cache_path("cmc", tmp_path)
+    cache = uci.cache_path(uci.uci_spec("cmc.3"), tmp_path)
     content = pickle.loads(cache.read_bytes())
     content["y"] = content["y"][::-1].copy()  # e.g. a download with the rows in another order
     cache.write_bytes(pickle.dumps(content))
     with pytest.raises(uci.ChecksumError, match=rf"cmc.3: the data QuaPy loaded.*delete {cache}"):
-        uci.fetch_binary_dataset("cmc.3", tmp_path)
+        uci.fetch_dataset("cmc.3", tmp_path)
 
 
 def test_a_modified_package_copy_fails_its_checksum(tmp_path, monkeypatch):
-    source = uci._package_root() / uci.OFFLINE_FILES["cmc"][0].path
-    fake = tmp_path / uci.OFFLINE_FILES["cmc"][0].path
+    source = uci._package_root() / OFFLINE_FILES["cmc"][0].path
+    fake = tmp_path / OFFLINE_FILES["cmc"][0].path
     fake.parent.mkdir(parents=True)
     fake.write_bytes(
         source.read_bytes().replace(b"24,2,3,3,1,1,2,3,0,1", b"24,2,3,3,1,1,2,3,0,2", 1)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from unishift.data.label_shift_multiclass import prepare_multiclass_splits, train_and_predict_k
+from unishift.data.label_shift import prepare_splits, train_and_predict
 from unishift.io import write_npz
 from unishift.multiclass.catalogue import BINARY_ONLY
 from unishift.multiclass.checks import (
@@ -73,7 +73,7 @@ def test_a_data_set_with_too_few_supported_classes_is_rejected(config):
 def test_unknown_data_set_and_two_class_text_are_rejected(config):
     bad = copy.deepcopy(config)
     bad["label_shift"]["datasets"] = ["cmc.3"]
-    with pytest.raises(ConfigError, match="unknown UCI multiclass data set 'cmc.3'"):
+    with pytest.raises(ConfigError, match="unknown uci_multiclass data set 'cmc.3'"):
         check_multiclass_config(bad)
     config["covariate_shift"]["text_source"] = "hf"
     with pytest.raises(ConfigError, match="the tweets' three classes"):
@@ -96,8 +96,8 @@ def test_posteriors_without_one_column_per_class_are_refused_before_planning(tmp
 
 
 def test_a_classifier_that_misses_a_class_fails_in_its_job(tmp_path):
-    splits, _ = prepare_multiclass_splits("cmc", tmp_path)
+    splits, _ = prepare_splits("cmc", tmp_path, collection="uci_multiclass")
     keep = splits["y_h"] != 2  # class 2 absent from the training half: 2 output columns, not 3
     broken = dict(splits, X_h=splits["X_h"][keep], y_h=splits["y_h"][keep])
     with pytest.raises(ValueError, match="would not output 3 posterior columns"):
-        train_and_predict_k(broken, "LR", seed=0)
+        train_and_predict(broken, "LR", seed=0)

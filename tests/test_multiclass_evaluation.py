@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import quapy as qp
 
-from unishift.data.label_shift_multiclass import MulticlassSetup
+from unishift.data.setups import SetupData as MulticlassSetup
 from unishift.metrics import multiclass as mcm
 from unishift.multiclass.base import (
     MulticlassCalibrator,

@@ -1,7 +1,9 @@
+import itertools
+
 import numpy as np
 import pytest
 
-from unishift.protocols import npp_indices, upp_indices
+from unishift.protocols import app_indices, npp_indices, upp_indices
 
 
 def test_upp_prevalences_follow_legacy_rng_and_round_rule():
@@ -24,7 +26,7 @@ def test_upp_draws_with_replacement_from_small_classes():
 
 
 def test_upp_refuses_a_single_class_pool():
-    with pytest.raises(ValueError, match="both classes"):
+    with pytest.raises(ValueError, match=r"every one of the 2 classes; class \[1\] has none"):
         upp_indices(np.zeros(10, dtype=int), 5, 3, 0)
 
 
@@ -49,3 +51,29 @@ def test_upp_depends_on_its_seed_only():
     state = np.random.RandomState(3)
     positives = labels[first].sum(axis=1)
     assert np.all(np.abs(positives - np.round(25 * state.rand(8))) <= 1)
+
+
+def test_k_class_upp_draws_its_prevalences_uniformly_from_the_simplex():
+    labels = np.repeat([0, 1, 2], [100, 60, 40])
+    indices = upp_indices(labels, 90, 30, seed=4, n_classes=3)
+    assert indices.shape == (30, 90)
+    # QuaPy's Kraemer sampler under a temporary legacy seed: sorted uniforms, their spacings
+    cuts = np.sort(np.random.RandomState(4).rand(30, 2), axis=1)
+    shares = np.diff(np.hstack([np.zeros((30, 1)), cuts, np.ones((30, 1))]), axis=1)
+    counts = np.stack([np.bincount(labels[row], minlength=3) for row in indices])
+    assert np.all(np.abs(counts - 90 * shares) <= 1)
+    assert np.array_equal(indices, upp_indices(labels, 90, 30, seed=4, n_classes=3))
+    with pytest.raises(ValueError, match=r"class \[3\] has none"):
+        upp_indices(labels, 90, 30, seed=4, n_classes=4)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_app_visits_every_point_of_the_prevalence_grid(n_classes):
+    labels = np.repeat(np.arange(n_classes), 30)
+    indices = app_indices(labels, 40, 2, seed=0, n_prevalences=5, n_classes=n_classes)
+    grid = {
+        p for p in itertools.product(range(5), repeat=n_classes) if sum(p) == 4
+    }  # shares in quarters that sum to one
+    assert indices.shape == (2 * len(grid), 40)
+    seen = [tuple(np.bincount(labels[row], minlength=n_classes) // 10) for row in indices]
+    assert set(seen) == grid and all(seen.count(p) == 2 for p in grid)

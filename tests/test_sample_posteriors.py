@@ -1,4 +1,5 @@
-"""Per-sample posteriors: each test sample predicted as one batch, as the reference's scripts do."""
+"""Per-sample posteriors: each test sample predicted as one batch, as the reference's scripts do, for
+two classes and for three."""
 
 import numpy as np
 import pytest
@@ -7,19 +8,23 @@ from unishift.classifiers import make_classifier
 from unishift.data.label_shift import label_shift_samples, load_label_setup, train_and_predict
 
 
-@pytest.fixture(scope="module")
-def toy():
+@pytest.fixture(scope="module", params=[2, 3], ids=["two_classes", "three_classes"])
+def toy(request):
+    k = request.param
     rng = np.random.default_rng(0)
 
     def part(n):
-        y = rng.integers(0, 2, n)
+        y = rng.integers(0, k, n)
         return rng.normal(size=(n, 6)) + y[:, None] * 0.8, y
 
     X_h, y_h = part(300)
     X_val, y_val = part(200)
     X_test, y_test = part(150)
-    splits = dict(X_h=X_h, y_h=y_h, X_val=X_val, y_val=y_val, X_test=X_test, y_test=y_test,
-                  prevalence_full=np.array(0.5))  # fmt: skip
+    splits = dict(X_h=X_h, y_h=y_h, X_val=X_val, y_val=y_val, X_test=X_test, y_test=y_test)
+    if k == 2:
+        splits["prevalence_full"] = np.array(0.5)
+    else:
+        splits.update(n_classes=np.array(k), prevalence_full=np.full(k, 1 / k))
     samples = label_shift_samples(splits, 40, 6, seed=0)
     return splits, samples
 
@@ -28,7 +33,7 @@ def toy():
 def test_each_sample_is_predicted_as_one_batch(toy, classifier):
     splits, samples = toy
     model, posteriors = train_and_predict(splits, classifier, seed=0, samples=samples)
-    assert posteriors["P_samples"].shape == (6, 40, 2)
+    assert posteriors["P_samples"].shape == (6, 40, len(np.unique(splits["y_h"])))
     for k, idx in enumerate(samples["indices"]):
         np.testing.assert_array_equal(
             posteriors["P_samples"][k], model.predict_proba(splits["X_test"][idx])

@@ -17,11 +17,11 @@ from threadpoolctl import threadpool_limits
 
 from tests.conftest import REPO
 from tests.test_workflow import copy_workflow, snakemake
-from unishift.data.label_shift_multiclass import (
-    load_multiclass_label_setup,
-    multiclass_label_shift_samples,
-    prepare_multiclass_splits,
-    train_and_predict_k,
+from unishift.data.label_shift import (
+    label_shift_samples,
+    load_label_setup,
+    prepare_splits,
+    train_and_predict,
 )
 from unishift.methods.base import SampleContext
 from unishift.metrics import multiclass as mcm
@@ -93,16 +93,20 @@ def setups(tmp_path_factory):
     out = {}
     limits = threadpool_limits(limits=1)  # as the jobs train the classifiers
     for dataset in LABEL["datasets"]:
-        splits, _ = prepare_multiclass_splits(
-            dataset, home, seed=CONFIG["seed"], min_class_support=LABEL["min_class_support"]
+        splits, _ = prepare_splits(
+            dataset,
+            home,
+            seed=CONFIG["seed"],
+            collection="uci_multiclass",
+            min_class_support=LABEL["min_class_support"],
         )
-        samples = multiclass_label_shift_samples(
+        samples = label_shift_samples(
             splits, LABEL["sample_size"], LABEL["n_samples"], CONFIG["seed"]
         )
         for classifier in LABEL["classifiers"]:
-            _, posteriors = train_and_predict_k(splits, classifier, CONFIG["seed"])
-            out[dataset, classifier] = load_multiclass_label_setup(
-                splits, posteriors, samples, dataset, classifier, CONFIG["seed"]
+            _, posteriors = train_and_predict(splits, classifier, CONFIG["seed"])
+            out[dataset, classifier] = load_label_setup(
+                splits, posteriors, samples, dataset, classifier, CONFIG["seed"], "pool"
             )
     limits.restore_original_limits()
     return out

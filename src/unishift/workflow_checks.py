@@ -116,8 +116,8 @@ def _check_data_root(config: dict) -> None:
 
 
 def _check_sample_sizes(config: dict) -> None:
+    from unishift.data.datasets import dataset_spec
     from unishift.data.label_shift import check_sample_size, label_pool_size
-    from unishift.data.uci import DATASETS
 
     if "label" not in (config.get("shifts") or []):
         return
@@ -125,7 +125,7 @@ def _check_sample_sizes(config: dict) -> None:
     label = config["label_shift"]
     size, allow = label["sample_size"], label["allow_sample_larger_than_pool"]
     for name in label["datasets"]:
-        pool = label_pool_size(DATASETS[name].n_items)
+        pool = label_pool_size(dataset_spec("uci_binary", name).n_items)
         try:
             check_sample_size(size, pool, allow, f"label_shift.datasets {name}")
         except ValueError as err:

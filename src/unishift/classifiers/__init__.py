@@ -1,5 +1,23 @@
 """Classifiers whose posteriors the methods calibrate, quantify and assess."""
 
-from unishift.classifiers.tabular import CLASSIFIERS, make_classifier, one_thread
+from unishift.classifiers.specs import (
+    ClassifierSpec,
+    classifier_display,
+    classifier_names,
+    classifier_spec,
+    make_classifier,
+    order_classifiers,
+    register_classifier,
+)
+from unishift.classifiers.tabular import one_thread
 
-__all__ = ["CLASSIFIERS", "make_classifier", "one_thread"]
+__all__ = [
+    "ClassifierSpec",
+    "classifier_display",
+    "classifier_names",
+    "classifier_spec",
+    "make_classifier",
+    "one_thread",
+    "order_classifiers",
+    "register_classifier",
+]

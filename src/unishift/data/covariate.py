@@ -3,7 +3,8 @@
 A setup is one model on one source->target pair. From the (model, source) cache it takes the validation
 set, the training subset (first rows of the stored training split) and the source and target test sets;
 the test pool is the concatenation [source test ; target test] that the mixture indices point into.
-Posteriors are softmax(logits) in float32.
+Posteriors are softmax(logits) in float32. Any number of classes: the cache's logits have one column
+per class (two for the binary domains, three for the 3-class tweets).
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from unishift.data.containers import LabelledSet, Setting, argmax_predictions
 from unishift.data.setups import SetupData
 from unishift.io import read_npz
 from unishift.lm.cache import unpack
-from unishift.methods.base import LabelledSet, Setting
 from unishift.protocols.sampling import stream_state_from_arrays
 
 SHIFT = "covariate"
@@ -29,8 +30,14 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return (exp / exp.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
-def labelled_set(arrays: dict) -> LabelledSet:
+def labelled_set(arrays: dict, n_classes: int | None = None) -> LabelledSet:
+    """A cached split as a labelled set; ``n_classes`` (when given) must be the logits' columns."""
     logits = np.asarray(arrays["logits"], dtype=np.float32)
+    if n_classes is not None and (logits.ndim != 2 or logits.shape[1] != n_classes):
+        raise ValueError(
+            f"the cache holds logits of shape {logits.shape}; a {n_classes}-class head must output "
+            f"{n_classes} columns (was the head trained with num_labels={n_classes}?)"
+        )
     return LabelledSet(
         posteriors=softmax(logits),
         labels=np.asarray(arrays["labels"], dtype=np.int64),
@@ -56,8 +63,10 @@ def load_covariate_setup(
     source: str,
     target: str,
     seed: int,
+    n_classes: int | None = None,
 ) -> SetupData:
-    """The :class:`SetupData` of ``model`` on ``source->target`` from its cache and persisted samples."""
+    """The :class:`SetupData` of ``model`` on ``source->target`` from its cache and persisted samples;
+    ``n_classes`` (when given) is checked against the cache's logit columns."""
     sets = read_lm_outputs(lm_outputs) if not isinstance(lm_outputs, dict) else lm_outputs
     if not isinstance(samples, dict):
         samples = read_npz(samples, ("indices", "shift_intensity", "n_source", "n_target"))
@@ -76,8 +85,8 @@ def load_covariate_setup(
         )
     dataset = f"{source}->{target}"
     setting = Setting(
-        validation=labelled_set(sets["validation"]),
-        training=labelled_set(sets["train"]),
+        validation=labelled_set(sets["validation"], n_classes),
+        training=labelled_set(sets["train"], n_classes),
         shift=SHIFT,
         key=f"{model}/{dataset}",
         seed=seed,
@@ -87,7 +96,7 @@ def load_covariate_setup(
         classifier=model,
         dataset=dataset,
         setting=setting,
-        pool=labelled_set(concatenate(source_test, target_test)),
+        pool=labelled_set(concatenate(source_test, target_test), n_classes),
         sample_indices=np.asarray(samples["indices"], dtype=np.int64),
         shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
         stream_state=stream_state_from_arrays(samples),
@@ -95,9 +104,8 @@ def load_covariate_setup(
 
 
 def accuracy(arrays: dict) -> float:
-    """mean(argmax logits == label), ties to class 0 (docs/protocols.md §3.5)."""
-    logits = np.asarray(arrays["logits"])
-    return float(np.mean((logits[:, 1] > logits[:, 0]).astype(int) == arrays["labels"]))
+    """mean(argmax logits == label), ties to the lowest class (docs/protocols.md §3.5)."""
+    return float(np.mean(argmax_predictions(arrays["logits"]) == arrays["labels"]))
 
 
 def lm_accuracies(

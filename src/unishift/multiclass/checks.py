@@ -68,7 +68,6 @@ def _check_datasets(config: dict) -> None:
     from an offline copy, writes) the same QuaPy cache pickle the data job reads; a data set that is
     neither cached nor available offline is left to the data job (QuaPy downloads it)."""
     from unishift.data import uci
-    from unishift.data.uci_multiclass import check_min_class_support, check_multiclass_name
 
     if "label" not in (config.get("shifts") or []):
         return
@@ -76,11 +75,11 @@ def _check_datasets(config: dict) -> None:
     support = label.get("min_class_support", 100)
     for name in label.get("datasets", []):
         try:
-            check_multiclass_name(name)
+            uci.uci_spec(name, "uci_multiclass")
         except ValueError as err:
             raise ConfigError(f"config key label_shift.datasets: {err}") from None
         try:
-            check_min_class_support(name, support, config["quapy_home"], config.get("data_root"))
+            uci.kept_classes(name, support, config["quapy_home"], config.get("data_root"))
         except uci.DataUnavailableError:
             continue
         except ValueError as err:

@@ -1,7 +1,8 @@
-"""QuaPy's uniform- and natural-prevalence protocols, returning sample indices (docs/protocols.md §2.4, §4).
+"""QuaPy's uniform-, artificial- and natural-prevalence protocols for any number of classes, returning
+sample indices (docs/protocols.md §2.4, §4, docs/multiclass.md §7).
 
-Both draw with replacement inside a temporary seeding of NumPy's legacy global RNG, exactly as QuaPy
-does, and generate every index set before the first one is used.
+Each draws with replacement inside a temporary seeding of NumPy's legacy global RNG, exactly as QuaPy
+does, and generates every index set before the first one is used.
 
 The reference code runs its evaluation loop inside that temporary seeding, so its later draws (the
 domain classifier's up-sampling, one call per sample in sample order) continue the same stream after
@@ -54,30 +55,43 @@ def _drain(protocol) -> tuple[list, tuple]:
     return items, state
 
 
-def _collection(labels: np.ndarray):
+def _collection(labels: np.ndarray, n_classes: int = 2):
     from quapy.data import LabelledCollection
 
     labels = np.asarray(labels).astype(int)
-    return LabelledCollection(np.zeros((len(labels), 1)), labels, classes=[0, 1])
+    return LabelledCollection(np.zeros((len(labels), 1)), labels, classes=list(range(n_classes)))
+
+
+def _check_every_class(labels: np.ndarray, n_classes: int, protocol: str) -> None:
+    missing = [c for c in range(n_classes) if not np.any(labels == c)]
+    if missing:
+        raise ValueError(
+            f"{protocol} needs items of every one of the {n_classes} classes; class {missing} has none"
+        )
 
 
 def upp_indices(
-    labels: np.ndarray, sample_size: int, repeats: int, seed: int, return_state: bool = False
+    labels: np.ndarray,
+    sample_size: int,
+    repeats: int,
+    seed: int,
+    return_state: bool = False,
+    n_classes: int = 2,
 ):
-    """UPP (paper: "APP"): uniform positive prevalence per sample, per-class draws with replacement.
+    """UPP (paper: "APP"): each sample's prevalence vector drawn uniformly from the simplex of
+    ``n_classes`` classes (Kraemer's algorithm; for two classes a uniform positive prevalence), the
+    counts rounded, each class's items drawn with replacement. One call for any k: the two-class
+    draws are the binary tables', the k-class ones the multiclass tables'.
 
     With ``return_state`` also returns the legacy RNG state after the index draws (see the module
-    docstring). Raises ``ValueError`` if a class with a requested count has no items (UPP cannot
-    draw from it).
+    docstring). Raises ``ValueError`` if a class has no items (UPP cannot draw from it).
     """
     from quapy.protocol import UPP
 
     labels = np.asarray(labels).astype(int)
-    missing = [c for c in (0, 1) if not np.any(labels == c)]
-    if missing:
-        raise ValueError(f"UPP needs items of both classes; class {missing} has none")
+    _check_every_class(labels, n_classes, "UPP")
     protocol = UPP(
-        _collection(labels),
+        _collection(labels, n_classes),
         sample_size=sample_size,
         repeats=repeats,
         random_state=seed,
@@ -89,21 +103,25 @@ def upp_indices(
 
 
 def app_indices(
-    labels: np.ndarray, sample_size: int, repeats: int, seed: int, n_prevalences: int = 21
+    labels: np.ndarray,
+    sample_size: int,
+    repeats: int,
+    seed: int,
+    n_prevalences: int = 21,
+    n_classes: int = 2,
 ) -> np.ndarray:
-    """QuaPy's APP: ``repeats`` samples at each of the ``n_prevalences`` evenly spaced positive
-    prevalences in [0, 1] (``n_prevalences * repeats`` samples), per-class draws with replacement.
+    """QuaPy's APP: ``repeats`` samples at each point of the grid of ``n_prevalences`` evenly spaced
+    values per class on the simplex (for two classes: ``n_prevalences * repeats`` samples at evenly
+    spaced positive prevalences in [0, 1]), per-class draws with replacement.
 
-    Raises ``ValueError`` if a class with a requested count has no items.
+    Raises ``ValueError`` if a class has no items.
     """
     from quapy.protocol import APP
 
     labels = np.asarray(labels).astype(int)
-    missing = [c for c in (0, 1) if not np.any(labels == c)]
-    if missing:
-        raise ValueError(f"APP needs items of both classes; class {missing} has none")
+    _check_every_class(labels, n_classes, "APP")
     protocol = APP(
-        _collection(labels),
+        _collection(labels, n_classes),
         sample_size=sample_size,
         n_prevalences=n_prevalences,
         repeats=repeats,

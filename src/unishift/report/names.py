@@ -1,32 +1,17 @@
-"""Display names and canonical orders of methods, classifiers and data sets in the paper's outputs."""
+"""Display names and canonical orders of methods, classifiers and data sets in the paper's outputs.
+
+Classifiers and data sets are described once, in :mod:`unishift.classifiers.specs` and
+:mod:`unishift.data.datasets`: their orders and display names are read from there.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from unishift.classifiers.specs import classifier_display, order_classifiers  # noqa: F401
+from unishift.data.datasets import order_datasets  # noqa: F401
 from unishift.registry import GROUPS, get_method
 
-# REF's classifier order (lr, nb, knn, mlp) and the paper's language-model order.
-CLASSIFIER_ORDER = ("LR", "NB", "kNN", "MLP", "BERT", "DistilBERT", "RoBERTa")
-CLASSIFIER_DISPLAY = {
-    "LR": "Logistic Regression",
-    "NB": "Naïve Bayes",
-    "kNN": "k Nearest Neighbor",
-    "MLP": "Multi-layer Perceptron",
-}
-# Label-shift data sets by size (docs/protocols.md §2.1); covariate pairs are ordered source-major.
-DATASET_ORDER = (
-    "cmc.3",
-    "yeast",
-    "semeion",
-    "wine-q-red",
-    "ctg.1",
-    "ctg.2",
-    "ctg.3",
-    "spambase",
-    "wine-q-white",
-    "pageblocks.5",
-)
 TASK_TITLE = {
     "calibration": "Calibration",
     "quantification": "Quantification",
@@ -67,24 +52,6 @@ def resolve_methods(
             raise ValueError(f"method {name!r} has group {group!r}, not one of {GROUPS}")
         columns.append(MethodColumn(name, display, group))
     return sorted(columns, key=lambda c: GROUPS.index(c.group))
-
-
-def classifier_display(code: str) -> str:
-    return CLASSIFIER_DISPLAY.get(code, code)
-
-
-def order_classifiers(codes) -> list[str]:
-    codes = list(dict.fromkeys(codes))
-    known = [c for c in CLASSIFIER_ORDER if c in codes]
-    return known + sorted(c for c in codes if c not in CLASSIFIER_ORDER)
-
-
-def order_datasets(names) -> list[str]:
-    """Label-shift names in the paper's size order, then unknown ones and source->target pairs sorted
-    (sorting pairs as strings gives the source-major order of the paper)."""
-    names = list(dict.fromkeys(names))
-    known = [d for d in DATASET_ORDER if d in names]
-    return known + sorted(d for d in names if d not in DATASET_ORDER)
 
 
 def latex_escape(text: str) -> str:

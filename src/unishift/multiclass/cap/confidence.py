@@ -15,8 +15,7 @@ from unishift.methods.cap.atc import ATC as BinaryATC
 from unishift.methods.cap.doc import DoC as BinaryDoC
 from unishift.methods.cap.naive import Naive as BinaryNaive
 from unishift.multiclass.base import MulticlassAccuracyPredictor
-from unishift.protocols.multiclass import upp_indices_k
-from unishift.protocols.sampling import npp_indices
+from unishift.protocols.sampling import npp_indices, upp_indices
 
 
 class _Wrapped(MulticlassAccuracyPredictor):
@@ -61,7 +60,7 @@ class _KClassDoC(BinaryDoC):
     def _sample_indices(self, labels: np.ndarray) -> np.ndarray:
         k = self.n_classes_
         if self.protocol == "upp" and len(np.unique(labels)) == k:
-            return upp_indices_k(labels, k, self.sample_size, self.repeats, self.seed)
+            return upp_indices(labels, self.sample_size, self.repeats, self.seed, n_classes=k)
         if self.protocol == "upp":
             self.fit_notes.append(
                 ("fallback", "DoC: validation set lacks a class; NPP samples used instead of UPP")

