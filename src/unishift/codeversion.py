@@ -260,20 +260,6 @@ def method_code_version(
     )
 
 
-def multiclass_code_version(script: str | Path) -> str:
-    """The code version of a multiclass workflow script: every module its imports reach and the
-    module of every multiclass catalogue entry (the catalogue finds them by scanning its packages
-    and the plugins, not by import statements), a plugin's module entering as its source. The
-    multiclass methods wrap binary ones, so the method packages count as source here."""
-    from unishift.multiclass.catalogue import all_methods
-
-    modules = {spec.factory.__module__ for spec in all_methods()}
-    inside = {m for m in modules if m.split(".")[0] == PACKAGE}
-    version = version_of(module_closure(script_imports(script) | inside))
-    external = _external_sources(modules)
-    return _combine(version, external) if external else version
-
-
 def _external_sources(modules: Iterable[str]) -> list[str]:
     """The normalised code of the modules outside the package that a method runs (a plugin's
     method module), so that a change to a plugin's method re-runs its evaluation."""

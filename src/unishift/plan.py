@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from unishift.data.datasets import two_class
 from unishift.records import K_CLASS, TWO_CLASS
 
 # Where each artifact lies under the results folder; ``{...}`` are the fields of one file (the
@@ -37,29 +38,26 @@ def path(kind: str, results: str | Path, **fields) -> str:
     return pattern.format(**fields) if fields else pattern
 
 
-def label_classes(config: dict) -> str:
-    """``two_class`` or ``k_class``: the layout of the label-shift records."""
-    benchmark = (config.get("label_shift") or {}).get("benchmark", "uci_binary")
-    return TWO_CLASS if benchmark == "uci_binary" else K_CLASS
-
-
-def covariate_classes(config: dict) -> str:
+def collection_of(config: dict, shift: str) -> tuple[str, dict]:
+    """The data-set collection of one shift's data and its options (:mod:`unishift.data.datasets`):
+    ``label_shift.benchmark``, or ``covariate_shift.text_source`` with its section."""
+    if shift == "label":
+        return (config.get("label_shift") or {}).get("benchmark", "uci_binary"), {}
     covariate = config.get("covariate_shift") or {}
-    three = covariate.get("text_source", "tweets") == "tweets" and (
-        int((covariate.get("tweets") or {}).get("classes", 2)) > 2
-    )
-    return K_CLASS if three else TWO_CLASS
+    source = covariate.get("text_source", "tweets")
+    return source, covariate.get(source) or {}
 
 
 def record_layout(config: dict, shift: str) -> str:
-    """The record layout of one shift's per-sample files."""
-    return label_classes(config) if shift == "label" else covariate_classes(config)
+    """The record layout of one shift's per-sample files: ``two_class`` when every data set of the
+    shift's collection has two classes, else ``k_class``."""
+    collection, options = collection_of(config, shift)
+    return TWO_CLASS if two_class(collection, options) else K_CLASS
 
 
 __all__ = [
     "PATHS",
-    "covariate_classes",
-    "label_classes",
+    "collection_of",
     "path",
     "record_layout",
     "results_folder",

@@ -14,9 +14,17 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import yaml
 
+from unishift.classifiers.specs import classifier_names
+from unishift.data.datasets import check_dataset_names, dataset_names
+from unishift.data.label_shift import check_sample_size, pool_size_of
+from unishift.data.uci import DataUnavailableError, kept_classes
 from unishift.io import REBUILD, csv_problem, npz_problem
+from unishift.plan import record_layout
+from unishift.records import ECE_CHOICES, TWO_CLASS
+from unishift.registry import get_method
 
 
 class ConfigError(ValueError):
@@ -115,36 +123,110 @@ def _check_data_root(config: dict) -> None:
         )
 
 
-def _check_sample_sizes(config: dict) -> None:
-    from unishift.data.datasets import dataset_spec
-    from unishift.data.label_shift import check_sample_size, label_pool_size
+def _check_data(config: dict) -> None:
+    """Data-set, classifier and domain names against their specs (each collection has its own
+    names), and a multiclass data set's classes left after ``min_class_support``."""
+    shifts = config.get("shifts") or []
+    if "label" in shifts:
+        label = config["label_shift"]
+        collection = label["benchmark"]
+        try:
+            check_dataset_names(collection, label["datasets"], "config key label_shift.datasets")
+        except ValueError as err:
+            raise ConfigError(f"{err} (label_shift.benchmark: {collection})") from None
+        valid = classifier_names()
+        for name in label["classifiers"]:
+            if name not in valid:
+                raise ConfigError(
+                    f"config key label_shift.classifiers: {name!r} is not a classifier; valid ones "
+                    f"are {list(valid)}"
+                )
+        if collection != "uci_binary":
+            for name in label["datasets"]:
+                try:
+                    kept_classes(
+                        name, label["min_class_support"], config["quapy_home"], config["data_root"]
+                    )
+                except DataUnavailableError:
+                    continue  # neither cached nor offline: QuaPy downloads it in the data job
+                except ValueError as err:
+                    raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
+    if "covariate" in shifts:
+        covariate = config.get("covariate_shift") or {}
+        source = covariate.get("text_source", "tweets")
+        domains = covariate.get("domains") or []
+        try:
+            check_dataset_names(source, domains, "config key covariate_shift.domains")
+        except ValueError as err:
+            raise ConfigError(f"{err} (covariate_shift.text_source: {source})") from None
+        if len(domains) < 2:
+            raise ConfigError(
+                "config key covariate_shift.domains needs at least two domains (every ordered pair "
+                f"is a source->target setup); valid ones are {list(dataset_names(source))}"
+            )
 
+
+def _check_sample_sizes(config: dict) -> None:
     if "label" not in (config.get("shifts") or []):
         return
     # the config was validated with the schema's defaults filled in (the defaults live only there)
     label = config["label_shift"]
     size, allow = label["sample_size"], label["allow_sample_larger_than_pool"]
     for name in label["datasets"]:
-        pool = label_pool_size(dataset_spec("uci_binary", name).n_items)
+        try:
+            pool = pool_size_of(
+                name,
+                label["benchmark"],
+                config["quapy_home"],
+                config["data_root"],
+                label["min_class_support"],
+            )
+        except DataUnavailableError:
+            continue  # the data job checks it once QuaPy has downloaded the data set
         try:
             check_sample_size(size, pool, allow, f"label_shift.datasets {name}")
         except ValueError as err:
             raise ConfigError(f"config key label_shift.sample_size: {err}") from None
 
 
-def _check_methods(config: dict) -> None:
-    """Method names per shift and task, and method_params keys against the method's parameters;
-    every configured method is built once so that a bad parameter value fails here, not in a job."""
-    from unishift.registry import get_method
+def _classes_of(config: dict, shift: str) -> int:
+    """A number of classes the shift's data have: 2 for a two-class run, 3 (the smallest k > 2)
+    otherwise; the methods are built with it to check their parameters."""
+    return 2 if record_layout(config, shift) == TWO_CLASS else 3
 
+
+def _check_ece(config: dict) -> None:
+    ece = config.get("ece", "top_label")
+    for shift in config.get("shifts") or []:
+        layout = record_layout(config, shift)
+        if ece not in ECE_CHOICES[layout]:
+            needs = "two classes" if ece == "positive_class" else "more than two classes"
+            raise ConfigError(
+                f"config key ece: {ece!r} needs data with {needs}, and the {shift}-shift data of "
+                f"this config have {'two' if layout == TWO_CLASS else 'more'}; choose one of "
+                f"{list(ECE_CHOICES[layout])}"
+            )
+
+
+def _check_methods(config: dict) -> None:
+    """Method names per shift and task (a binary-only method where the data have more than two
+    classes fails with its reason), and method_params keys against the method's parameters; every
+    configured method is built once so that a bad parameter value fails here, not in a job."""
     listed: dict[tuple[str, str], list[str]] = {}
     for shift, tasks in (config.get("methods") or {}).items():
         for task, names in (tasks or {}).items():
             for name in names:
                 try:
-                    get_method(task, name, shift)
+                    spec = get_method(task, name, shift)
                 except KeyError as err:
                     raise ConfigError(f"config methods.{shift}.{task}: {err.args[0]}") from None
+                if shift in (config.get("shifts") or []) and spec.binary_only:
+                    if _classes_of(config, shift) > 2:
+                        raise ConfigError(
+                            f"config methods.{shift}.{task}: {name!r} is binary-only "
+                            f"({spec.binary_only}), and the {shift}-shift data of this config have "
+                            "more than two classes; remove it"
+                        )
                 listed.setdefault((task, name), []).append(shift)
     for key, params in (config.get("method_params") or {}).items():
         task, _, name = key.partition("/")
@@ -156,13 +238,16 @@ def _check_methods(config: dict) -> None:
                 f"{where}: keys read '<task>/<method>' with task calibration, quantification or "
                 f"cap; {err.args[0]}"
             ) from None
-        check_method_params(spec, params, where, f"{task} method {name}", listed.get((task, name)))
+        shifts = listed.get((task, name)) or [spec.shifts[0]]
+        check_method_params(
+            spec, params, where, f"{task} method {name}", {s: _classes_of(config, s) for s in shifts}
+        )
 
 
-def check_method_params(spec, params, where: str, method: str, shifts=None) -> None:
-    """One ``method_params`` entry against the method's constructor (``spec``: a registry or
-    multiclass catalogue entry): a mapping of its parameter names, and values it accepts under each
-    of ``shifts`` (the shifts whose tables list it; by default its first shift)."""
+def check_method_params(spec, params, where: str, method: str, classes=None) -> None:
+    """One ``method_params`` entry against the method's constructor (``spec``: a registry entry): a
+    mapping of its parameter names, and values it accepts under each shift of ``classes`` (shift ->
+    number of classes: the shifts whose tables list it; by default its first shift, two classes)."""
     if not isinstance(params, dict):
         raise ConfigError(f"{where} must map parameter names to values, got {params!r}")
     signature = inspect.signature(spec.factory)
@@ -173,9 +258,11 @@ def check_method_params(spec, params, where: str, method: str, shifts=None) -> N
             f"{where}: {', '.join(map(repr, unknown))} is not a parameter of {method}; "
             f"its parameters are {sorted(signature.parameters)}"
         )
-    for shift in shifts or [spec.shifts[0]]:
+    for shift, n_classes in (classes or {spec.shifts[0]: 2}).items():
+        if spec.binary_only and n_classes > 2:
+            continue
         try:
-            spec.build(shift, params)
+            spec.build(shift, n_classes, params)
         except (TypeError, ValueError) as err:
             raise ConfigError(f"{where} (under {shift} shift): {err}") from None
 
@@ -184,7 +271,9 @@ def check_config(config: dict) -> None:
     """Everything a valid schema does not guarantee; raises :class:`ConfigError`."""
     _check_branches(config)
     _check_data_root(config)
+    _check_data(config)
     _check_sample_sizes(config)
+    _check_ece(config)
     _check_methods(config)
 
 
@@ -231,10 +320,32 @@ def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
     return found
 
 
+def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
+    """(path, problem) of every cached posteriors file whose column count differs from its data
+    set's number of classes (e.g. left by a run with another ``min_class_support``)."""
+    results = Path(results)
+    found = []
+    for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
+        split = results / "data" / "label" / path.parent.name / "split.npz"
+        if path.name.startswith(".") or not split.is_file() or npz_problem(split):
+            continue
+        with np.load(split) as arrays:
+            k = int(arrays["n_classes"]) if "n_classes" in arrays else 2
+        if npz_problem(path):
+            continue
+        with np.load(path) as arrays:
+            shapes = {key: arrays[key].shape for key in ("P_h", "P_val", "P_test") if key in arrays}
+        wrong = {key: shape for key, shape in shapes.items() if len(shape) != 2 or shape[1] != k}
+        if wrong:
+            found.append((str(path), f"posteriors of shape {wrong} for a data set of {k} classes"))
+    return found
+
+
 def check_intermediates(results: str | Path) -> None:
     """Refuse to plan on top of damaged intermediate files: a job reading one would fail after
-    Snakemake removed its previous (good) outputs, or worse, read it partially."""
-    damaged = damaged_intermediates(results)
+    Snakemake removed its previous (good) outputs, or worse, read it partially; and on cached
+    posteriors whose columns are not their data set's classes."""
+    damaged = damaged_intermediates(results) + posterior_column_problems(results)
     if damaged:
         listing = "\n".join(f"  {path}: {problem}" for path, problem in damaged)
         paths = " ".join(path for path, _ in damaged)

@@ -2,6 +2,7 @@
 # Needs config (seed, data_root, covariate) and RESULTS from the including Snakefile.
 import re
 
+from unishift.data.datasets import n_classes as collection_classes
 from unishift.hub import hub_entry, is_hub_model
 from unishift.lm.config import ENCODE_KEYS, covariate_options, domain_pairs
 
@@ -14,6 +15,12 @@ COVARIATE = covariate_options(config)
 
 def covariate_domains():
     return list(COVARIATE["domains"])
+
+
+def covariate_n_classes():
+    """The classes of the text domains (the heads' outputs): 2, or the tweets' configured 3."""
+    source = COVARIATE["text_source"]
+    return collection_classes(source, COVARIATE.get(source))
 
 
 def covariate_models():

@@ -57,6 +57,7 @@ rule lm_finetune:
         cache=hub_cache(),
         settings=lm_settings(),
         targets=lm_targets,
+        num_labels=covariate_n_classes(),
         code=code_version("lm_finetune.py"),
     script:
         "../scripts/lm_finetune.py"

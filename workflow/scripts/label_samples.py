@@ -11,9 +11,9 @@ samples = label_shift_samples(
     allow_larger=snakemake.params.allow_larger,
 )
 log.info(
-    "%d samples of %d items; positive prevalence %.3f..%.3f",
+    "%d samples of %d items; shift intensity %.3f..%.3f",
     *samples["indices"].shape,
-    samples["prevalence"].min(),
-    samples["prevalence"].max(),
+    samples["shift_intensity"].min(),
+    samples["shift_intensity"].max(),
 )
 write_npz(snakemake.output[0], **samples)

@@ -63,7 +63,7 @@ sets, model_object, report = run_finetune(
     workdir,
     revision=revision,
     # the multiclass branch's rule passes its number of classes; the binary rule has two
-    num_labels=getattr(snakemake.params, "num_labels", 2),
+    num_labels=snakemake.params.num_labels,
 )
 report["model_name"] = snakemake.wildcards.model
 report["gpu"] = gpu

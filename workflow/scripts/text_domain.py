@@ -25,11 +25,9 @@ summary = {"domain": domain, "text_source": source, "splits": split_summary(spli
 if commit:
     summary["hub_commit"] = commit
 for name, frame in splits.items():
-    log.info(
-        "%s/%s: %d rows, positive prevalence %.4f", domain, name, len(frame), frame["label"].mean()
-    )
+    counts = frame["label"].value_counts().sort_index().to_dict()
+    log.info("%s/%s: %d rows, items per class %s", domain, name, len(frame), counts)
     write_split(frame, snakemake.output[name])
 first = splits["train"]["label"].iloc[:5000]
 summary["train_first_5000_prevalence"] = float(first.mean())
-log.info("positive prevalence of the first %d stored training rows: %.4f", len(first), first.mean())
 write_json(snakemake.output.summary, summary)

@@ -10,13 +10,15 @@ arrays, source = prepare_splits(
     # came from must not invalidate the results.
     data_root=snakemake.config["data_root"],
     seed=snakemake.params.seed,
+    collection=snakemake.params.collection,
+    min_class_support=snakemake.params.min_class_support,
 )
-log.info("%s from %s", snakemake.wildcards.dataset, source)
+log.info("%s (%s) from %s", snakemake.wildcards.dataset, snakemake.params.collection, source)
 log.info(
-    "classifier-training %d, validation %d, test pool %d items; positive prevalence of the 70%% portion %.4f",
+    "classifier-training %d, validation %d, test pool %d items; prevalence of the 70%% portion %s",
     len(arrays["y_h"]),
     len(arrays["y_val"]),
     len(arrays["y_test"]),
-    float(arrays["prevalence_full"]),
+    arrays["prevalence_full"].round(4).tolist(),
 )
 write_npz(snakemake.output[0], **arrays)

@@ -28,7 +28,7 @@ COVARIATE_DEFAULTS = {
     },
     "hub_cache": None,
     "offline": {"validation_fraction": 0.2, "test_fraction": 0.3},
-    "tweets": {"validation_fraction": 0.2, "test_fraction": 0.3},
+    "tweets": {"validation_fraction": 0.2, "test_fraction": 0.3, "classes": 2},
     "models": {"MiniLM": "all-MiniLM-L6-v2"},
     "lm": {
         "mode": "cached",
