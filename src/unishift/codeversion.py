@@ -265,9 +265,9 @@ def multiclass_code_version(script: str | Path) -> str:
     module of every multiclass catalogue entry (the catalogue finds them by scanning its packages
     and the plugins, not by import statements), a plugin's module entering as its source. The
     multiclass methods wrap binary ones, so the method packages count as source here."""
-    from unishift.multiclass.catalogue import all_methods
+    from unishift.registry import all_methods
 
-    modules = {spec.factory.__module__ for spec in all_methods()}
+    modules = {spec.factory.__module__ for spec in all_methods().values()}
     inside = {m for m in modules if m.split(".")[0] == PACKAGE}
     version = version_of(module_closure(script_imports(script) | inside))
     external = _external_sources(modules)

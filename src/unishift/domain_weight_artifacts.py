@@ -17,8 +17,8 @@ import numpy as np
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
 from unishift.methods.adapt.to_cap import CalibrationToCAP
-from unishift.methods.base import Calibrator, Sample, SampleContext, Setting
-from unishift.methods.calibration.shared import domain_weights
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import Calibrator, SampleContext
 from unishift.methods.domain_weights import (
     MEMO_KEY,
     PREDICTED_CLASSES,
@@ -26,6 +26,7 @@ from unishift.methods.domain_weights import (
     SHARED_PLANS,
     DomainWeightMemo,
     domain_weight_plan,
+    domain_weights,
 )
 
 FEATURE_SET = "features"
@@ -73,9 +74,9 @@ def compute_domain_weights(
 
 
 def method_domain_weight_plan(
-    task: str, name: str, shift: str, params: dict | None = None
+    task: str, name: str, shift: str, params: dict | None = None, n_classes: int = 2
 ) -> str | None:
     """The plan of a registered method as configured (its adaptations' inner methods included)."""
     from unishift.registry import get_method
 
-    return domain_weight_plan(get_method(task, name, shift).build(shift, params))
+    return domain_weight_plan(get_method(task, name, shift).build(shift, n_classes, params))

@@ -22,7 +22,8 @@ import numpy as np
 
 from unishift.data.setups import SetupData
 from unishift.io import one_line
-from unishift.methods.base import TASKS, Method, Sample, SampleContext
+from unishift.data.containers import Sample
+from unishift.methods.base import TASKS, Method, SampleContext
 from unishift.metrics import absolute_error, brier, ece_positive_class, ece_top_label
 from unishift.numerics import PRECISIONS
 from unishift.records import RECORD_COLUMNS
@@ -58,7 +59,7 @@ def _score(
             "ece_positive": positive,
             "brier": brier(calibrated, labels),
         }
-    estimate = float(output)
+    estimate = float(np.asarray(output, dtype=float).reshape(-1)[-1])  # p_1 of a 2-vector
     if not np.isfinite(estimate):
         raise ValueError(f"{task} estimate is not finite ({estimate})")
     if task == "quantification":
@@ -192,13 +193,13 @@ def evaluate_method(
     from unishift.registry import get_method
 
     spec = get_method(task, method_name, shift)
-    spec.params(shift, params)  # fail early on a malformed parameter mapping
+    spec.params(shift, overrides=params)  # fail early on a malformed parameter mapping
     records, timings = [], []
     for setup in setups:
         rows, timing = evaluate_setup(
             task,
             method_name,
-            lambda: spec.build(shift, params),
+            lambda: spec.build(shift, setup.setting.n_classes, params),
             setup,
             ece=ece,
             ece_precision=ece_precision,

@@ -159,7 +159,7 @@ def _check_methods(config: dict) -> None:
         check_method_params(spec, params, where, f"{task} method {name}", listed.get((task, name)))
 
 
-def check_method_params(spec, params, where: str, method: str, shifts=None) -> None:
+def check_method_params(spec, params, where: str, method: str, shifts=None, n_classes=2) -> None:
     """One ``method_params`` entry against the method's constructor (``spec``: a registry or
     multiclass catalogue entry): a mapping of its parameter names, and values it accepts under each
     of ``shifts`` (the shifts whose tables list it; by default its first shift)."""
@@ -175,7 +175,7 @@ def check_method_params(spec, params, where: str, method: str, shifts=None) -> N
         )
     for shift in shifts or [spec.shifts[0]]:
         try:
-            spec.build(shift, params)
+            spec.build(shift, n_classes, params)
         except (TypeError, ValueError) as err:
             raise ConfigError(f"{where} (under {shift} shift): {err}") from None
 

@@ -16,7 +16,7 @@ import pandas as pd
 from unishift.data.setups import SetupData
 from unishift.io import read_npz
 from unishift.lm.cache import unpack
-from unishift.methods.base import LabelledSet, Setting
+from unishift.data.containers import LabelledSet, Setting
 from unishift.protocols.sampling import stream_state_from_arrays
 
 SHIFT = "covariate"

@@ -10,11 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from unishift.multiclass.base import (
-    MulticlassLabelledSet,
-    MulticlassSample,
-    MulticlassSetting,
-)
+from unishift.data.containers import LabelledSet as MulticlassLabelledSet
+from unishift.data.containers import Sample as MulticlassSample
+from unishift.data.containers import Setting as MulticlassSetting
 
 
 @dataclass
@@ -44,8 +42,8 @@ def load_multiclass_label_setup(
 ) -> MulticlassSetup:
     k = int(splits["n_classes"])
     setting = MulticlassSetting(
-        validation=MulticlassLabelledSet(posteriors["P_val"], splits["y_val"], k, splits["X_val"]),
-        training=MulticlassLabelledSet(posteriors["P_h"], splits["y_h"], k, splits["X_h"]),
+        validation=MulticlassLabelledSet(posteriors["P_val"], splits["y_val"], splits["X_val"], n_classes=k),
+        training=MulticlassLabelledSet(posteriors["P_h"], splits["y_h"], splits["X_h"], n_classes=k),
         shift="label",
         key=f"{dataset}/{classifier}",
         seed=seed,
@@ -55,7 +53,7 @@ def load_multiclass_label_setup(
         classifier=classifier,
         dataset=dataset,
         setting=setting,
-        pool=MulticlassLabelledSet(posteriors["P_test"], splits["y_test"], k, splits["X_test"]),
+        pool=MulticlassLabelledSet(posteriors["P_test"], splits["y_test"], splits["X_test"], n_classes=k),
         sample_indices=np.asarray(samples["indices"], dtype=np.int64),
         shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
     )

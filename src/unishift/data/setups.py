@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from unishift.methods.base import LabelledSet, Sample, Setting
+from unishift.data.containers import LabelledSet, Sample, Setting
 
 
 @dataclass

@@ -31,7 +31,7 @@ import pandas as pd
 from sklearn.model_selection import train_test_split
 
 from unishift.data.text_files import read_split, text_frame, write_split  # noqa: F401
-from unishift.methods.base import derive_seed
+from unishift.data.containers import derive_seed
 
 SPLITS = ("train", "validation", "test")
 TEXT_SOURCES = ("hf", "data_root", "tweets")

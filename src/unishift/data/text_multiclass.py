@@ -23,7 +23,7 @@ from unishift.data.text import (
     tweet_manifest,
 )
 from unishift.data.text_files import text_frame
-from unishift.methods.base import derive_seed
+from unishift.data.containers import derive_seed
 
 TWEET_LABELS_3 = {"negative": 0, "neutral": 1, "positive": 2}
 CLASS_NAMES_3 = tuple(TWEET_LABELS_3)

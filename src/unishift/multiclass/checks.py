@@ -32,7 +32,7 @@ def regime_of(config: dict) -> str:
 
 
 def _check_methods(config: dict) -> None:
-    from unishift.multiclass.catalogue import get_method
+    from unishift.registry import get_method
 
     listed: dict[tuple[str, str], list[str]] = {}
     for shift, tasks in (config.get("methods") or {}).items():
@@ -40,7 +40,9 @@ def _check_methods(config: dict) -> None:
             for name in names:
                 try:
                     spec = get_method(task, name)
-                except ValueError as err:
+                    if spec.binary_only:
+                        spec.build(shift, 3)  # refused with its reason
+                except (KeyError, ValueError) as err:
                     raise ConfigError(
                         f"config methods.{shift}.{task} (regime multiclass): {err}"
                     ) from None
@@ -56,10 +58,10 @@ def _check_methods(config: dict) -> None:
         where = f"config method_params.{key!r}"
         try:
             spec = get_method(task, name)
-        except ValueError as err:
+        except (KeyError, ValueError) as err:
             raise ConfigError(f"{where}: keys read '<task>/<method>'; {err}") from None
         check_method_params(
-            spec, params, where, f"multiclass {task} method {name}", listed.get((task, name))
+            spec, params, where, f"multiclass {task} method {name}", listed.get((task, name)), 3
         )
 
 

@@ -28,7 +28,8 @@ import numpy as np
 from unishift.evaluation import _status
 from unishift.methods.base import TASKS, SampleContext
 from unishift.metrics import multiclass as mcm
-from unishift.multiclass.base import MulticlassMethod, simplex_check
+from unishift.methods.base import Method as MulticlassMethod
+from unishift.methods.base import simplex_check
 from unishift.multiclass.records import MULTICLASS_RECORD_COLUMNS
 
 ECE_CHOICES = ("top_label", "classwise")
@@ -161,7 +162,7 @@ def evaluate_multiclass_method(
     """Per-sample records and per-setup timings of one catalogued method, as data frames."""
     import pandas as pd
 
-    from unishift.multiclass.catalogue import get_method
+    from unishift.registry import get_method
 
     spec = get_method(task, method_name)
     if shift not in spec.shifts:
@@ -171,7 +172,7 @@ def evaluate_multiclass_method(
         rows, timing = evaluate_multiclass_setup(
             task,
             method_name,
-            lambda: spec.build(shift, params),
+            lambda: spec.build(shift, setup.n_classes, params),
             setup,
             ece=ece,
             arithmetic=arithmetic,
