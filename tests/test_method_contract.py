@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from tests.test_calibration_support import make_setting
+from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
-from unishift.methods.base import LabelledSet, Method, SampleContext
+from unishift.methods.base import Method, SampleContext
 from unishift.registry import all_methods, get_method
 
 CASES = sorted(
@@ -42,7 +43,7 @@ SETUPS = {shift: _setup(shift) for shift in ("label", "covariate")}
 
 def _outputs(spec, shift):
     setup = SETUPS[shift]
-    method = spec.build(shift).fit(setup.setting)
+    method = spec.build(shift, 2).fit(setup.setting)
     outputs = []
     for sample_id in range(len(setup.sample_indices)):
         sample, _ = setup.sample(sample_id)
@@ -59,7 +60,7 @@ def test_the_registry_lists_every_task_and_shift():
 @pytest.mark.parametrize("task, name, shift", CASES, ids=["/".join(case) for case in CASES])
 def test_method_contract(task, name, shift):
     spec = get_method(task, name, shift)
-    assert isinstance(spec.build(shift), Method)
+    assert isinstance(spec.build(shift, 2), Method)
     if spec.group != "adapted" or "inner" not in spec.defaults:
         assert (spec.factory.name, spec.factory.task) == (name, task)  # it describes itself
     method, outputs, setup = _outputs(spec, shift)
@@ -74,7 +75,7 @@ def test_method_contract(task, name, shift):
         else:
             assert 0.0 <= float(output) <= 1.0
     records, timing = evaluate_setup(
-        task, name, lambda: spec.build(shift), setup, domain_stream="per_sample"
+        task, name, lambda: spec.build(shift, 2), setup, domain_stream="per_sample"
     )
     assert timing["n_samples"] == len(records) == len(outputs)
     for record, output in zip(records, outputs):

@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from unishift.methods.base import LabelledSet, Sample, Setting, as_posteriors, fresh_context
-from unishift.methods.calibration import PacCalSigma, Platt
-from unishift.methods.cap import LEAP
-from unishift.methods.quantification import EMQBCTS, KDEy
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import as_posteriors, fresh_context
+from unishift.methods.calibration.paccal_sigma import PacCalSigma
+from unishift.methods.calibration.platt import Platt
+from unishift.methods.cap.leap import LEAP
+from unishift.methods.quantification.aggregative import KDEy
+from unishift.methods.quantification.emq import EMQBCTS
 from unishift.methods.quantification.qp_bridge import em
 
 
@@ -74,7 +77,7 @@ def test_kdey_is_the_maximum_likelihood_kde_mixture_with_bandwidth_0_1():
     setting = setting_of(scores, labels)
     test_labels = (rng.random(250) < 0.7).astype(int)
     test = as_posteriors(np.clip(0.35 + 0.3 * test_labels + rng.normal(0, 0.15, 250), 0.001, 0.999))
-    estimate = KDEy().fit(setting).quantify(Sample(test), fresh_context(setting))
+    estimate = KDEy().fit(setting).quantify(Sample(test), fresh_context(setting))[1]
     expected = kdey_oracle(setting.validation.posteriors, labels, test)
     assert estimate == pytest.approx(expected, abs=2e-3)
     assert abs(expected - kdey_oracle(setting.validation.posteriors, labels, test, 0.05)) > 0.01
@@ -90,8 +93,8 @@ def test_emq_bcts_fallback_starts_em_from_its_configured_prior():
         model = EMQBCTS(fallback_prevalence=source).fit(setting)
         assert model.fit_notes[0][0] == "fallback"
         got = model.quantify(Sample(test), fresh_context(setting))
-        assert got == pytest.approx(em(prior, test)[0], abs=1e-12)
-    assert em(0.6, test)[0] != pytest.approx(em(0.2, test)[0], abs=1e-3)
+        assert got == pytest.approx(em([1 - prior, prior], test)[0], abs=1e-12)
+    assert em([0.4, 0.6], test)[0] != pytest.approx(em([0.8, 0.2], test)[0], abs=1e-3)
 
 
 class Fixed:
@@ -104,7 +107,7 @@ class Fixed:
         return self
 
     def quantify(self, sample, context):
-        return self.value
+        return np.array([1 - self.value, self.value])
 
 
 def test_leap_uses_the_recall_not_the_precision_of_the_validation_positives():
@@ -112,7 +115,7 @@ def test_leap_uses_the_recall_not_the_precision_of_the_validation_positives():
     # include two negatives -> precision 3/5
     setting = setting_of([0.8, 0.3, 0.7, 0.6, 0.2, 0.55, 0.9], [1, 1, 1, 1, 0, 0, 0])
     leap = LEAP(quantifier=lambda: Fixed(0.4)).fit(setting)
-    assert leap.tpr_ == 0.75
+    assert leap.ratios_[1, 1] == 0.75
     table = leap.predict_table(Sample(as_posteriors(np.array([0.9, 0.6, 0.2, 0.1]))), None)
     # x11 = tpr * q, x10 = q - x11, x01 = cc - x11, x00 = the rest
     np.testing.assert_allclose(table, [[1 - 0.4 - 0.5 + 0.3, 0.5 - 0.3], [0.4 - 0.3, 0.3]])

@@ -9,18 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_multiclass_methods import _grid_setting, replicated, samples, synthetic_problem
+from unishift.methods.adapt.to_cap import CalibrationToCAP
+from unishift.methods.adapt.to_quantification import CAPToQuantification
+from unishift.methods.base import fresh_context, simplex_check
+from unishift.methods.calibration.dmcal import DMCal
+from unishift.methods.calibration.transcal import TransCal
+from unishift.methods.cap.leap import LEAP, LEAPPCC
 from unishift.metrics import multiclass as mcm
 from unishift.multiclass import catalogue
-from unishift.multiclass.adapt import CalibrationToCAP, CAPToQuantification
-from unishift.multiclass.base import (
-    MulticlassLabelledSet,
-    MulticlassSample,
-    MulticlassSetting,
-    fresh_context,
-    simplex_check,
-)
-from unishift.multiclass.calibration import DMCal, TransCal
-from unishift.multiclass.cap import LEAP, LEAPPCC
 
 # ---------------------------------------------------------------------------------------------------
 # EMQ_TransCal

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from unishift.multiclass.base import from_binary_sample, from_binary_setting
 
 from unishift.data.label_shift import (
     label_shift_samples,
@@ -17,10 +18,9 @@ from unishift.data.label_shift import (
     prepare_splits,
     train_and_predict,
 )
+from unishift.methods.adapt.to_calibration import CAPToCalibration, QuantificationToCalibration
 from unishift.methods.base import SampleContext
 from unishift.multiclass import catalogue
-from unishift.multiclass.adapt import CAPToCalibration, QuantificationToCalibration
-from unishift.multiclass.base import from_binary_sample, from_binary_setting
 from unishift.registry import get_method
 
 N_SAMPLES = 8
@@ -192,8 +192,8 @@ def test_covariate_twins_reproduce_the_binary_method(setups, task, name, overrid
 )
 def test_lascal_switches_reproduce_the_binary_lascal(setups, params):
     """LasCal's arithmetic and RLLS-solver switches have the binary meaning for two classes."""
-    from unishift.methods.calibration import LasCal as BinaryLasCal
-    from unishift.multiclass.calibration.lascal import LasCal
+    from unishift.methods.calibration.lascal import LasCal
+    from unishift.methods.calibration.lascal import LasCal as BinaryLasCal
 
     for setup in setups:
         samples = binary_samples(setup)[:4]

@@ -14,14 +14,14 @@ from scipy import optimize, special
 from scipy.stats import multivariate_normal
 
 from tests.test_multiclass_methods import samples, synthetic_problem
-from unishift.multiclass import catalogue
-from unishift.multiclass.base import MulticlassSetting, fresh_context, simplex_check
-from unishift.multiclass.calibration.head2tail import (
+from unishift.methods.base import fresh_context, simplex_check
+from unishift.methods.calibration.head2tail import (
     Head2Tail,
     head2tail_weights,
     head_classes,
     transfer_matrix,
 )
+from unishift.multiclass import catalogue
 
 
 def literal_weights(train_x, train_y, x, y, k, alpha, head):

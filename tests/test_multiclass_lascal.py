@@ -11,23 +11,21 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 from tests.test_multiclass_methods import replicated, samples, synthetic_problem
+from unishift.methods.base import fresh_context, simplex_check
 from unishift.methods.calibration.lascal import (
+    LasCal,
     ece_label_shift_loop,
+    lascal_losses,
     rlls_closed_form,
     rlls_cvxpy,
     rlls_lambda,
     rlls_objective,
+    rlls_system,
+    rlls_weights,
     torch_log,
 )
 from unishift.methods.calibration.shared import first_strict_minimum, softmax, temperature_grid
 from unishift.multiclass import catalogue
-from unishift.multiclass.base import fresh_context, simplex_check
-from unishift.multiclass.calibration.lascal import (
-    LasCal,
-    lascal_losses,
-    rlls_system,
-    rlls_weights,
-)
 
 
 def random_rlls(seed, k):

@@ -7,21 +7,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from unishift.multiclass.base import describe
 
+from unishift.methods.base import fresh_context, simplex_check
+from unishift.methods.calibration.emq import EMQCalibrator
+from unishift.methods.calibration.scaling import TemperatureScaling
+from unishift.methods.cap.leap import LEAP
+from unishift.methods.quantification.aggregative import ACC, CC, PACC, PCC, KDEy
+from unishift.methods.quantification.emq import EMQ
 from unishift.metrics import multiclass as mcm
 from unishift.multiclass import catalogue
-from unishift.multiclass.base import (
-    MulticlassLabelledSet,
-    MulticlassQuantifier,
-    MulticlassSample,
-    MulticlassSetting,
-    describe,
-    fresh_context,
-    simplex_check,
-)
-from unishift.multiclass.calibration import EMQCalibrator, TemperatureScaling
-from unishift.multiclass.cap import LEAP
-from unishift.multiclass.quantification import ACC, CC, EMQ, PACC, PCC, KDEy
 
 
 def softmax(z):
@@ -240,7 +235,7 @@ def _grid_setting(seed, k=3, n=2000):
 
 @pytest.mark.parametrize("bias", [0.0, 0.3])
 def test_dmcal_cells_are_exact_under_exact_label_shift_with_the_true_prior(bias):
-    from unishift.multiclass.calibration import DMCal
+    from unishift.methods.calibration.dmcal import DMCal
 
     setting = _grid_setting(0)
     test = replicated(setting.validation, [1, 4, 2])

@@ -13,24 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unishift.metrics import multiclass as mcm
-from unishift.multiclass.adapt import (
-    CalibrationToCAP,
+from unishift.methods.adapt.to_calibration import CAPToCalibration, QuantificationToCalibration
+from unishift.methods.adapt.to_cap import CalibrationToCAP, QuantificationToCAP
+from unishift.methods.adapt.to_quantification import (
     CalibrationToQuantification,
-    CAPToCalibration,
     CAPToQuantification,
-    QuantificationToCalibration,
-    QuantificationToCAP,
 )
-from unishift.multiclass.base import (
-    MulticlassAccuracyPredictor,
-    MulticlassCalibrator,
-    MulticlassLabelledSet,
-    MulticlassQuantifier,
-    MulticlassSample,
-    MulticlassSetting,
-    fresh_context,
-)
+from unishift.methods.base import fresh_context
+from unishift.metrics import multiclass as mcm
 
 # ---------------------------------------------------------------------------------------------------
 # test-only oracles

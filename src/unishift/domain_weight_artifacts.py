@@ -14,10 +14,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from unishift.data.containers import Sample, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
 from unishift.methods.adapt.to_cap import CalibrationToCAP
-from unishift.data.containers import Sample, Setting
 from unishift.methods.base import Calibrator, SampleContext
 from unishift.methods.domain_weights import (
     MEMO_KEY,

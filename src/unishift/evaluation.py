@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from unishift.data.containers import Sample
 from unishift.data.setups import SetupData
 from unishift.io import one_line
-from unishift.data.containers import Sample
 from unishift.methods.base import TASKS, Method, SampleContext
 from unishift.metrics import absolute_error, brier, ece_positive_class, ece_top_label
 from unishift.numerics import PRECISIONS
@@ -199,7 +199,7 @@ def evaluate_method(
         rows, timing = evaluate_setup(
             task,
             method_name,
-            lambda: spec.build(shift, setup.setting.n_classes, params),
+            lambda k=setup.setting.n_classes: spec.build(shift, k, params),
             setup,
             ece=ece,
             ece_precision=ece_precision,

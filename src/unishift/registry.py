@@ -61,7 +61,9 @@ def _check(spec: MethodSpec) -> None:
     for attribute in ("shift_defaults", "binary_defaults"):
         for shift, params in getattr(spec, attribute).items():
             if shift not in spec.shifts:
-                raise ValueError(f"{where} has {attribute} for {shift} shift, which it does not run")
+                raise ValueError(
+                    f"{where} has {attribute} for {shift} shift, which it does not run"
+                )
             typos = set(params) - set(spec.defaults)
             if typos:
                 raise ValueError(

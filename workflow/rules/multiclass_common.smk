@@ -62,7 +62,7 @@ N_CLASSES_COVARIATE = 3  # the tweets' negative, neutral, positive
 def display_info(task, names):
     """name -> [display, group] of the catalogue: a parameter of the report rules, whose jobs then
     import no method (and re-run when a display name changes)."""
-    from unishift.multiclass.catalogue import method_info
+    from unishift.registry import method_info
 
     return {name: list(info) for name, info in method_info(task, names).items()}
 

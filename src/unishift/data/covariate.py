@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from unishift.data.containers import LabelledSet, Setting
 from unishift.data.setups import SetupData
 from unishift.io import read_npz
 from unishift.lm.cache import unpack
-from unishift.data.containers import LabelledSet, Setting
 from unishift.protocols.sampling import stream_state_from_arrays
 
 SHIFT = "covariate"

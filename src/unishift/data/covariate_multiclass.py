@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from unishift.data.containers import LabelledSet as MulticlassLabelledSet
+from unishift.data.containers import Setting as MulticlassSetting
 from unishift.data.covariate import SHIFT, concatenate, read_lm_outputs, softmax
 from unishift.data.multiclass_setup import MulticlassSetup
 from unishift.io import read_npz
-from unishift.data.containers import LabelledSet as MulticlassLabelledSet
-from unishift.data.containers import Setting as MulticlassSetting
 
 
 def labelled_set_k(arrays: dict, n_classes: int) -> MulticlassLabelledSet:

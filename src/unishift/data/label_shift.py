@@ -7,10 +7,10 @@ import warnings
 import numpy as np
 
 from unishift.classifiers import make_classifier, one_thread
+from unishift.data.containers import LabelledSet, Setting
 from unishift.data.setups import SetupData
 from unishift.data.uci import fetch_binary_dataset
 from unishift.io import DamagedFileError, read_npz
-from unishift.data.containers import LabelledSet, Setting
 from unishift.protocols import upp_indices
 from unishift.protocols.sampling import stream_state_arrays, stream_state_from_arrays
 

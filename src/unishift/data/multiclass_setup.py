@@ -42,8 +42,12 @@ def load_multiclass_label_setup(
 ) -> MulticlassSetup:
     k = int(splits["n_classes"])
     setting = MulticlassSetting(
-        validation=MulticlassLabelledSet(posteriors["P_val"], splits["y_val"], splits["X_val"], n_classes=k),
-        training=MulticlassLabelledSet(posteriors["P_h"], splits["y_h"], splits["X_h"], n_classes=k),
+        validation=MulticlassLabelledSet(
+            posteriors["P_val"], splits["y_val"], splits["X_val"], n_classes=k
+        ),
+        training=MulticlassLabelledSet(
+            posteriors["P_h"], splits["y_h"], splits["X_h"], n_classes=k
+        ),
         shift="label",
         key=f"{dataset}/{classifier}",
         seed=seed,
@@ -53,7 +57,9 @@ def load_multiclass_label_setup(
         classifier=classifier,
         dataset=dataset,
         setting=setting,
-        pool=MulticlassLabelledSet(posteriors["P_test"], splits["y_test"], splits["X_test"], n_classes=k),
+        pool=MulticlassLabelledSet(
+            posteriors["P_test"], splits["y_test"], splits["X_test"], n_classes=k
+        ),
         sample_indices=np.asarray(samples["indices"], dtype=np.int64),
         shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
     )

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from unishift.data.text_files import read_split, text_frame, write_split  # noqa: F401
 from unishift.data.containers import derive_seed
+from unishift.data.text_files import read_split, text_frame, write_split  # noqa: F401
 
 SPLITS = ("train", "validation", "test")
 TEXT_SOURCES = ("hf", "data_root", "tweets")

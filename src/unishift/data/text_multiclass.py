@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from unishift.data.containers import derive_seed
 from unishift.data.text import (
     _three_way,
     read_tweet_corpus,
@@ -23,7 +24,6 @@ from unishift.data.text import (
     tweet_manifest,
 )
 from unishift.data.text_files import text_frame
-from unishift.data.containers import derive_seed
 
 TWEET_LABELS_3 = {"negative": 0, "neutral": 1, "positive": 2}
 CLASS_NAMES_3 = tuple(TWEET_LABELS_3)

@@ -37,6 +37,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+
 from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import PRECOMPUTED, SampleContext
@@ -172,6 +173,7 @@ class DomainWeightMemo:
 
 # ---------------------------------------------------------------------------------------------
 # The weights of one call (B5)
+
 
 @dataclass(frozen=True)
 class DomainWeights:

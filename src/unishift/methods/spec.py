@@ -79,9 +79,7 @@ class MethodSpec:
         params.update(overrides or {})
         return params
 
-    def build(
-        self, shift: str, n_classes: int, overrides: dict[str, Any] | None = None
-    ) -> Method:
+    def build(self, shift: str, n_classes: int, overrides: dict[str, Any] | None = None) -> Method:
         """A fresh, unfitted method for data with ``n_classes`` classes under ``shift``."""
         _check_n_classes(n_classes)
         if self.binary_only and n_classes != 2:

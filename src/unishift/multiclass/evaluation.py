@@ -26,10 +26,9 @@ from typing import Any
 import numpy as np
 
 from unishift.evaluation import _status
-from unishift.methods.base import TASKS, SampleContext
-from unishift.metrics import multiclass as mcm
+from unishift.methods.base import TASKS, SampleContext, simplex_check
 from unishift.methods.base import Method as MulticlassMethod
-from unishift.methods.base import simplex_check
+from unishift.metrics import multiclass as mcm
 from unishift.multiclass.records import MULTICLASS_RECORD_COLUMNS
 
 ECE_CHOICES = ("top_label", "classwise")
@@ -172,7 +171,7 @@ def evaluate_multiclass_method(
         rows, timing = evaluate_multiclass_setup(
             task,
             method_name,
-            lambda: spec.build(shift, setup.n_classes, params),
+            lambda k=setup.n_classes: spec.build(shift, k, params),
             setup,
             ece=ece,
             arithmetic=arithmetic,

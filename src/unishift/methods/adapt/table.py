@@ -169,7 +169,9 @@ def kinds_of(method_class: type, task: str) -> tuple[str, ...]:
     of_task = [k for k, spec in KINDS.items() if spec.source == task]
     if declared is None:
         return tuple(k for k in of_task if KINDS[k].automatic)
-    unknown = [d for d in declared if d not in of_task and d not in {KINDS[k].family for k in of_task}]
+    unknown = [
+        d for d in declared if d not in of_task and d not in {KINDS[k].family for k in of_task}
+    ]
     if unknown:
         families = sorted({KINDS[k].family for k in of_task})
         raise ValueError(

@@ -133,6 +133,21 @@ def head2tail_weights(
     return weights
 
 
+def head2tail_temperature(logits, labels, weights) -> float:
+    """Weighted cross-entropy temperature on [0.05, 5] by L-BFGS-B from 1 (REF's arithmetic: no
+    max-subtraction, exp clipped at 1e20, probabilities clipped to [1e-20, 1 - 1e-20])."""
+    onehot = np.eye(logits.shape[1])[labels]
+
+    def loss(t):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            e = np.clip(np.exp(logits / t), -1e20, 1e20)
+            p = np.clip(e / np.sum(e, 1)[:, None], 1e-20, 1 - 1e-20)
+            return -np.sum(onehot * np.log(p) * weights[:, None]) / p.shape[0]
+
+    result = optimize.minimize(loss, 1.0, method="L-BFGS-B", bounds=((0.05, 5.0),), tol=1e-12)
+    return float(result.x[0])
+
+
 class Head2Tail(TemperatureCalibrator):
     """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data).
 

@@ -50,7 +50,9 @@ class PacCalSigma(Calibrator):
         self.fit_notes = []
         validation = setting.validation
         k = setting.n_classes
-        self.matrix_ = PACC.getPteCondEstim(list(range(k)), validation.labels, validation.posteriors)
+        self.matrix_ = PACC.getPteCondEstim(
+            list(range(k)), validation.labels, validation.posteriors
+        )
         if k == 2:
             self.tpr_, self.fpr_ = float(self.matrix_[1, 1]), float(self.matrix_[1, 0])
             self.adjust_ = self.tpr_ - self.fpr_ > 0

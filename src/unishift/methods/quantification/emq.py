@@ -73,7 +73,9 @@ class EMQBCTS(Quantifier):
             quiet(self.quantifier_.aggregation_fit, validation.posteriors, validation.labels)
         except Exception as err:  # abstention raises AssertionError; QuaPy wraps it in RuntimeError
             self.fallback_prior_ = setting.prevalence_of(self.fallback_prevalence)
-            reason = one_line(str(err), limit=120)
+            # the binary tables recorded the error's first line inside the note, the k-class ones
+            # the whole error (whose first line their driver kept); both are kept as recorded
+            reason = one_line(str(err), limit=120) if setting.n_classes == 2 else str(err)
             self.fit_notes.append(
                 ("fallback", f"BCTS failed at fit time ({reason}); plain EMQ used")
             )
