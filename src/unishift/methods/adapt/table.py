@@ -187,9 +187,9 @@ def adaptation_spec(kind: str, inner: MethodSpec) -> MethodSpec:
     row = row_of(kind, inner.name)
     shifts = tuple(row.shifts or inner.shifts)
     defaults = {
+        "inner": inner.name,
         **constructor_defaults(spec.adapter),
         **spec.defaults,
-        "inner": inner.name,
         "inner_params": dict(row.inner_params) if row.inner_params is not None else None,
     }
     binary_defaults = {}
