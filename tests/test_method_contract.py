@@ -14,7 +14,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from tests.test_calibration_support import make_setting
-from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.data.containers import LabelledSet, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
 from unishift.methods.base import Method, SampleContext, simplex_check

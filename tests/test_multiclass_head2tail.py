@@ -1,6 +1,6 @@
 """Head2Tail for k classes: the transfer weights against a literal computation with SciPy's
 multivariate normal, the head rules, the temperature against an independent minimiser, properties
-of Head2Tail and Head2Tail_c2q. The n = 2 invariants are in tests/test_multiclass_binary_invariant.py."""
+of Head2Tail and Head2Tail_c2q. Their two-class numbers: tests/test_method_regression.py."""
 
 from __future__ import annotations
 

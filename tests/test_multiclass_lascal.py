@@ -1,6 +1,6 @@
 """LasCal for k classes: the k-class RLLS against independent solutions and the exact label-shift
 weights, the temperature search against a literal loop, and properties of the four LasCal columns.
-The n = 2 invariants are in tests/test_multiclass_binary_invariant.py."""
+Their two-class numbers: tests/test_method_regression.py."""
 
 from __future__ import annotations
 
