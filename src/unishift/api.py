@@ -322,6 +322,7 @@ def adapt(method: Method, kind: str, **params) -> Method:
     ``"a2c"``) of a method object, with the adaptation's defaults (e.g. 5 bins for ρ2ζ)."""
     from unishift.methods.adapt.table import KINDS
 
+    kind = {"q2c": "q2c_5B", "a2c": "a2c_6B"}.get(kind, kind)  # the paper's (two-class) binnings
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r} is not one of {list(KINDS)}")
     spec = KINDS[kind]
