@@ -54,6 +54,29 @@ def test_paccal_squashes_the_sample_when_values_leave_the_unit_interval_on_one_s
     np.testing.assert_allclose(out[:, 1], 1 / (1 + np.exp(-(2 * adjusted - 1))))
 
 
+
+def test_paccal_for_three_classes_inverts_paccs_matrix_and_squashes_negative_entries():
+    # the columns of M are the mean validation posteriors of each class
+    columns = np.array([[0.6, 0.3, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]])
+    labels = np.repeat([0, 1, 2], 10)
+    validation = LabelledSet(columns[labels], labels)
+    setting = Setting(validation, validation, "label", key="paccal-3")
+    method = PacCalSigma().fit(setting)
+    inside = np.array([[0.45, 0.35, 0.2], [0.3, 0.4, 0.3]])
+    adjusted = np.linalg.solve(columns.T, inside.T).T
+    assert np.all((adjusted >= 0) & (adjusted <= 1))
+    context = fresh_context(setting)
+    np.testing.assert_allclose(method.calibrate(Sample(inside), context), adjusted, atol=1e-12)
+    assert [s for s, _ in context.notes] == ["fallback"]  # returned unchanged, and said so
+    # one entry below 0 and none above 1 (the rows sum to 1): sigma squashes every row
+    outside = np.array([[0.12, 0.45, 0.43], [0.3, 0.4, 0.3]])
+    adjusted = np.linalg.solve(columns.T, outside.T).T
+    assert adjusted.min() < 0 and adjusted.max() <= 1
+    expected = np.exp(adjusted) / np.exp(adjusted).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(
+        method.calibrate(Sample(outside), fresh_context(setting)), expected, atol=1e-12
+    )
+
 def kdey_oracle(validation_posteriors, labels, test_posteriors, bandwidth=0.1):
     """Maximum-likelihood mixture of the class-conditional Gaussian KDEs of the posterior vectors."""
 
