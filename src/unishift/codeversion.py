@@ -233,7 +233,7 @@ def method_modules(
             continue
         reached.append(spec)
         modules.add(spec.factory.__module__)
-        params = spec.params(shift if shift in spec.shifts else spec.shifts[0], given)
+        params = spec.params(shift if shift in spec.shifts else spec.shifts[0], overrides=given)
         for value in params.values():
             if isinstance(value, str):
                 pending.extend((s, None) for (_, n), s in specs.items() if n == value)
