@@ -254,3 +254,22 @@ def test_leap_with_kdey_is_close_to_the_truth_on_an_easy_problem():
         truth = float(np.mean(test.predictions == test.labels))
         estimate = leap.predict_accuracy(sample_of(test), fresh_context(setting_of(validation)))
         assert abs(estimate - truth) < 0.05
+
+
+def test_doc_with_app_draws_app_samples_for_k_classes():
+    """QuaPy's APP over three classes: every point of the grid of prevalence vectors with 21
+    values per class (231 points), ``repeats`` samples each; not NPP (the multiclass branch's drift)."""
+    rng = np.random.default_rng(12)
+    labels = np.repeat([0, 1, 2], 60)
+    posteriors = rng.dirichlet(np.ones(3), len(labels))
+    doc = DoC(protocol="app", sample_size=20, repeats=2)
+    doc.fit_notes = []
+    indices = doc._sample_indices(labels, 3)
+    assert indices.shape == (231 * 2, 20) and doc.fit_notes == []
+    shares = {tuple(np.bincount(labels[row], minlength=3)) for row in indices}
+    grid = {(a, b, 20 - a - b) for a in range(21) for b in range(21 - a)}
+    assert shares == grid  # 20 items, steps of 1/20: the counts are the grid points exactly
+    fitted = DoC(protocol="app", sample_size=20, repeats=2).fit(
+        Setting(LabelledSet(posteriors, labels), LabelledSet(posteriors, labels), "label")
+    )
+    assert fitted.fit_notes == []
