@@ -19,10 +19,13 @@ import warnings
 
 import numpy as np
 
-from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting
-from unishift.methods.calibration import CPCS, EMQTransCal, TransCal
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import SampleContext
+from unishift.methods.calibration.cpcs import CPCS
+from unishift.methods.calibration.emq_transcal import EMQTransCal
 from unishift.methods.calibration.lascal import lascal_temperature
-from unishift.methods.calibration.shared import fit_domain_weights
+from unishift.methods.calibration.transcal import TransCal
+from unishift.methods.domain_weights import fit_domain_weights
 
 
 def synthetic(seed=0, d=768, n_train=5000, n_val=5000, n_test=250):

@@ -64,7 +64,7 @@ def timed(action, *args):
 def evaluate(task, name, setup, domain_stream):
     spec = get_method(task, name, SHIFT)
     return evaluate_setup(
-        task, name, lambda: spec.build(SHIFT), setup, domain_stream=domain_stream
+        task, name, lambda: spec.build(SHIFT, 2), setup, domain_stream=domain_stream
     )[0]
 
 

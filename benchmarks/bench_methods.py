@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from unishift.data.containers import LabelledSet, Setting
 from unishift.data.label_shift import (
     label_shift_samples,
     load_label_setup,
@@ -35,7 +36,6 @@ from unishift.data.label_shift import (
     train_and_predict,
 )
 from unishift.evaluation import SetupData, evaluate_setup
-from unishift.methods.base import LabelledSet, Setting
 from unishift.registry import all_methods
 
 OUTPUT = Path(__file__).resolve().parent / "output"
@@ -120,7 +120,7 @@ def bench(shift: str, setup: SetupData) -> pd.DataFrame:
     for spec in specs:
         started, cpu_started = time.perf_counter(), time.process_time()
         records, timing = evaluate_setup(
-            spec.task, spec.name, lambda spec=spec: spec.build(shift), setup
+            spec.task, spec.name, lambda spec=spec: spec.build(shift, 2), setup
         )
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu_started

@@ -16,15 +16,15 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
 from unishift.data.label_shift_multiclass import (
     load_multiclass_label_setup,
     multiclass_label_shift_samples,
     prepare_multiclass_splits,
     train_and_predict_k,
 )
-from unishift.multiclass import catalogue
 from unishift.multiclass.evaluation import MULTICLASS_RECORD_COLUMNS, evaluate_multiclass_setup
+
+from unishift.registry import all_methods
 
 
 def main() -> None:
@@ -43,7 +43,7 @@ def main() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1)  # one thread per evaluation job, as the workflow runs them
-    specs = [s for s in catalogue.all_methods() if "label" in s.shifts]
+    specs = [s for s in all_methods().values() if "label" in s.shifts and not s.binary_only]
     if args.methods:
         specs = [s for s in specs if f"{s.task}/{s.name}" in args.methods]
     records, timings = [], []
@@ -62,7 +62,10 @@ def main() -> None:
             for spec in specs:
                 wall, cpu = time.perf_counter(), time.process_time()
                 rows, timing = evaluate_multiclass_setup(
-                    spec.task, spec.name, lambda spec=spec: spec.build("label"), setup
+                    spec.task,
+                    spec.name,
+                    lambda spec=spec, k=setup.n_classes: spec.build("label", k),
+                    setup,
                 )
                 timing.update(
                     task=spec.task,

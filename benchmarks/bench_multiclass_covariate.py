@@ -19,16 +19,16 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
 from unishift.data.covariate_multiclass import accuracy_k, load_covariate_setup_k
-from unishift.data.text import read_tweet_corpus
 from unishift.data.text_multiclass import load_tweet_domain_3class
+from unishift.multiclass.evaluation import MULTICLASS_RECORD_COLUMNS, evaluate_multiclass_setup
+
+from unishift.data.text import read_tweet_corpus
 from unishift.lm.finetune import FinetuneSettings, train_head_on_cache
 from unishift.lm.models import freeze_backbone, head_logits, load_classifier
 from unishift.lm.pipeline import encode_domain
-from unishift.multiclass import catalogue
-from unishift.multiclass.evaluation import MULTICLASS_RECORD_COLUMNS, evaluate_multiclass_setup
 from unishift.protocols.mixture import mixture_indices
+from unishift.registry import all_methods
 
 # the embedded default's covariate_shift.lm section (config/config.yaml)
 SETTINGS = dict(
@@ -70,7 +70,7 @@ def main() -> None:
         stage = f"encode {domain} ({sum(len(f) for f in splits.values())} texts)"
         stages[stage] = time.process_time() - cpu
         print(json.dumps({"stage": stage, "cpu_seconds": stages[stage]}), flush=True)
-    specs = [s for s in catalogue.all_methods() if "covariate" in s.shifts]
+    specs = [s for s in all_methods().values() if "covariate" in s.shifts and not s.binary_only]
     limits.restore_original_limits()
     records, timings, accuracies = [], [], {}
     for source in args.domains:
@@ -124,7 +124,10 @@ def main() -> None:
             for spec in specs:
                 cpu = time.process_time()
                 rows, timing = evaluate_multiclass_setup(
-                    spec.task, spec.name, lambda spec=spec: spec.build("covariate"), setup
+                    spec.task,
+                    spec.name,
+                    lambda spec=spec, k=setup.n_classes: spec.build("covariate", k),
+                    setup,
                 )
                 timing.update(
                     task=spec.task,

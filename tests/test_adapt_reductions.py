@@ -6,22 +6,18 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unishift.methods.adapt import (
-    CalibratedEMQ,
-    CalibrationToCAP,
-    CAPToCalibration,
-    CAPToQuantification,
-    QuantificationToCalibration,
-    QuantificationToCAP,
-    to_calibration,
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.adapt import to_calibration
+from unishift.methods.adapt.to_calibration import (
+    PositiveCAPToCalibration,
+    PositiveQuantificationToCalibration,
 )
+from unishift.methods.adapt.to_cap import CalibrationToCAP, QuantificationToCAP
+from unishift.methods.adapt.to_quantification import CalibratedEMQ, CAPToQuantification
 from unishift.methods.base import (
     AccuracyPredictor,
     Calibrator,
-    LabelledSet,
     Quantifier,
-    Sample,
-    Setting,
     as_posteriors,
     fresh_context,
 )
@@ -58,7 +54,8 @@ class LabelQuantifier(Quantifier):
 
     def quantify(self, sample, context):
         self.contexts.append(context)
-        return float(sample.features[:, 0].mean())
+        positive = float(sample.features[:, 0].mean())
+        return np.array([1.0 - positive, positive])
 
 
 class LabelCAP(AccuracyPredictor):
@@ -102,7 +99,7 @@ Q2C_LABELS = [0, 1, 0, 1, 1]
 
 def test_q2c_map_by_hand(captured_maps):
     data = items(Q2C_SCORES, Q2C_LABELS)
-    method = QuantificationToCalibration(LabelQuantifier, bins=5).fit(setting_of(data))
+    method = PositiveQuantificationToCalibration(LabelQuantifier, bins=5).fit(setting_of(data))
     calibrated = method.calibrate(sample_of(data), fresh_context(setting_of(data)))
     x, y = captured_maps[0]
     # bins [0,.2) [.2,.4) [.4,.6) [.6,.8) [.8,1]: mean score of each non-empty bin, centre otherwise
@@ -119,7 +116,7 @@ def test_q2c_map_by_hand(captured_maps):
 
 def test_q2c_bin_centre_abscissae(captured_maps):
     data = items(Q2C_SCORES, Q2C_LABELS)
-    method = QuantificationToCalibration(LabelQuantifier, abscissa="bin_centre")
+    method = PositiveQuantificationToCalibration(LabelQuantifier, abscissa="bin_centre")
     method.fit(setting_of(data)).calibrate(sample_of(data), fresh_context(setting_of(data)))
     x, _ = captured_maps[0]
     assert x == pytest.approx([0.1, 0.3, 0.5, 0.7, 0.9], abs=1e-5)
@@ -128,7 +125,7 @@ def test_q2c_bin_centre_abscissae(captured_maps):
 def test_q2c_fits_one_quantifier_per_setting_and_uses_bin_contexts():
     LabelQuantifier.fits = 0
     data = items(Q2C_SCORES, Q2C_LABELS)
-    method = QuantificationToCalibration(LabelQuantifier).fit(setting_of(data))
+    method = PositiveQuantificationToCalibration(LabelQuantifier).fit(setting_of(data))
     contexts = [fresh_context(setting_of(data), i) for i in range(4)]
     for context in contexts:
         method.calibrate(sample_of(data), context)
@@ -145,7 +142,7 @@ def test_q2c_fits_one_quantifier_per_setting_and_uses_bin_contexts():
 def test_a2c_ordinates_by_hand(captured_maps):
     # scores 0.1 / 0.2 predicted negative, 0.55 / 0.9 / 0.95 predicted positive
     data = items([0.1, 0.2, 0.55, 0.9, 0.95], [0, 1, 1, 0, 1])
-    method = CAPToCalibration(LabelCAP, bins=6).fit(setting_of(data))
+    method = PositiveCAPToCalibration(LabelCAP, bins=6).fit(setting_of(data))
     method.calibrate(sample_of(data), fresh_context(setting_of(data)))
     x, y = captured_maps[0]
     edges = np.linspace(0, 1, 7)
@@ -160,21 +157,21 @@ def test_a2c_side_is_decided_by_the_bin_centre_as_in_ref(captured_maps):
     # 0.5 is predicted negative (ties to class 0) but lies in the bin [0.5, 2/3) whose centre > 0.5:
     # REF reads the accuracy there as the positive rate, so a correct negative yields ordinate 1.
     data = items([0.5], [0])
-    method = CAPToCalibration(LabelCAP).fit(setting_of(data))
+    method = PositiveCAPToCalibration(LabelCAP).fit(setting_of(data))
     method.calibrate(sample_of(data), fresh_context(setting_of(data)))
     assert captured_maps[0][1][3] == 1.0
 
 
 def test_a2c_needs_an_even_number_of_bins():
     with pytest.raises(ValueError, match="even"):
-        CAPToCalibration(LabelCAP, bins=5)
+        PositiveCAPToCalibration(LabelCAP, bins=5)
 
 
 def test_binned_adapters_validate_their_options():
     with pytest.raises(ValueError, match="binning"):
-        QuantificationToCalibration(LabelQuantifier, binning="quantile")
+        PositiveQuantificationToCalibration(LabelQuantifier, binning="quantile")
     with pytest.raises(ValueError, match="abscissa"):
-        QuantificationToCalibration(LabelQuantifier, abscissa="median")
+        PositiveQuantificationToCalibration(LabelQuantifier, abscissa="median")
 
 
 # ------------------------------------------------------------------------------------------ partitions
@@ -211,12 +208,12 @@ def test_partition_fit_notes_are_tagged_and_doc_falls_back_to_npp():
     # every predicted positive is a true positive: V+ lacks negatives, so UPP is impossible there
     labels = np.where(scores > 0.5, 1, (rng.random(400) < 0.3).astype(int))
     data = items(scores, labels)
-    method = get_method("quantification", "DoC_a2q").build("label").fit(setting_of(data))
+    method = get_method("quantification", "DoC_a2q").build("label", 2).fit(setting_of(data))
     assert method.inner_[1].protocol == "upp"
     assert [(s, r.split(":")[0]) for s, r in method.fit_notes] == [("fallback", "pred=1")]
     estimate = method.quantify(sample_of(data), fresh_context(setting_of(data)))
-    assert 0.0 <= estimate <= 1.0
-    covariate = get_method("quantification", "DoC_a2q").build("covariate").fit(setting_of(data))
+    assert np.all((0.0 <= estimate) & (estimate <= 1.0)) and estimate.sum() == pytest.approx(1.0)
+    covariate = get_method("quantification", "DoC_a2q").build("covariate", 2).fit(setting_of(data))
     assert covariate.inner_[0].protocol == "npp" and covariate.fit_notes == []
 
 
@@ -234,7 +231,7 @@ def test_pcc_q2a_is_the_mean_max_confidence():
     rng = np.random.default_rng(1)
     validation = items(rng.random(300), (rng.random(300) < 0.5).astype(int))
     test = items(rng.random(250), np.zeros(250, dtype=int))
-    method = get_method("cap", "PCC_q2a").build("covariate").fit(setting_of(validation))
+    method = get_method("cap", "PCC_q2a").build("covariate", 2).fit(setting_of(validation))
     estimate = method.predict_accuracy(sample_of(test), fresh_context(setting_of(validation)))
     assert estimate == pytest.approx(test.posteriors.max(axis=1).mean(), abs=1e-12)
 
@@ -278,14 +275,17 @@ def test_each_partition_model_sees_only_its_part_of_the_validation_set(adapter):
 def test_inner_methods_must_belong_to_the_expected_task():
     with pytest.raises(TypeError, match="not a quantification method"):
         QuantificationToCAP(LabelCAP).fit(setting_of(items([0.2, 0.8], [0, 1])))
-    with pytest.raises(KeyError):
-        QuantificationToCAP("NoSuchQuantifier").fit(setting_of(items([0.2, 0.8], [0, 1])))
+    # a name is resolved by the registry entry of an adaptation, never by the adapter
+    with pytest.raises(
+        TypeError, match="names a method: build the adaptation through the registry"
+    ):
+        QuantificationToCAP("PCC").fit(setting_of(items([0.2, 0.8], [0, 1])))
 
 
 def test_q2c_abscissa_is_the_bin_mean_not_its_median(captured_maps):
     # a skewed bin [0, .2): mean .06, median .02; the bins above are empty or single
     data = items([0.01, 0.02, 0.15, 0.9], [0, 0, 1, 1])
-    method = QuantificationToCalibration(LabelQuantifier, bins=5).fit(setting_of(data))
+    method = PositiveQuantificationToCalibration(LabelQuantifier, bins=5).fit(setting_of(data))
     method.calibrate(sample_of(data), fresh_context(setting_of(data)))
     x, y = captured_maps[0]
     assert x[0] == pytest.approx(0.06) and y[0] == pytest.approx(1 / 3)

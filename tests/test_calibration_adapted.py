@@ -6,9 +6,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_calibration_support import context_for, make_setting, with_zero_posteriors
-from unishift.methods.base import LabelledSet, Sample, Setting, as_posteriors
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import as_posteriors
 from unishift.methods.binning import postprocess_map
-from unishift.methods.calibration import DMCal, EMQBCTSCalibrator, EMQCalibrator, PacCalSigma
+from unishift.methods.calibration.dmcal import DMCal
+from unishift.methods.calibration.emq import EMQCalibrator
+from unishift.methods.calibration.emq_bcts import EMQBCTSCalibrator
+from unishift.methods.calibration.paccal_sigma import PacCalSigma
 from unishift.methods.calibration.shared import softmax
 from unishift.methods.quantification.qp_bridge import em
 
@@ -50,7 +54,7 @@ def test_emq_bcts_matches_abstention_then_em_and_records_its_fallback():
         validation.posteriors, np.eye(2)[validation.labels], posterior_supplied=True
     )
     prior = bcts(validation.posteriors)[:, 1].mean()
-    expected = em(prior, bcts(sample.posteriors))[1]
+    expected = em([1 - prior, prior], bcts(sample.posteriors))[1]
     np.testing.assert_allclose(model.calibrate(sample, context_for(setting)), expected, atol=1e-10)
 
     knn = Setting(with_zero_posteriors(validation, rows=[0, 1]), setting.training, "label", "knn")
@@ -118,7 +122,7 @@ def test_dmcal_map_is_the_mixture_ratio_on_an_exact_mixture(dm_validation):
     setting, p, labels = dm_validation
     # The validation set is itself the mixture 0.3 H+ + 0.7 H-: DMy recovers 0.3 and the raw map in
     # bin k is the share of positives among the validation items with positive posterior in bin k.
-    model = DMCal(monotone="none", smooth=False).fit(setting)
+    model = DMCal(monotone="none", smooth=False, cells="positive_class").fit(setting)
     x, y = model.calibration_map(setting.validation.posteriors)
     bins = np.minimum((p * 8).astype(int), 7)
     share = np.array([labels[bins == k].mean() for k in range(8)])
@@ -131,13 +135,13 @@ def test_dmcal_map_is_monotone_through_the_corners(dm_validation):
     setting, _, _ = dm_validation
     rng = np.random.default_rng(24)
     p = np.sort(np.concatenate([[0.0, 1.0], rng.beta(3, 2, 248)]))
-    model = DMCal().fit(setting)
+    model = DMCal(cells="positive_class").fit(setting)
     out = model.calibrate(Sample(as_posteriors(p)), context_for(setting))[:, 1]
     assert out[0] == 0.0 and out[-1] == 1.0
     assert np.all(np.diff(out) >= 0)
     x, y = model.calibration_map(as_posteriors(p))
     assert (x[0], y[0], x[-1], y[-1]) == (0.0, 0.0, 1.0, 1.0)
-    x10, _ = DMCal(n_bins=10).fit(setting).calibration_map(as_posteriors(p))
+    x10, _ = DMCal(n_bins=10, cells="positive_class").fit(setting).calibration_map(as_posteriors(p))
     assert len(x10) == 12
 
 
@@ -145,7 +149,11 @@ def test_dmcal_with_a_missing_validation_class_is_recorded():
     rng = np.random.default_rng(26)
     setting = _setting(as_posteriors(rng.beta(4, 2, 50)), np.ones(50, int))
     context = context_for(setting)
-    out = DMCal(n_bins=10).fit(setting).calibrate(Sample(as_posteriors(rng.random(20))), context)
+    out = (
+        DMCal(n_bins=10, cells="positive_class")
+        .fit(setting)
+        .calibrate(Sample(as_posteriors(rng.random(20))), context)
+    )
     assert np.all(np.isfinite(out))
     assert context.notes == [
         ("fallback", "DMCal: a class is absent from validation; map imputed by B1")

@@ -229,3 +229,24 @@ def _float64_estimate(conf_s, conf_t, is_class, weight):
             expected = (249 / 900) * weight * is_class[in_s].sum() / (in_t.sum() - 1)
             total += np.sum((conf_t[in_t] - expected) ** 2)
     return total / 250
+
+
+def test_hard_predictions_break_ties_towards_the_lowest_class():
+    # kNN's exact 0.5 posteriors stay ties at every temperature; RLLS must count them as class 0
+    # (abstention's np.argmax), which the oracle below writes out as p_1 > p_0
+    P, y, P_t = _problem(11)
+    P[:40], P_t[:60] = 0.5, 0.5
+    temps = temperature_grid()[::20]
+    losses = L.lascal_losses(P, y, P_t, temps=temps, arithmetic="float64")
+    expected = []
+    for T in temps:
+        s, s_t = L.softmax(P / float(T)), L.softmax(P_t / float(T))
+        assert np.all(s[:40, 0] == s[:40, 1])
+        pred, pred_t = (s[:, 1] > s[:, 0]).astype(int), (s_t[:, 1] > s_t[:, 0]).astype(int)
+        w = L.rlls_weights(pred, y, pred_t)
+        per_class = [
+            L.ece_label_shift_loop(s[:, c], s_t[:, c], y == c, w[c], arithmetic="float64")
+            for c in (0, 1)
+        ]
+        expected.append((per_class[0] + per_class[1]) / 2)
+    np.testing.assert_allclose(losses, expected, rtol=0, atol=1e-12)

@@ -6,7 +6,8 @@ import pytest
 from scipy import optimize
 from scipy.special import expit
 
-from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import SampleContext
 from unishift.methods.calibration.platt import Platt
 
 

@@ -6,11 +6,15 @@ from scipy import optimize, special
 from scipy.stats import multivariate_normal
 
 from tests.test_calibration_support import context_for, make_setting, with_zero_posteriors
-from unishift.methods.base import Sample
-from unishift.methods.calibration import CPCS, EMQLasCal, Head2Tail, LasCal, TransCal
+from unishift.data.containers import Sample
 from unishift.methods.calibration import lascal as lascal_module
-from unishift.methods.calibration.lascal import lascal_key
-from unishift.methods.calibration.shared import domain_weights_key, fit_domain_weights, softmax
+from unishift.methods.calibration.cpcs import CPCS
+from unishift.methods.calibration.emq_lascal import EMQLasCal
+from unishift.methods.calibration.head2tail import Head2Tail
+from unishift.methods.calibration.lascal import LasCal, lascal_key
+from unishift.methods.calibration.shared import softmax
+from unishift.methods.calibration.transcal import TransCal
+from unishift.methods.domain_weights import domain_weights_key, fit_domain_weights
 from unishift.methods.quantification.qp_bridge import em
 from unishift.registry import get_method, method_names
 
@@ -28,7 +32,7 @@ def problem():
         (CPCS, {"logits": "X"}, "['L', 'P', 'S']"),
         (TransCal, {"zero_posteriors": "ignore"}, "['clip', 'faithful']"),
         (TransCal, {"weights": "kde"}, "['domain_classifier', 'uniform']"),
-        (LasCal, {"solver": "scs"}, "['closed_form', 'cvxpy']"),
+        (LasCal, {"solver": "scs"}, "['auto', 'closed_form', 'cvxpy']"),
         (Head2Tail, {"pca_components": 0}, "positive integer or None"),
         (EMQLasCal, {"train_prevalence": "test"}, "['training', 'validation']"),
     ],
@@ -251,7 +255,7 @@ def test_registry_entries():
         assert (spec.group, spec.display) == (group, display)
         assert spec.shifts == tuple(s for s in ("label", "covariate") if s in conventions)
         for shift, convention in conventions.items():
-            assert spec.build(shift).logits == convention
+            assert spec.build(shift, 2).logits == convention
     for name, display in [
         ("EMQ", "EMQ"),
         ("EMQ_BCTS", r"EMQ$^{\text{BCTS}}$"),
@@ -266,5 +270,5 @@ def test_registry_entries():
         )
     assert "EMQ_TransCal" not in method_names("calibration", "label")
     assert "EMQ_LasCal" not in method_names("calibration", "covariate")
-    assert get_method("calibration", "DMCal").build("label").n_bins == 8
-    assert get_method("calibration", "EMQ").build("covariate").train_prevalence == "training"
+    assert get_method("calibration", "DMCal").build("label", 2).n_bins == 8
+    assert get_method("calibration", "EMQ").build("covariate", 2).train_prevalence == "training"

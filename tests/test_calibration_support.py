@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import SampleContext
 
 
 def _draw(rng, n, prevalence, d, separation):

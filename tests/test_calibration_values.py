@@ -14,8 +14,9 @@ from unishift.methods.calibration import lascal as lascal_module
 from unishift.methods.calibration import transcal as transcal_module
 from unishift.methods.calibration.cpcs import cpcs_temperature
 from unishift.methods.calibration.head2tail import head2tail_weights
-from unishift.methods.calibration.shared import fit_domain_weights, softmax
+from unishift.methods.calibration.shared import softmax
 from unishift.methods.calibration.transcal import transcal_temperature
+from unishift.methods.domain_weights import fit_domain_weights
 
 
 def test_domain_weights_recover_the_density_ratio_of_two_gaussians():

@@ -8,11 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.linear_model import LinearRegression
 
-from unishift.methods.base import LabelledSet, Sample, Setting, as_posteriors, fresh_context
-from unishift.methods.cap import ATC, LEAP, DoC
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import as_posteriors, fresh_context
 from unishift.methods.cap import doc as doc_module
-from unishift.methods.cap.atc import atc_threshold
-from unishift.methods.cap.leap import leap_system, solve_table
+from unishift.methods.cap.atc import ATC, atc_threshold
+from unishift.methods.cap.doc import DoC
+from unishift.methods.cap.leap import LEAP, leap_equations, leap_rhs, solve_contingency
 from unishift.protocols.sampling import npp_indices, upp_indices
 from unishift.registry import get_method
 
@@ -111,9 +112,9 @@ def test_doc_matches_a_hand_regression_on_the_protocol_samples(protocol):
 
 def test_doc_draws_its_samples_once_per_setting(monkeypatch):
     calls = []
-    original = doc_module.upp_indices
+    original = doc_module.upp_indices_k
     monkeypatch.setattr(
-        doc_module, "upp_indices", lambda *a, **k: calls.append(a) or original(*a, **k)
+        doc_module, "upp_indices_k", lambda *a, **k: calls.append(a) or original(*a, **k)
     )
     validation = synthetic(5, 300, 0.5)
     doc = DoC(protocol="upp").fit(setting_of(validation))
@@ -122,7 +123,7 @@ def test_doc_draws_its_samples_once_per_setting(monkeypatch):
             sample_of(synthetic(seed, 250, 0.3)), fresh_context(setting_of(validation))
         )
     assert len(calls) == 1
-    assert calls[0][1:] == (250, 100, 0)
+    assert calls[0][1:] == (2, 250, 100, 0)
 
 
 def test_doc_on_a_single_class_validation_set_uses_npp_and_says_so():
@@ -152,11 +153,25 @@ def test_doc_clips_to_the_unit_interval():
 
 def test_doc_protocol_follows_the_shift():
     spec = get_method("cap", "DoC")
-    assert spec.build("label").protocol == "upp"
-    assert spec.build("covariate").protocol == "npp"
+    assert spec.build("label", 2).protocol == "upp"
+    assert spec.build("covariate", 2).protocol == "npp"
 
 
 # ---------------------------------------------------------------------------------------------- LEAP
+
+
+def leap_system(tpr, cc, q):
+    """LEAP's two-class system from the validation TPR, the CC and the quantifier's estimates."""
+    ratios = np.array([[np.nan, np.nan], [1.0 - tpr, tpr]])  # row 0 enters no equation
+    return leap_equations(ratios), leap_rhs(np.array([1 - cc, cc]), np.array([1 - q, q]))
+
+
+def test_the_two_class_system_is_the_papers():
+    A, b = leap_system(0.75, 0.5, 0.4)
+    np.testing.assert_array_equal(
+        A, [[1, 1, 1, 1], [0, 0, -0.75, 0.25], [0, 1, 0, 1], [0, 0, 1, 1]]
+    )
+    np.testing.assert_array_equal(b, [1, 0, 0.5, 0.4])
 
 
 @settings(max_examples=60, deadline=None)
@@ -166,7 +181,7 @@ def test_doc_protocol_follows_the_shift():
     q=st.floats(0, 1),
 )
 def test_leap_table_is_a_distribution_and_matches_the_closed_form(tpr, cc, q):
-    table, fallback = solve_table(*leap_system(tpr, cc, q))
+    table, fallback = solve_contingency(*leap_system(tpr, cc, q))
     assert table.shape == (2, 2)
     assert table.sum() == pytest.approx(1.0, abs=1e-6)
     assert np.all(table >= -1e-9)
@@ -195,7 +210,7 @@ class FixedQuantifier:
                 return self
 
             def quantify(self, sample, context):
-                return value
+                return np.array([1 - value, value])
 
         return _Fixed()
 
@@ -204,7 +219,7 @@ def test_leap_uses_the_validation_tpr_and_its_quantifier():
     # validation: true positives 0.8, 0.3, 0.7, 0.6 -> predicted 1, 0, 1, 1 -> tpr = 3/4
     validation = labelled([0.8, 0.3, 0.7, 0.6, 0.2, 0.55], [1, 1, 1, 1, 0, 0])
     leap = LEAP(quantifier=FixedQuantifier(0.4)).fit(setting_of(validation))
-    assert leap.tpr_ == 0.75
+    assert leap.ratios_[1, 1] == 0.75
     test = Sample(as_posteriors(np.array([0.9, 0.6, 0.2, 0.1])))  # CC = 0.5
     context = fresh_context(setting_of(validation))
     table = leap.predict_table(test, context)
@@ -215,17 +230,19 @@ def test_leap_uses_the_validation_tpr_and_its_quantifier():
 def test_leap_without_validation_positives_takes_tpr_zero_and_says_so():
     validation = labelled([0.8, 0.3, 0.2], [0, 0, 0])
     leap = LEAP(quantifier=FixedQuantifier(0.1)).fit(setting_of(validation))
-    assert leap.tpr_ == 0.0
+    assert leap.ratios_[1, 1] == 0.0
     assert any("TPR" in reason for _, reason in leap.fit_notes)
 
 
 def test_leap_pcc_uses_the_mean_posterior():
     validation = synthetic(9, 300, 0.5)
-    leap = get_method("cap", "LEAP_PCC").build("covariate").fit(setting_of(validation, "covariate"))
+    leap = (
+        get_method("cap", "LEAP_PCC").build("covariate", 2).fit(setting_of(validation, "covariate"))
+    )
     test = synthetic(10, 250, 0.3)
     context = fresh_context(setting_of(validation))
     cc, q = test.predictions.mean(), test.posteriors[:, 1].mean()
-    table, _ = solve_table(*leap_system(leap.tpr_, cc, q))
+    table, _ = solve_contingency(*leap_system(leap.ratios_[1, 1], cc, q))
     assert leap.predict_accuracy(sample_of(test), context) == pytest.approx(np.trace(table))
 
 
@@ -237,3 +254,22 @@ def test_leap_with_kdey_is_close_to_the_truth_on_an_easy_problem():
         truth = float(np.mean(test.predictions == test.labels))
         estimate = leap.predict_accuracy(sample_of(test), fresh_context(setting_of(validation)))
         assert abs(estimate - truth) < 0.05
+
+
+def test_doc_with_app_draws_app_samples_for_k_classes():
+    """QuaPy's APP over three classes: every point of the grid of prevalence vectors with 21
+    values per class (231 points), ``repeats`` samples each; not NPP (the multiclass branch's drift)."""
+    rng = np.random.default_rng(12)
+    labels = np.repeat([0, 1, 2], 60)
+    posteriors = rng.dirichlet(np.ones(3), len(labels))
+    doc = DoC(protocol="app", sample_size=20, repeats=2)
+    doc.fit_notes = []
+    indices = doc._sample_indices(labels, 3)
+    assert indices.shape == (231 * 2, 20) and doc.fit_notes == []
+    shares = {tuple(np.bincount(labels[row], minlength=3)) for row in indices}
+    grid = {(a, b, 20 - a - b) for a in range(21) for b in range(21 - a)}
+    assert shares == grid  # 20 items, steps of 1/20: the counts are the grid points exactly
+    fitted = DoC(protocol="app", sample_size=20, repeats=2).fit(
+        Setting(LabelledSet(posteriors, labels), LabelledSet(posteriors, labels), "label")
+    )
+    assert fitted.fit_notes == []

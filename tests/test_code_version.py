@@ -70,8 +70,8 @@ def test_comments_docstrings_and_layout_do_not_count():
         # one file per calibrator: a change to PacCal re-runs PacCal only (it has no adaptation) ...
         (
             "paccal_sigma.py",
-            "            return (positive - self.fpr_) / denominator",
-            "            return 0.5 * (positive - self.fpr_) / denominator",
+            "                positive = (positive - self.fpr_) / (self.tpr_ - self.fpr_)",
+            "                positive = 0.5 * (positive - self.fpr_) / (self.tpr_ - self.fpr_)",
             {"PacCal_sigma", "library"},
         ),
         # ... and a change to DMCal re-runs DMCal and the adaptation built on it
@@ -97,8 +97,8 @@ def test_comment_only_changes_change_no_version(library_copy):
     path = library_copy / "methods" / "calibration" / "paccal_sigma.py"
     edit(
         path,
-        "    def adjusted(self, positive: np.ndarray) -> np.ndarray:\n",
-        "    def adjusted(self, positive: np.ndarray) -> np.ndarray:\n        # see the paper\n",
+        "    def adjusted(self, posteriors: np.ndarray) -> np.ndarray:\n",
+        "    def adjusted(self, posteriors: np.ndarray) -> np.ndarray:\n        # see the paper\n",
     )
     edit(path, '"""PacCal^σ (§2.9)', '"""PacCal-sigma, paper section 2.9')
     assert changed(before, versions()) == set()
@@ -106,7 +106,7 @@ def test_comment_only_changes_change_no_version(library_copy):
 
 def test_registering_a_new_method_touches_no_other_method(library_copy, monkeypatch):
     from unishift import registry
-    from unishift.methods.calibration import Platt
+    from unishift.methods.calibration.platt import Platt
 
     before = versions()
     # adding a method is adding a file that describes it (docs/methods.md)

@@ -12,6 +12,7 @@ import pytest
 
 from tests.test_report_tables import INFO, _records, _values
 from unishift.data import uci
+from unishift.data.containers import LabelledSet, Setting
 from unishift.data.datasets import OFFLINE_FILES
 from unishift.data.label_shift import (
     label_pool_size,
@@ -22,7 +23,7 @@ from unishift.data.label_shift import (
 )
 from unishift.evaluation import RECORD_COLUMNS, SetupData, evaluate_setup
 from unishift.io import DamagedFileError, csv_problem, npz_problem, read_npz, write_csv, write_npz
-from unishift.methods.base import LabelledSet, Quantifier, Setting
+from unishift.methods.base import Quantifier
 from unishift.report.pipeline import build_error_by_shift, build_table
 from unishift.report.tables import check_complete, load_records
 from unishift.workflow_checks import DamagedIntermediatesError, check_intermediates
@@ -184,7 +185,7 @@ def test_fallback_and_error_reasons_are_one_line(tmp_path):
 
 
 def test_emq_bcts_fallback_reason_is_one_line():
-    from unishift.methods.quantification.reference import EMQBCTS
+    from unishift.methods.quantification.emq import EMQBCTS
 
     rng = np.random.default_rng(1)
     y = rng.integers(0, 2, 60)

@@ -193,7 +193,7 @@ UPPER = (
     "unishift.registry",
     "unishift.api",
 )
-PENDING = {("unishift.data.domain_weights", "unishift.methods.domain_weights")}
+PENDING = {("unishift.domain_weight_artifacts", "unishift.methods.domain_weights")}
 
 
 def _imports(path) -> set[str]:

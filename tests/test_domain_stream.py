@@ -8,11 +8,11 @@ advanced by one ``choice(n_small, n_large)`` per domain-classifier call, calls i
 import numpy as np
 import pytest
 
-import unishift.methods.calibration.shared as shared
+import unishift.methods.domain_weights as shared
 from tests.test_calibration_support import make_setting
+from unishift.data.containers import LabelledSet
 from unishift.data.label_shift import label_shift_samples
 from unishift.evaluation import SetupData, evaluate_setup
-from unishift.methods.base import LabelledSet
 from unishift.protocols.sampling import (
     stream_state_arrays,
     stream_state_from_arrays,
@@ -95,7 +95,7 @@ def _replay(setup, sizes):
 
 def _evaluate(task, name, setup, **kwargs):
     spec = get_method(task, name, "label")
-    return evaluate_setup(task, name, lambda: spec.build("label"), setup, **kwargs)[0]
+    return evaluate_setup(task, name, lambda: spec.build("label", 2), setup, **kwargs)[0]
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_cap_adaptation_draws_per_prediction_part_and_skips_an_empty_part(monkey
 def test_per_sample_seeds_do_not_depend_on_the_order():
     setup = _setup(n_samples=4)
     spec = get_method("calibration", "CPCS", "label")
-    build = lambda: spec.build("label")  # noqa: E731
+    build = lambda: spec.build("label", 2)  # noqa: E731
     full, _ = evaluate_setup("calibration", "CPCS", build, setup, domain_stream="per_sample")
     alone, _ = evaluate_setup(
         "calibration", "CPCS", build, setup, sample_ids=[3], domain_stream="per_sample"

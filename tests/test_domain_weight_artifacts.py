@@ -8,18 +8,20 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-import unishift.methods.calibration.shared as shared
+import unishift.methods.domain_weights as shared
 from tests.test_calibration_support import make_setting
-from unishift.data.domain_weights import (
+from unishift.data.containers import LabelledSet
+from unishift.data.setups import SetupData
+from unishift.domain_weight_artifacts import (
     attach_domain_weights,
+    compute_domain_weights,
+    method_domain_weight_plan,
     read_domain_weights,
     write_domain_weights,
 )
-from unishift.data.setups import SetupData
-from unishift.domain_weight_artifacts import compute_domain_weights, method_domain_weight_plan
 from unishift.evaluation import evaluate_setup
 from unishift.methods.adapt.to_quantification import CalibrationToQuantification
-from unishift.methods.base import PRECOMPUTED, LabelledSet, SampleContext
+from unishift.methods.base import PRECOMPUTED, SampleContext
 from unishift.methods.calibration.cpcs import CPCS
 from unishift.methods.domain_weights import (
     MEMO_KEY,
@@ -58,7 +60,7 @@ class FitCounter:
 def _evaluate(task, name, setup, mode):
     spec = get_method(task, name, setup.shift)
     records, _ = evaluate_setup(
-        task, name, lambda: spec.build(setup.shift), setup, domain_stream=mode
+        task, name, lambda: spec.build(setup.shift, 2), setup, domain_stream=mode
     )
     return records
 
@@ -177,7 +179,8 @@ def test_plans_come_from_the_methods_and_their_inner_methods():
         pass
 
     assert domain_weight_plan(CalibrationToQuantification(inner=OwnMethod)) == SAMPLE
-    binned = get_method("calibration", "PACC_q2c_5B").factory(inner="CPCS_c2q")
+    inner = get_method("quantification", "CPCS_c2q").build("label", 2)
+    binned = get_method("calibration", "PACC_q2c_5B").factory(inner=inner)
     assert domain_weight_plan(binned) == UNSHARED
 
 

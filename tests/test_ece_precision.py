@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 import torch
 
+from unishift.data.containers import LabelledSet, Setting
 from unishift.evaluation import SetupData, evaluate_setup
-from unishift.methods.base import Calibrator, LabelledSet, Setting
+from unishift.methods.base import Calibrator
 from unishift.metrics import ece_top_label
 
 

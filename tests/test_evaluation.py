@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 
+from unishift.data.containers import LabelledSet, Setting, derive_seed
 from unishift.evaluation import RECORD_COLUMNS, SetupData, evaluate_setup
-from unishift.methods.base import LabelledSet, Quantifier, SampleContext, Setting, derive_seed
+from unishift.methods.base import Quantifier, SampleContext
 
 
 def make_setup(n_samples=5):

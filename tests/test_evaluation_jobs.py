@@ -20,10 +20,10 @@ from tests.conftest import REPO
 from tests.test_calibration_support import make_setting
 from tests.test_workflow import snakemake
 from tests.test_workflow_reruns import copy_run, planned_jobs
+from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_method
 from unishift.io import DamagedFileError, concat_csv, write_csv
-from unishift.methods.base import LabelledSet
 from unishift.records import RECORD_COLUMNS
 
 

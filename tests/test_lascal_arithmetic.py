@@ -71,7 +71,7 @@ def test_softmax_and_log_are_torchs():
 
 
 def test_s_logits_follow_the_arithmetic():
-    from unishift.methods.base import Sample
+    from unishift.data.containers import Sample
 
     p = np.random.default_rng(1).dirichlet([1, 1], 50)
     sample = Sample(p)

@@ -1,18 +1,23 @@
 """The contract every registered method keeps (docs/methods.md, "Adding a method"), checked on every
-(task, method, shift) the registry lists, adaptations and plugins included: it builds from its class's
-description, fits on a small setting, goes through the evaluation driver without an error and
-returns what its task promises (calibrated posteriors: one row per item, each in [0, 1] and summing to
-1; a prevalence or an accuracy: a number in [0, 1]), the same numbers when run again."""
+(task, method, shift) the registry lists, adaptations and plugins included, for two and for three
+classes: it builds from its class's description, fits on a small setting, returns what its task
+promises (calibrated posteriors: one row per item and one column per class, each in [0, 1], rows
+summing to 1; a prevalence vector on the simplex; an accuracy in [0, 1]), follows the data (the
+sample rich in a class gets the higher estimate of that class), gives the same numbers when run
+again, and, for two classes, goes through the evaluation driver without an error. A binary-only
+method refuses three classes with its reason instead."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.linear_model import LogisticRegression
 
 from tests.test_calibration_support import make_setting
+from unishift.data.containers import LabelledSet, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
-from unishift.methods.base import LabelledSet, Method, SampleContext
+from unishift.methods.base import Method, SampleContext, simplex_check
 from unishift.registry import all_methods, get_method
 
 CASES = sorted(
@@ -20,7 +25,7 @@ CASES = sorted(
 )
 
 
-def _setup(shift: str) -> SetupData:
+def _binary_setup(shift: str) -> SetupData:
     setting, _, draw = make_setting(seed=7, shift=shift, logits=shift == "covariate")
     pool, pool_labels = draw(500, 0.5, shift_x=0.3)
     pool = LabelledSet(pool.posteriors, pool_labels, pool.features, pool.logits)
@@ -37,18 +42,70 @@ def _setup(shift: str) -> SetupData:
     return SetupData(shift, "LR", "toy", setting, pool, indices, np.zeros(2), stream_state=stream)
 
 
-SETUPS = {shift: _setup(shift) for shift in ("label", "covariate")}
+def _three_class_setup(shift: str) -> SetupData:
+    """Three Gaussian classes, a multinomial logistic regression (its logits under covariate
+    shift); one sample rich in class 2, one poor in it."""
+    rng = np.random.default_rng(8)
+    centres = rng.normal(0, 1.2, (3, 5))
+
+    def draw(n, shift_x=0.0):
+        y = np.arange(n) % 3
+        return centres[y] + rng.normal(size=(n, 5)) + shift_x, y
+
+    x_train, y_train = draw(450)
+    model = LogisticRegression(max_iter=500).fit(x_train, y_train)
+
+    def labelled(x, y):
+        logits = model.decision_function(x) if shift == "covariate" else None
+        return LabelledSet(model.predict_proba(x), y, features=x, logits=logits)
+
+    setting = Setting(labelled(*draw(300)), labelled(x_train, y_train), shift, "toy3/LR", seed=7)
+    pool = labelled(*draw(600, 0.3))
+    by_class = [np.flatnonzero(pool.labels == c) for c in range(3)]
+    indices = np.array(
+        [
+            np.concatenate([rng.choice(by_class[0], 15), rng.choice(by_class[1], 15),
+                            rng.choice(by_class[2], 90)]),
+            np.concatenate([rng.choice(by_class[0], 55), rng.choice(by_class[1], 55),
+                            rng.choice(by_class[2], 10)]),
+        ]
+    )  # fmt: skip
+    return SetupData(shift, "LR", "toy3", setting, pool, indices, np.zeros(2))
 
 
-def _outputs(spec, shift):
-    setup = SETUPS[shift]
-    method = spec.build(shift).fit(setup.setting)
+SETUPS = {
+    (shift, k): (_binary_setup if k == 2 else _three_class_setup)(shift)
+    for shift in ("label", "covariate")
+    for k in (2, 3)
+}
+
+
+def _outputs(spec, shift, k):
+    setup = SETUPS[shift, k]
+    method = spec.build(shift, k).fit(setup.setting)
     outputs = []
     for sample_id in range(len(setup.sample_indices)):
         sample, _ = setup.sample(sample_id)
         context = SampleContext(setup.key, sample_id, seed=setup.setting.seed)
         outputs.append(method.apply(sample, context))
     return method, outputs, setup
+
+
+def _check_outputs(task, name, outputs, setup, k):
+    for sample_id, output in enumerate(outputs):
+        n = len(setup.sample_indices[sample_id])
+        if task == "calibration":
+            output = np.asarray(output)
+            assert output.shape == (n, k)
+            assert np.all((output >= 0) & (output <= 1))
+            np.testing.assert_allclose(output.sum(axis=1), 1.0, atol=1e-9)
+        elif task == "quantification":
+            simplex_check(output, k, name)
+        else:
+            assert 0.0 <= float(output) <= 1.0
+    if task == "quantification":
+        # the sample rich in the last class gets the higher estimate of it
+        assert np.asarray(outputs[0])[-1] > np.asarray(outputs[1])[-1]
 
 
 def test_the_registry_lists_every_task_and_shift():
@@ -59,29 +116,75 @@ def test_the_registry_lists_every_task_and_shift():
 @pytest.mark.parametrize("task, name, shift", CASES, ids=["/".join(case) for case in CASES])
 def test_method_contract(task, name, shift):
     spec = get_method(task, name, shift)
-    assert isinstance(spec.build(shift), Method)
-    if spec.group != "adapted" or "inner" not in spec.defaults:
+    assert isinstance(spec.build(shift, 2), Method)
+    if spec.inner is None:
         assert (spec.factory.name, spec.factory.task) == (name, task)  # it describes itself
-    method, outputs, setup = _outputs(spec, shift)
+    method, outputs, setup = _outputs(spec, shift, 2)
     assert method.task == task
-    for sample_id, output in enumerate(outputs):
-        n = len(setup.sample_indices[sample_id])
-        if task == "calibration":
-            output = np.asarray(output)
-            assert output.shape == (n, 2)
-            assert np.all((output >= 0) & (output <= 1))
-            np.testing.assert_allclose(output.sum(axis=1), 1.0, atol=1e-9)
-        else:
-            assert 0.0 <= float(output) <= 1.0
+    _check_outputs(task, name, outputs, setup, 2)
     records, timing = evaluate_setup(
-        task, name, lambda: spec.build(shift), setup, domain_stream="per_sample"
+        task, name, lambda: spec.build(shift, 2), setup, domain_stream="per_sample"
     )
     assert timing["n_samples"] == len(records) == len(outputs)
     for record, output in zip(records, outputs):
         assert record["status"] in ("ok", "fallback"), record["reason"]
         assert (record["task"], record["method"], record["shift"]) == (task, name, shift)
-        estimate = np.asarray(output)[:, 1].mean() if task == "calibration" else float(output)
+        if task == "calibration":
+            estimate = np.asarray(output)[:, 1].mean()
+        elif task == "quantification":
+            estimate = np.asarray(output)[1]
+        else:
+            estimate = float(output)
         assert record["estimate"] == pytest.approx(estimate, abs=1e-12)  # deterministic rerun
-    if task == "quantification":
-        # the positive-rich sample gets the higher estimate
-        assert records[0]["estimate"] > records[1]["estimate"]
+
+
+@pytest.mark.parametrize("task, name, shift", CASES, ids=["/".join(case) for case in CASES])
+def test_method_contract_for_three_classes(task, name, shift):
+    spec = get_method(task, name, shift)
+    if spec.binary_only:
+        with pytest.raises(ValueError, match=f"'{name}' is binary-only in unishift: .+3 classes"):
+            spec.build(shift, 3)
+        assert spec.binary_only in str(pytest.raises(ValueError, spec.build, shift, 3).value)
+        return
+    method, outputs, setup = _outputs(spec, shift, 3)
+    assert method.task == task
+    _check_outputs(task, name, outputs, setup, 3)
+    _, again, _ = _outputs(spec, shift, 3)
+    for first, second in zip(outputs, again):
+        np.testing.assert_array_equal(np.asarray(first), np.asarray(second))
+
+
+def test_binary_only_methods_say_why_and_the_others_do_not():
+    reasons = {key: spec.binary_only for key, spec in all_methods().items() if spec.binary_only}
+    assert ("calibration", "Platt") in reasons and "sigmoid on p_1" in reasons[
+        "calibration", "Platt"
+    ]
+    for name in ("PCC_q2c_5B", "ATC_a2c_6B", "LEAP_PCC_a2c_6B"):
+        assert "p_1" in reasons["calibration", name]
+    assert set(reasons) == {
+        (task, name)
+        for task, name in all_methods()
+        if name == "Platt" or name.endswith(("_q2c_5B", "_a2c_6B"))
+    }
+
+
+def test_a_binary_only_method_refuses_a_three_class_setting_when_built_directly():
+    from unishift.methods.calibration.platt import Platt
+
+    with pytest.raises(ValueError, match="Platt is binary-only"):
+        Platt().fit(SETUPS["label", 3].setting)
+
+
+def test_unknown_names_and_shifts_list_the_valid_ones():
+    with pytest.raises(KeyError, match="unknown cap method 'Oracle'; valid cap methods are"):
+        get_method("cap", "Oracle")
+    with pytest.raises(KeyError, match="does not run under label shift"):
+        get_method("calibration", "EMQ_TransCal", "label")
+
+
+def test_a_stale_call_without_the_number_of_classes_is_refused():
+    spec = get_method("calibration", "DMCal")
+    with pytest.raises(TypeError, match="n_classes"):
+        spec.build("label", {"n_bins": 10})
+    with pytest.raises(TypeError, match="n_classes"):
+        spec.params("label", {"n_bins": 10})

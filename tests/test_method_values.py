@@ -8,10 +8,13 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from unishift.methods.base import LabelledSet, Sample, Setting, as_posteriors, fresh_context
-from unishift.methods.calibration import PacCalSigma, Platt
-from unishift.methods.cap import LEAP
-from unishift.methods.quantification import EMQBCTS, KDEy
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import as_posteriors, fresh_context
+from unishift.methods.calibration.paccal_sigma import PacCalSigma
+from unishift.methods.calibration.platt import Platt
+from unishift.methods.cap.leap import LEAP
+from unishift.methods.quantification.aggregative import KDEy
+from unishift.methods.quantification.emq import EMQBCTS
 from unishift.methods.quantification.qp_bridge import em
 
 
@@ -51,6 +54,29 @@ def test_paccal_squashes_the_sample_when_values_leave_the_unit_interval_on_one_s
     np.testing.assert_allclose(out[:, 1], 1 / (1 + np.exp(-(2 * adjusted - 1))))
 
 
+def test_paccal_for_three_classes_inverts_paccs_matrix_and_squashes_negative_entries():
+    # the columns of M are the mean validation posteriors of each class
+    columns = np.array([[0.6, 0.3, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]])
+    labels = np.repeat([0, 1, 2], 10)
+    validation = LabelledSet(columns[labels], labels)
+    setting = Setting(validation, validation, "label", key="paccal-3")
+    method = PacCalSigma().fit(setting)
+    inside = np.array([[0.45, 0.35, 0.2], [0.3, 0.4, 0.3]])
+    adjusted = np.linalg.solve(columns.T, inside.T).T
+    assert np.all((adjusted >= 0) & (adjusted <= 1))
+    context = fresh_context(setting)
+    np.testing.assert_allclose(method.calibrate(Sample(inside), context), adjusted, atol=1e-12)
+    assert [s for s, _ in context.notes] == ["fallback"]  # returned unchanged, and said so
+    # one entry below 0 and none above 1 (the rows sum to 1): sigma squashes every row
+    outside = np.array([[0.12, 0.45, 0.43], [0.3, 0.4, 0.3]])
+    adjusted = np.linalg.solve(columns.T, outside.T).T
+    assert adjusted.min() < 0 and adjusted.max() <= 1
+    expected = np.exp(adjusted) / np.exp(adjusted).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(
+        method.calibrate(Sample(outside), fresh_context(setting)), expected, atol=1e-12
+    )
+
+
 def kdey_oracle(validation_posteriors, labels, test_posteriors, bandwidth=0.1):
     """Maximum-likelihood mixture of the class-conditional Gaussian KDEs of the posterior vectors."""
 
@@ -74,7 +100,7 @@ def test_kdey_is_the_maximum_likelihood_kde_mixture_with_bandwidth_0_1():
     setting = setting_of(scores, labels)
     test_labels = (rng.random(250) < 0.7).astype(int)
     test = as_posteriors(np.clip(0.35 + 0.3 * test_labels + rng.normal(0, 0.15, 250), 0.001, 0.999))
-    estimate = KDEy().fit(setting).quantify(Sample(test), fresh_context(setting))
+    estimate = KDEy().fit(setting).quantify(Sample(test), fresh_context(setting))[1]
     expected = kdey_oracle(setting.validation.posteriors, labels, test)
     assert estimate == pytest.approx(expected, abs=2e-3)
     assert abs(expected - kdey_oracle(setting.validation.posteriors, labels, test, 0.05)) > 0.01
@@ -90,8 +116,8 @@ def test_emq_bcts_fallback_starts_em_from_its_configured_prior():
         model = EMQBCTS(fallback_prevalence=source).fit(setting)
         assert model.fit_notes[0][0] == "fallback"
         got = model.quantify(Sample(test), fresh_context(setting))
-        assert got == pytest.approx(em(prior, test)[0], abs=1e-12)
-    assert em(0.6, test)[0] != pytest.approx(em(0.2, test)[0], abs=1e-3)
+        assert got == pytest.approx(em([1 - prior, prior], test)[0], abs=1e-12)
+    assert em([0.4, 0.6], test)[0] != pytest.approx(em([0.8, 0.2], test)[0], abs=1e-3)
 
 
 class Fixed:
@@ -104,7 +130,7 @@ class Fixed:
         return self
 
     def quantify(self, sample, context):
-        return self.value
+        return np.array([1 - self.value, self.value])
 
 
 def test_leap_uses_the_recall_not_the_precision_of_the_validation_positives():
@@ -112,7 +138,7 @@ def test_leap_uses_the_recall_not_the_precision_of_the_validation_positives():
     # include two negatives -> precision 3/5
     setting = setting_of([0.8, 0.3, 0.7, 0.6, 0.2, 0.55, 0.9], [1, 1, 1, 1, 0, 0, 0])
     leap = LEAP(quantifier=lambda: Fixed(0.4)).fit(setting)
-    assert leap.tpr_ == 0.75
+    assert leap.ratios_[1, 1] == 0.75
     table = leap.predict_table(Sample(as_posteriors(np.array([0.9, 0.6, 0.2, 0.1]))), None)
     # x11 = tpr * q, x10 = q - x11, x01 = cc - x11, x00 = the rest
     np.testing.assert_allclose(table, [[1 - 0.4 - 0.5 + 0.3, 0.5 - 0.3], [0.4 - 0.3, 0.3]])

@@ -1,5 +1,5 @@
-"""Oracle and property tests of the multiclass columns added after the first catalogue: EMQ_TransCal,
-DMCal_c2a and LEAP_PCC_a2q (their n = 2 invariants are in tests/test_multiclass_binary_invariant.py)."""
+"""Oracle and property tests of the k-class forms of EMQ_TransCal, DMCal_c2a and LEAP_PCC_a2q (their
+two-class numbers: tests/test_two_class_regression.py)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_multiclass_methods import _grid_setting, replicated, samples, synthetic_problem
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.adapt.to_cap import CalibrationToCAP
+from unishift.methods.adapt.to_quantification import CAPToQuantification
+from unishift.methods.base import fresh_context, simplex_check
+from unishift.methods.calibration.dmcal import DMCal
+from unishift.methods.calibration.transcal import TransCal
+from unishift.methods.cap.leap import LEAP, LEAPPCC
 from unishift.metrics import multiclass as mcm
-from unishift.multiclass import catalogue
-from unishift.multiclass.adapt import CalibrationToCAP, CAPToQuantification
-from unishift.multiclass.base import (
-    MulticlassLabelledSet,
-    MulticlassSample,
-    MulticlassSetting,
-    fresh_context,
-    simplex_check,
-)
-from unishift.multiclass.calibration import DMCal, TransCal
-from unishift.multiclass.cap import LEAP, LEAPPCC
+from unishift.registry import get_method
 
 # ---------------------------------------------------------------------------------------------------
 # EMQ_TransCal
@@ -32,14 +29,14 @@ def shifted_training(k=3, seed=4):
     setting, draw = synthetic_problem(seed, k, scale=2.0)
     prior = np.linspace(3, 1, k) / np.linspace(3, 1, k).sum()
     training = draw(400, prior)
-    return MulticlassSetting(setting.validation, training, "covariate", key="emq-transcal"), draw
+    return Setting(setting.validation, training, "covariate", key="emq-transcal"), draw
 
 
 def test_emq_transcal_is_bayes_reweighting_of_transcal_posteriors_from_the_training_prior():
     setting, draw = shifted_training()
     train_prior = setting.train_prevalence
     assert np.abs(train_prior - setting.validation.prevalence).max() > 0.05
-    method = catalogue.get_method("calibration", "EMQ_TransCal").build("covariate").fit(setting)
+    method = get_method("calibration", "EMQ_TransCal").build("covariate", 3).fit(setting)
     transcal = TransCal(logits="L").fit(setting)
     for sample_id, (sample, _) in enumerate(samples(draw, 3, np.random.default_rng(2), n=3)):
         output = method.calibrate(sample, fresh_context(setting, sample_id))
@@ -57,12 +54,11 @@ def test_emq_transcal_is_bayes_reweighting_of_transcal_posteriors_from_the_train
 
 
 def test_emq_transcal_inherits_transcal_and_the_prior_source():
-    spec = catalogue.get_method("calibration", "EMQ_TransCal")
-    assert spec.binary_name == "EMQ_TransCal" and spec.shifts == ("covariate",)
-    assert spec.params("covariate")["logits"] == "L"
+    spec = get_method("calibration", "EMQ_TransCal")
+    assert not spec.binary_only and spec.shifts == ("covariate",)
+    assert spec.params("covariate", 3)["logits"] == spec.params("covariate", 2)["logits"] == "L"
     with pytest.raises(ValueError, match="train_prevalence"):
-        spec.build("covariate", {"train_prevalence": "test"})
-    assert "EMQ_TransCal" not in catalogue.BINARY_ONLY
+        spec.build("covariate", 3, {"train_prevalence": "test"})
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -88,10 +84,10 @@ class _PartOracleDMCal(DMCal):
 def _tagged_grid_case():
     setting = _grid_setting(0)
     v = setting.validation
-    tagged = MulticlassLabelledSet(v.posteriors, v.labels, 3, features=v.labels[:, None])
-    setting = MulticlassSetting(tagged, tagged, "label", key="grid")
+    tagged = LabelledSet(v.posteriors, v.labels, features=v.labels[:, None], n_classes=3)
+    setting = Setting(tagged, tagged, "label", key="grid")
     test = replicated(tagged, [1, 4, 2])
-    return setting, test, MulticlassSample(test.posteriors, test.features)
+    return setting, test, Sample(test.posteriors, test.features)
 
 
 @pytest.mark.parametrize("bias", [0.0, 0.3])
@@ -113,7 +109,7 @@ def test_dmcal_c2a_is_the_ten_bin_dmcal_per_predicted_class():
     """The catalogue column against the construction written out: one 10-bin DMCal per predicted
     class of the validation set, the test part's own-class calibrated posteriors summed."""
     setting, draw = synthetic_problem(seed=5, k=3, scale=2.0)
-    column = catalogue.get_method("cap", "DMCal_c2a").build("label").fit(setting)
+    column = get_method("cap", "DMCal_c2a").build("label", 3).fit(setting)
     predicted = setting.validation.predictions
     parts = {
         j: DMCal(n_bins=10).fit(setting.restrict_validation(predicted == j, f"pred={j}"))
@@ -151,28 +147,28 @@ def _grid_setting_with_label_shares(share, k=3, n_per_point=48, seed=0):
         counts[np.argmax(counts)] += n_per_point - counts.sum()
         labels.extend(np.repeat(np.arange(k), counts))
         posteriors.extend([p] * n_per_point)
-    data = MulticlassLabelledSet(np.array(posteriors), np.array(labels), k)
-    return MulticlassSetting(data, data, "covariate", key="grid"), data
+    data = LabelledSet(np.array(posteriors), np.array(labels), n_classes=k)
+    return Setting(data, data, "covariate", key="grid"), data
 
 
 def test_leap_pcc_a2q_is_exact_without_shift_with_calibrated_posteriors():
     """Lemma 5 with LEAP^PCC inside: on the validation data itself every part's LEAP^PCC accuracy
     is exact when the posteriors are calibrated, and the errors have the validation composition."""
-    method = catalogue.get_method("quantification", "LEAP_PCC_a2q").build("covariate")
+    method = get_method("quantification", "LEAP_PCC_a2q").build("covariate", 3)
     setting, data = _grid_setting_with_label_shares(lambda p: p)
-    sample = MulticlassSample(data.posteriors)
+    sample = Sample(data.posteriors)
     estimate = method.fit(setting).quantify(sample, fresh_context(setting))
     np.testing.assert_allclose(estimate, data.prevalence, atol=1e-8)
     # labels sharper than the posteriors (the posteriors under-confident): PCC is off, so is the column
     setting, data = _grid_setting_with_label_shares(lambda p: p**3 / np.sum(p**3))
-    off = method.fit(setting).quantify(MulticlassSample(data.posteriors), fresh_context(setting))
+    off = method.fit(setting).quantify(Sample(data.posteriors), fresh_context(setting))
     assert mcm.quantification_ae(data.prevalence, off) > 0.01
 
 
 def test_leap_pcc_a2q_wraps_leap_with_pcc():
     setting, draw = synthetic_problem(seed=6, k=3, scale=2.0)
-    column = catalogue.get_method("quantification", "LEAP_PCC_a2q").build("covariate").fit(setting)
-    assert column.inner == "LEAP_PCC" and column.split == "validation"
+    column = get_method("quantification", "LEAP_PCC_a2q").build("covariate", 3).fit(setting)
+    assert column.inner().name == "LEAP_PCC" and column.split == "validation"
     literal = CAPToQuantification(inner=LEAPPCC).fit(setting)
     with_kdey = CAPToQuantification(inner=LEAP).fit(setting)
     differs = False
@@ -192,10 +188,10 @@ def test_leap_pcc_a2q_wraps_leap_with_pcc():
 @given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 4))
 def test_added_columns_return_valid_outputs(seed, k):
     setting, draw = synthetic_problem(seed, k, n_val=150, n_train=150, scale=3.0)
-    setting = MulticlassSetting(setting.validation, setting.training, "covariate", key=f"p{seed}")
+    setting = Setting(setting.validation, setting.training, "covariate", key=f"p{seed}")
     rng = np.random.default_rng(seed)
     build = {
-        name: catalogue.get_method(task, name).build("covariate").fit(setting)
+        name: get_method(task, name).build("covariate", k).fit(setting)
         for task, name in (
             ("calibration", "EMQ_TransCal"),
             ("cap", "DMCal_c2a"),

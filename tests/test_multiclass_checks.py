@@ -11,10 +11,6 @@ import copy
 import numpy as np
 import pytest
 import yaml
-
-from tests.conftest import REPO
-from unishift.data.label_shift import prepare_splits, train_and_predict
-from unishift.io import write_npz
 from unishift.multiclass.catalogue import BINARY_ONLY
 from unishift.multiclass.checks import (
     check_multiclass_config,
@@ -22,6 +18,10 @@ from unishift.multiclass.checks import (
     posterior_column_problems,
     regime_of,
 )
+
+from tests.conftest import REPO
+from unishift.data.label_shift import prepare_splits, train_and_predict
+from unishift.io import write_npz
 from unishift.workflow_checks import ConfigError, DamagedIntermediatesError
 
 BASE = yaml.safe_load((REPO / ".test" / "multiclass.yaml").read_text())

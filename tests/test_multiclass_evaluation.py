@@ -7,9 +7,6 @@ import json
 import numpy as np
 import pytest
 import quapy as qp
-
-from unishift.data.setups import SetupData as MulticlassSetup
-from unishift.metrics import multiclass as mcm
 from unishift.multiclass.base import (
     MulticlassCalibrator,
     MulticlassLabelledSet,
@@ -18,6 +15,9 @@ from unishift.multiclass.base import (
 )
 from unishift.multiclass.evaluation import MULTICLASS_RECORD_COLUMNS, evaluate_multiclass_setup
 from unishift.multiclass.quantification import PCC
+
+from unishift.data.setups import SetupData as MulticlassSetup
+from unishift.metrics import multiclass as mcm
 
 
 def toy_setup(k=3, n=90, seed=0):

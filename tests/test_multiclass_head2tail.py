@@ -1,6 +1,6 @@
 """Head2Tail for k classes: the transfer weights against a literal computation with SciPy's
 multivariate normal, the head rules, the temperature against an independent minimiser, properties
-of Head2Tail and Head2Tail_c2q. The n = 2 invariants are in tests/test_multiclass_binary_invariant.py."""
+of Head2Tail and Head2Tail_c2q. Their two-class numbers: tests/test_method_regression.py."""
 
 from __future__ import annotations
 
@@ -14,14 +14,15 @@ from scipy import optimize, special
 from scipy.stats import multivariate_normal
 
 from tests.test_multiclass_methods import samples, synthetic_problem
-from unishift.multiclass import catalogue
-from unishift.multiclass.base import MulticlassSetting, fresh_context, simplex_check
-from unishift.multiclass.calibration.head2tail import (
+from unishift.data.containers import Setting
+from unishift.methods.base import fresh_context, simplex_check
+from unishift.methods.calibration.head2tail import (
     Head2Tail,
     head2tail_weights,
     head_classes,
     transfer_matrix,
 )
+from unishift.registry import get_method
 
 
 def literal_weights(train_x, train_y, x, y, k, alpha, head):
@@ -121,7 +122,7 @@ def test_transfer_changes_the_temperature():
     y = setting.training.labels
     keep = np.isin(np.arange(len(y)), np.flatnonzero(y == 3)[::4]) | (y != 3)
     training = setting.training.subset(keep)
-    setting = MulticlassSetting(setting.validation, training, "label", key="lt")
+    setting = Setting(setting.validation, training, "label", key="lt")
     transferred = Head2Tail().fit(setting)
     plain = Head2Tail(alpha=1.0).fit(setting)
     assert abs(transferred.temperature_ - plain.temperature_) > 1e-3
@@ -129,7 +130,7 @@ def test_transfer_changes_the_temperature():
 
 def test_bad_input_is_refused_with_the_reason():
     setting, _ = synthetic_problem(seed=1, k=3)
-    no_class_2 = MulticlassSetting(
+    no_class_2 = Setting(
         setting.validation, setting.training.subset(setting.training.labels != 2), "label"
     )
     with pytest.raises(ValueError, match=r"class \[2\] has no classifier-training item"):
@@ -142,8 +143,8 @@ def test_bad_input_is_refused_with_the_reason():
 @given(seed=st.integers(0, 2**31 - 1), k=st.integers(2, 6))
 def test_head2tail_columns_return_valid_outputs(seed, k):
     setting, draw = synthetic_problem(seed, k, n_val=150, n_train=200, scale=3.0)
-    calibrator = catalogue.get_method("calibration", "Head2Tail").build("label").fit(setting)
-    quantifier = catalogue.get_method("quantification", "Head2Tail_c2q").build("label").fit(setting)
+    calibrator = get_method("calibration", "Head2Tail").build("label", k).fit(setting)
+    quantifier = get_method("quantification", "Head2Tail_c2q").build("label", k).fit(setting)
     for sample_id, (sample, _) in enumerate(samples(draw, k, np.random.default_rng(seed), n=2)):
         context = fresh_context(setting, sample_id)
         output = np.asarray(calibrator.calibrate(sample, context))

@@ -1,6 +1,6 @@
 """LasCal for k classes: the k-class RLLS against independent solutions and the exact label-shift
 weights, the temperature search against a literal loop, and properties of the four LasCal columns.
-The n = 2 invariants are in tests/test_multiclass_binary_invariant.py."""
+Their two-class numbers: tests/test_method_regression.py."""
 
 from __future__ import annotations
 
@@ -11,23 +11,21 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 from tests.test_multiclass_methods import replicated, samples, synthetic_problem
+from unishift.methods.base import fresh_context, simplex_check
 from unishift.methods.calibration.lascal import (
+    LasCal,
     ece_label_shift_loop,
+    lascal_losses,
     rlls_closed_form,
     rlls_cvxpy,
     rlls_lambda,
     rlls_objective,
+    rlls_system,
+    rlls_weights,
     torch_log,
 )
 from unishift.methods.calibration.shared import first_strict_minimum, softmax, temperature_grid
-from unishift.multiclass import catalogue
-from unishift.multiclass.base import fresh_context, simplex_check
-from unishift.multiclass.calibration.lascal import (
-    LasCal,
-    lascal_losses,
-    rlls_system,
-    rlls_weights,
-)
+from unishift.registry import get_method
 
 
 def random_rlls(seed, k):
@@ -201,7 +199,7 @@ def test_lascal_columns_return_valid_outputs(seed, k):
     setting, draw = synthetic_problem(seed, k, n_val=150, n_train=150, scale=3.0)
     rng = np.random.default_rng(seed)
     methods = {
-        (task, name): catalogue.get_method(task, name).build("label").fit(setting)
+        (task, name): get_method(task, name).build("label", k).fit(setting)
         for task, name in LASCAL_COLUMNS
     }
     for sample_id, (sample, _) in enumerate(samples(draw, k, rng, n=2, size=80)):
@@ -218,9 +216,10 @@ def test_lascal_columns_return_valid_outputs(seed, k):
                 assert 0.0 <= float(output) <= 1.0
 
 
-def test_lascal_columns_are_catalogued_with_their_binary_twins():
+def test_lascal_columns_run_for_any_number_of_classes_with_their_conventions():
     for task, name in LASCAL_COLUMNS:
-        spec = catalogue.get_method(task, name)
-        assert spec.binary_name == name and name not in catalogue.BINARY_ONLY
-    assert catalogue.get_method("calibration", "LasCal").params("covariate")["logits"] == "L"
-    assert catalogue.get_method("quantification", "EMQ_LasCal").shifts == ("label",)
+        assert not get_method(task, name).binary_only
+    lascal = get_method("calibration", "LasCal")
+    assert lascal.params("covariate", 3)["logits"] == lascal.params("covariate", 2)["logits"] == "L"
+    assert (lascal.params("label", 3)["logits"], lascal.params("label", 2)["logits"]) == ("S", "P")
+    assert get_method("quantification", "EMQ_LasCal").shifts == ("label",)

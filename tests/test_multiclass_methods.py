@@ -1,5 +1,6 @@
-"""Contract and property tests of every catalogued multiclass method, plus exactness checks of the
-base methods whose assumption can be met exactly on a finite sample (label shift by replication)."""
+"""Property tests of the methods for k classes, plus exactness checks of the base methods whose
+assumption can be met exactly on a finite sample (label shift by replication). The contract of every
+registered method for two and three classes is tests/test_method_contract.py's."""
 
 from __future__ import annotations
 
@@ -8,20 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import Quantifier, fresh_context, simplex_check
+from unishift.methods.calibration.emq import EMQCalibrator
+from unishift.methods.calibration.scaling import TemperatureScaling
+from unishift.methods.cap.leap import LEAP
+from unishift.methods.quantification.aggregative import ACC, CC, PACC, PCC, KDEy
+from unishift.methods.quantification.emq import EMQ
 from unishift.metrics import multiclass as mcm
-from unishift.multiclass import catalogue
-from unishift.multiclass.base import (
-    MulticlassLabelledSet,
-    MulticlassQuantifier,
-    MulticlassSample,
-    MulticlassSetting,
-    describe,
-    fresh_context,
-    simplex_check,
-)
-from unishift.multiclass.calibration import EMQCalibrator, TemperatureScaling
-from unishift.multiclass.cap import LEAP
-from unishift.multiclass.quantification import ACC, CC, EMQ, PACC, PCC, KDEy
 
 
 def softmax(z):
@@ -41,12 +36,10 @@ def synthetic_problem(seed=0, k=3, n_val=300, n_train=300, dim=4, scale=1.5, spr
         labels = rng.choice(k, size=n, p=prior)
         features = means[labels] + rng.normal(size=(n, dim))
         logits = scale * (features @ means.T - 0.5 * np.sum(means**2, axis=1))
-        return MulticlassLabelledSet(softmax(logits), labels, k, features=features, logits=logits)
+        return LabelledSet(softmax(logits), labels, features=features, logits=logits, n_classes=k)
 
     uniform = np.full(k, 1.0 / k)
-    setting = MulticlassSetting(
-        draw(n_val, uniform), draw(n_train, uniform), "label", key=f"s{seed}"
-    )
+    setting = Setting(draw(n_val, uniform), draw(n_train, uniform), "label", key=f"s{seed}")
     return setting, draw
 
 
@@ -54,7 +47,7 @@ def samples(draw, k, rng, n=6, size=120):
     out = []
     for _ in range(n):
         data = draw(size, rng.dirichlet(np.ones(k)))
-        out.append((MulticlassSample(data.posteriors, data.features, data.logits), data.labels))
+        out.append((Sample(data.posteriors, data.features, data.logits), data.labels))
     return out
 
 
@@ -62,45 +55,6 @@ def samples(draw, k, rng, n=6, size=120):
 def problem():
     setting, draw = synthetic_problem()
     return setting, samples(draw, 3, np.random.default_rng(1))
-
-
-SPECS = catalogue.all_methods()
-
-
-@pytest.mark.parametrize("spec", SPECS, ids=[f"{s.task}-{s.name}" for s in SPECS])
-def test_every_catalogued_method_honours_its_contract(problem, spec):
-    setting, test_samples = problem
-    shift = spec.shifts[0]
-    overrides = {"logits": "L"} if spec.name in ("TS", "BCTS", "VS") else None
-    method = spec.build(shift, overrides).fit(setting)
-    for sample_id, (sample, labels) in enumerate(test_samples):
-        output = method.apply(sample, fresh_context(setting, sample_id))
-        if spec.task == "quantification":
-            simplex_check(output, 3, spec.name)
-        elif spec.task == "calibration":
-            output = np.asarray(output)
-            assert output.shape == sample.posteriors.shape
-            assert np.all(output >= -1e-12) and np.all(output <= 1 + 1e-12)
-            np.testing.assert_allclose(output.sum(axis=1), 1.0, atol=1e-9)
-            assert 0 <= mcm.ece_top_label(output, labels) <= 100
-        else:
-            assert 0.0 <= float(output) <= 1.0
-
-
-@pytest.mark.parametrize("spec", SPECS, ids=[f"{s.task}-{s.name}" for s in SPECS])
-def test_every_catalogued_method_describes_itself(spec):
-    assert spec.regime == "multiclass"
-    assert spec.group in ("baseline", "reference", "adapted") and spec.display
-    assert set(spec.shifts) <= {"label", "covariate"}
-    if spec.task == "calibration":
-        assert spec.calibration_notion in (
-            "canonical",
-            "class-wise",
-            "top-label",
-            "predicted-label",
-        )
-    if spec.group != "adapted":
-        assert describe(spec.factory)["name"] == spec.name
 
 
 FAST = {
@@ -129,7 +83,7 @@ def test_estimates_lie_on_the_simplex_and_rows_sum_to_one(seed, k):
 # Exact finite-sample label shift: the validation set with each class's items repeated
 
 
-def replicated(validation: MulticlassLabelledSet, multiplicities) -> MulticlassLabelledSet:
+def replicated(validation: LabelledSet, multiplicities) -> LabelledSet:
     index = np.repeat(np.arange(len(validation)), np.asarray(multiplicities)[validation.labels])
     return validation.subset(index)
 
@@ -139,7 +93,7 @@ def test_adjusted_quantifiers_are_exact_under_exact_label_shift(k):
     setting, _ = synthetic_problem(seed=k, k=k, n_val=600, scale=1.0)
     test = replicated(setting.validation, [1, 3, 2, 1][:k])
     truth = test.prevalence
-    sample = MulticlassSample(test.posteriors, test.features)
+    sample = Sample(test.posteriors, test.features)
     for factory in (ACC, PACC):
         estimate = factory().fit(setting).quantify(sample, fresh_context(setting))
         np.testing.assert_allclose(estimate, truth, atol=1e-5, err_msg=factory.__name__)
@@ -147,7 +101,7 @@ def test_adjusted_quantifiers_are_exact_under_exact_label_shift(k):
     assert mcm.quantification_ae(truth, CC().fit(setting).quantify(sample, None)) > 1e-3
 
 
-class _LabelOracle(MulticlassQuantifier):
+class _LabelOracle(Quantifier):
     """Reads the labels the test stored in the first feature column."""
 
     def fit(self, setting):
@@ -164,15 +118,15 @@ def test_leap_is_exact_under_exact_label_shift_with_a_perfect_quantifier(k):
     validation = setting.validation
     # every cell of the table occupied: LEAP's exact solve then has no zero to round below 0
     assert np.all(validation.confusion > 0)
-    tagged = MulticlassLabelledSet(
+    tagged = LabelledSet(
         validation.posteriors,
         validation.labels,
-        k,
         features=np.column_stack([validation.features, validation.labels]),
+        n_classes=k,
     )
-    setting = MulticlassSetting(tagged, tagged, "label", key="leap")
+    setting = Setting(tagged, tagged, "label", key="leap")
     test = replicated(tagged, [2, 1, 3, 1][:k])
-    sample = MulticlassSample(test.posteriors, test.features)
+    sample = Sample(test.posteriors, test.features)
     leap = LEAP(quantifier=_LabelOracle).fit(setting)
     truth = mcm.accuracy(test.posteriors, test.labels)
     assert leap.predict_accuracy(sample, None) == pytest.approx(truth, abs=1e-10)
@@ -187,7 +141,7 @@ def test_kdey_handles_a_class_absent_from_validation_and_records_it():
     reduced = setting.restrict_validation(keep, "no-class-2")
     method = KDEy().fit(reduced)
     assert any("absent from validation" in reason for _, reason in method.fit_notes)
-    estimate = method.quantify(MulticlassSample(setting.validation.posteriors), None)
+    estimate = method.quantify(Sample(setting.validation.posteriors), None)
     simplex_check(estimate, 3, "KDEy")
 
 
@@ -197,21 +151,12 @@ def test_kdey_handles_a_class_absent_from_validation_and_records_it():
 
 def test_a_classifier_without_one_column_per_class_is_rejected():
     with pytest.raises(ValueError, match="must output 3 columns"):
-        MulticlassLabelledSet(np.full((4, 2), 0.5), np.array([0, 1, 2, 0]), 3)
+        LabelledSet(np.full((4, 2), 0.5), np.array([0, 1, 2, 0]), n_classes=3)
     with pytest.raises(ValueError, match="labels must lie in 0..1"):
-        MulticlassLabelledSet(np.full((2, 2), 0.5), np.array([0, 2]), 2)
+        LabelledSet(np.full((2, 2), 0.5), np.array([0, 2]), n_classes=2)
     setting, _ = synthetic_problem()
     with pytest.raises(ValueError, match="n x 3 posterior matrix"):
-        CC().fit(setting).quantify(MulticlassSample(np.full((5, 2), 0.5)), None)
-
-
-def test_binary_only_methods_are_rejected_with_the_reason():
-    with pytest.raises(ValueError, match="'PCC_q2c_5B' is binary-only.*straddle"):
-        catalogue.get_method("calibration", "PCC_q2c_5B")
-    with pytest.raises(ValueError, match="'Platt' is binary-only"):
-        catalogue.get_method("calibration", "Platt")
-    with pytest.raises(ValueError, match="unknown multiclass cap method 'Oracle'; valid ones are"):
-        catalogue.get_method("cap", "Oracle")
+        CC().fit(setting).quantify(Sample(np.full((5, 2), 0.5)), None)
 
 
 def test_simplex_check_names_the_method():
@@ -234,13 +179,13 @@ def _grid_setting(seed, k=3, n=2000):
     labels = np.where(
         rng.random(len(posteriors)) < 0.6, predicted, rng.integers(0, k, len(posteriors))
     )
-    validation = MulticlassLabelledSet(posteriors, labels, k)
-    return MulticlassSetting(validation, validation, "label", key="grid")
+    validation = LabelledSet(posteriors, labels, n_classes=k)
+    return Setting(validation, validation, "label", key="grid")
 
 
 @pytest.mark.parametrize("bias", [0.0, 0.3])
 def test_dmcal_cells_are_exact_under_exact_label_shift_with_the_true_prior(bias):
-    from unishift.multiclass.calibration import DMCal
+    from unishift.methods.calibration.dmcal import DMCal
 
     setting = _grid_setting(0)
     test = replicated(setting.validation, [1, 4, 2])
@@ -250,7 +195,7 @@ def test_dmcal_cells_are_exact_under_exact_label_shift_with_the_true_prior(bias)
     truth = test.prevalence
     prior = (1 - bias) * truth + bias * np.array([1.0, 0.0, 0.0])
     method.quantifier_.aggregate = lambda posteriors: prior  # a perfect (or biased) prior
-    output = method.calibrate(MulticlassSample(test.posteriors), None)
+    output = method.calibrate(Sample(test.posteriors), None)
     predicted = test.predictions
     confidence = test.posteriors[np.arange(len(test)), predicted]
     gaps = []

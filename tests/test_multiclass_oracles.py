@@ -13,24 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unishift.metrics import multiclass as mcm
-from unishift.multiclass.adapt import (
-    CalibrationToCAP,
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.adapt.to_calibration import CAPToCalibration, QuantificationToCalibration
+from unishift.methods.adapt.to_cap import CalibrationToCAP, QuantificationToCAP
+from unishift.methods.adapt.to_quantification import (
     CalibrationToQuantification,
-    CAPToCalibration,
     CAPToQuantification,
-    QuantificationToCalibration,
-    QuantificationToCAP,
 )
-from unishift.multiclass.base import (
-    MulticlassAccuracyPredictor,
-    MulticlassCalibrator,
-    MulticlassLabelledSet,
-    MulticlassQuantifier,
-    MulticlassSample,
-    MulticlassSetting,
-    fresh_context,
-)
+from unishift.methods.base import AccuracyPredictor, Calibrator, Quantifier, fresh_context
+from unishift.metrics import multiclass as mcm
 
 # ---------------------------------------------------------------------------------------------------
 # test-only oracles
@@ -51,7 +42,7 @@ def towards_class_0(vector: np.ndarray, bias: float) -> np.ndarray:
     return (1.0 - bias) * vector + bias * target
 
 
-class OracleQuantifier(MulticlassQuantifier):
+class OracleQuantifier(Quantifier):
     def __init__(self, bias: float = 0.0):
         self.bias = bias
 
@@ -62,7 +53,7 @@ class OracleQuantifier(MulticlassQuantifier):
         return towards_class_0(prevalence(labels_of(sample), sample.n_classes), self.bias)
 
 
-class OracleCAP(MulticlassAccuracyPredictor):
+class OracleCAP(AccuracyPredictor):
     def __init__(self, bias: float = 0.0):
         self.bias = bias
 
@@ -73,7 +64,7 @@ class OracleCAP(MulticlassAccuracyPredictor):
         return float(np.mean(sample.predictions == labels_of(sample))) + self.bias
 
 
-class OracleCalibrator(MulticlassCalibrator):
+class OracleCalibrator(Calibrator):
     """ζ*: ``level_sets`` gives each exact score class its class distribution (canonical);
     ``constant`` gives every item the class distribution of all items."""
 
@@ -110,15 +101,15 @@ def grid_posteriors(rng, n, k, resolution=4):
 
 def labelled(posteriors, labels, k):
     features = labels.reshape(-1, 1).astype(float)
-    return MulticlassLabelledSet(posteriors, labels, k, features=features)
+    return LabelledSet(posteriors, labels, features=features, n_classes=k)
 
 
-def sample_of(data: MulticlassLabelledSet) -> MulticlassSample:
-    return MulticlassSample(data.posteriors, data.features)
+def sample_of(data: LabelledSet) -> Sample:
+    return Sample(data.posteriors, data.features)
 
 
-def setting_of(validation: MulticlassLabelledSet, key="synthetic") -> MulticlassSetting:
-    return MulticlassSetting(validation, validation, "label", key=key)
+def setting_of(validation: LabelledSet, key="synthetic") -> Setting:
+    return Setting(validation, validation, "label", key=key)
 
 
 def random_case(seed, n=200, k=3, grid=True, concentration=1.0):
@@ -486,7 +477,7 @@ def test_isometric_adapters_return_row_stochastic_matrices(factory, k):
     np.testing.assert_allclose(output.sum(axis=1), 1.0, atol=1e-12)
 
 
-class ValidationPrevalence(MulticlassQuantifier):
+class ValidationPrevalence(Quantifier):
     """Answers every sample with the prevalence of the validation set it was fitted on."""
 
     assumption = "label"

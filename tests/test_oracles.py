@@ -15,21 +15,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unishift.methods.adapt import (
-    CalibrationToCAP,
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.adapt.to_calibration import (
+    PositiveCAPToCalibration,
+    PositiveQuantificationToCalibration,
+)
+from unishift.methods.adapt.to_cap import CalibrationToCAP, QuantificationToCAP
+from unishift.methods.adapt.to_quantification import (
     CalibrationToQuantification,
-    CAPToCalibration,
     CAPToQuantification,
-    QuantificationToCalibration,
-    QuantificationToCAP,
 )
 from unishift.methods.base import (
     AccuracyPredictor,
     Calibrator,
-    LabelledSet,
     Quantifier,
-    Sample,
-    Setting,
     as_posteriors,
     fresh_context,
 )
@@ -44,7 +43,8 @@ def labels_of(items) -> np.ndarray:
 
 
 class OracleQuantifier(Quantifier):
-    """ρ*: the fraction of positives of the given items (plus ``bias`` for negative controls)."""
+    """ρ*: the fraction of positives of the given items (plus ``bias`` for negative controls), as
+    the prevalence vector (1 - p, p)."""
 
     def __init__(self, bias: float = 0.0):
         self.bias = bias
@@ -53,7 +53,8 @@ class OracleQuantifier(Quantifier):
         return self
 
     def quantify(self, sample, context):
-        return float(labels_of(sample).mean()) + self.bias
+        positive = float(labels_of(sample).mean()) + self.bias
+        return np.array([1.0 - positive, positive])
 
 
 class OracleCAP(AccuracyPredictor):
@@ -227,7 +228,7 @@ def test_lemma2_needs_separate_calibration_of_the_parts():
 @given(test=datasets, validation=datasets)
 def test_lemma3_quantification_to_calibration_is_level_set_calibrated(test, validation):
     method, context = fitted(
-        QuantificationToCalibration(OracleQuantifier, binning="level_sets"), validation
+        PositiveQuantificationToCalibration(OracleQuantifier, binning="level_sets"), validation
     )
     calibrated = method.calibrate(as_sample(test), context)
     assert_level_set_calibrated(calibrated, test.labels)
@@ -245,7 +246,7 @@ def test_lemma4_quantification_to_cap_is_exact(test, validation):
     assert direct.predict_accuracy(as_sample(test), context) == pytest.approx(
         true_accuracy(test), abs=1e-12
     )
-    lemma3 = QuantificationToCalibration(OracleQuantifier, binning="level_sets")
+    lemma3 = PositiveQuantificationToCalibration(OracleQuantifier, binning="level_sets")
     composed, context = fitted(CalibrationToCAP(lemma3), validation)
     assert composed.predict_accuracy(as_sample(test), context) == pytest.approx(
         true_accuracy(test), abs=1e-12
@@ -269,7 +270,7 @@ def test_lemma5_with_an_empty_partition(side):
     labels = np.array([1, 0, 0, 1, 1])
     items = LabelledSet(as_posteriors(scores), labels, features=labels.reshape(-1, 1).astype(float))
     method, context = fitted(CAPToQuantification(OracleCAP), items)
-    assert method.quantify(as_sample(items), context) == pytest.approx(0.6, abs=1e-15)
+    assert method.quantify(as_sample(items), context)[1] == pytest.approx(0.6, abs=1e-15)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -279,12 +280,12 @@ def test_lemma5_with_an_empty_partition(side):
 @ORACLE_SETTINGS
 @given(test=datasets, validation=datasets)
 def test_lemma6_cap_to_calibration_is_level_set_calibrated(test, validation):
-    method, context = fitted(CAPToCalibration(OracleCAP, binning="level_sets"), validation)
+    method, context = fitted(PositiveCAPToCalibration(OracleCAP, binning="level_sets"), validation)
     calibrated = method.calibrate(as_sample(test), context)
     assert_level_set_calibrated(calibrated, test.labels)
     assert_score_class_rates(calibrated, test)
     composed, context = fitted(
-        QuantificationToCalibration(CAPToQuantification(OracleCAP), binning="level_sets"),
+        PositiveQuantificationToCalibration(CAPToQuantification(OracleCAP), binning="level_sets"),
         validation,
     )
     calibrated = composed.calibrate(as_sample(test), context)
@@ -299,6 +300,8 @@ BIASES = st.sampled_from([0.05, -0.1, 0.25])
 
 
 def _assert_biased(estimate, truth, predicted_shift):
+    """``estimate`` and ``truth``: numbers, or prevalence vectors compared at the positive class."""
+    estimate, truth = (float(np.asarray(v).reshape(-1)[-1]) for v in (estimate, truth))
     assert estimate == pytest.approx(truth + predicted_shift, abs=1e-12)
     if abs(predicted_shift) > 1e-9:
         assert estimate != pytest.approx(truth, abs=1e-9)
@@ -324,12 +327,12 @@ def test_biased_oracles_give_the_predicted_error(test, validation, bias):
     _assert_biased(method.quantify(sample, context), test.prevalence, bias * weight)
 
     method, context = fitted(
-        QuantificationToCalibration(OracleQuantifier, {"bias": bias}, binning="level_sets"),
+        PositiveQuantificationToCalibration(OracleQuantifier, {"bias": bias}, binning="level_sets"),
         validation,
     )
     _assert_biased(method.calibrate(sample, context)[:, 1].mean(), test.prevalence, bias)
 
     method, context = fitted(
-        CAPToCalibration(OracleCAP, {"bias": bias}, binning="level_sets"), validation
+        PositiveCAPToCalibration(OracleCAP, {"bias": bias}, binning="level_sets"), validation
     )
     _assert_biased(method.calibrate(sample, context)[:, 1].mean(), test.prevalence, bias * weight)

@@ -1,9 +1,11 @@
 """Methods from outside the package (docs/methods.md): the example plugin package
-(examples/unishift-plugin-example) is installed into a folder of this test environment; its
-entry point registers HistBin and the registry derives HistBin_c2q and HistBin_c2a; the plugin's
-methods keep the method contract; the ``plugins:`` config key imports a module from the path; and the
-workflow, on top of a finished run, puts the plugin's methods in its tables with the numbers the API
-computes for them independently."""
+(examples/unishift-plugin-example) is installed into a folder of this test environment; its entry
+points register, once for any number of classes, HistBin (binary-only) with the adaptations the
+registry derives for it (HistBin_c2q, HistBin_c2a, binary-only too) and MLPE (any k); the plugin's
+methods keep the method contract; the ``plugins:`` config key imports a module from the path; adding
+a method is adding a file; a plugin cannot take a built-in name; and the workflow, on top of a
+finished run, puts the plugin's methods in its tables with the numbers the API computes for them
+independently."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ from tests.conftest import REPO
 from tests.test_method_contract import test_method_contract as method_contract
 from tests.test_workflow import snakemake
 from unishift import registry
-from unishift.methods.base import LabelledSet, Sample, Setting, as_posteriors, fresh_context
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import as_posteriors, fresh_context
 
 PLUGIN = REPO / "examples" / "unishift-plugin-example"
 NEW = {("calibration", "HistBin"), ("quantification", "HistBin_c2q"), ("cap", "HistBin_c2a")}
@@ -69,7 +72,102 @@ def test_the_entry_point_registers_the_method_and_its_adaptations(installed):
 
 
 def test_without_the_plugin_its_methods_are_unknown():
-    assert not NEW & set(registry.all_methods())
+    assert not (NEW | {("quantification", "MLPE")}) & set(registry.all_methods())
+
+
+def test_one_registration_serves_any_number_of_classes(installed):
+    methods = registry.all_methods()
+    mlpe = methods[("quantification", "MLPE")]
+    assert mlpe.factory.__module__ == "unishift_plugin_example.multiclass_methods"
+    assert (mlpe.group, mlpe.display, mlpe.binary_only) == ("baseline", "MLPE", "")
+    assert "MLPE" in registry.method_names("quantification", "label", n_classes=3)
+    # HistBin bins p_1: binary-only, and so are its adaptations, which say why
+    assert methods[("calibration", "HistBin")].binary_only == "bins the positive posterior p_1"
+    for task, name in (("quantification", "HistBin_c2q"), ("cap", "HistBin_c2a")):
+        assert "HistBin is binary-only" in methods[(task, name)].binary_only
+        assert name not in registry.method_names(task, n_classes=3)
+        with pytest.raises(ValueError, match=f"'{name}' is binary-only in unishift"):
+            methods[(task, name)].build("label", 3)
+
+
+def test_a_plugin_quantifier_estimates_a_prevalence_vector_for_k_classes(installed):
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 3, 90)
+    validation = LabelledSet(rng.dirichlet(np.ones(3), 90), labels)
+    setting = Setting(validation, validation, "label", key="mlpe")
+    method = registry.get_method("quantification", "MLPE", "label").build("label", 3).fit(setting)
+    estimate = method.quantify(Sample(rng.dirichlet(np.ones(3), 30)), fresh_context(setting))
+    np.testing.assert_allclose(estimate, np.bincount(labels, minlength=3) / 90)
+
+
+def test_adding_a_method_is_adding_a_file(tmp_path, monkeypatch):
+    package = tmp_path / "extra_methods"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "uniform.py").write_text(
+        "import numpy as np\n"
+        "from unishift.methods.base import Quantifier\n\n\n"
+        "class _Helper(Quantifier):\n"
+        "    def fit(self, setting):\n"
+        "        self.k_ = setting.n_classes\n"
+        "        return self\n\n\n"
+        "class Uniform(_Helper):\n"
+        '    name, group, shifts = "Uniform", "baseline", ("label",)\n\n'
+        "    def quantify(self, sample, context):\n"
+        "        return np.full(self.k_, 1 / self.k_)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "METHOD_PACKAGES", (*registry.METHOD_PACKAGES, package.name))
+    registry.reload()
+    try:
+        methods = registry.all_methods()
+        spec = methods[("quantification", "Uniform")]
+        assert (spec.group, spec.shifts) == ("baseline", ("label",))
+        # the helper class sets no name and is not listed; the adaptations are derived for it
+        assert not any(s.factory.__name__ == "_Helper" for s in methods.values())
+        assert {("calibration", "Uniform_q2c_3B"), ("cap", "Uniform_q2a")} <= set(methods)
+    finally:
+        monkeypatch.undo()
+        sys.modules.pop(f"{package.name}.uniform", None)
+        sys.modules.pop(package.name, None)
+        registry.reload()
+    assert ("quantification", "Uniform") not in registry.all_methods()
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            "from unishift.methods.quantification.aggregative import PCC\n\n\n"
+            "class MyPCC(PCC):\n"
+            '    name = "PCC"\n',
+            "'PCC' is registered twice for task 'quantification'",
+        ),
+        (
+            "from unishift.methods.quantification.aggregative import PCC\n\n\n"
+            "class Tuned(PCC):\n"
+            '    name, defaults = "Tuned", {"bandwidth": 0.2}\n',
+            "'defaults' attribute, which is not read",
+        ),
+        (
+            "from unishift.methods.quantification.emq import EMQ\n\n\n"
+            "class Typo(EMQ):\n"
+            '    name, binary_defaults = "Typo", {"label": {"train_prevalance": "validation"}}\n',
+            r"sets \['train_prevalance'\], which its constructor does not take",
+        ),
+    ],
+    ids=["builtin-name", "defaults-dict", "misspelt-parameter"],
+)
+def test_a_plugin_that_misdescribes_itself_is_refused(tmp_path, monkeypatch, body, message):
+    (tmp_path / "bad_plugin.py").write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv(registry.PLUGINS_VARIABLE, "bad_plugin")
+    with pytest.raises(ValueError, match=message):
+        registry.reload()
+    monkeypatch.undo()
+    sys.modules.pop("bad_plugin", None)
+    registry.reload()
+    assert registry.get_method("quantification", "PCC").factory.__module__.startswith("unishift.")
 
 
 @pytest.mark.parametrize("task, name", sorted(NEW))

@@ -1,8 +1,10 @@
 import numpy as np
 import pytest
 
-from unishift.methods.base import LabelledSet, Sample, Setting, fresh_context
-from unishift.methods.quantification import CC, EMQ, EMQBCTS, PACC, PCC, KDEy
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import fresh_context
+from unishift.methods.quantification.aggregative import CC, PACC, PCC, KDEy
+from unishift.methods.quantification.emq import EMQ, EMQBCTS
 from unishift.registry import get_method
 
 
@@ -31,7 +33,7 @@ def toy():
 
 def quantify(method, setting, P):
     method.fit(setting)
-    return method.quantify(Sample(P), fresh_context(setting))
+    return method.quantify(Sample(P), fresh_context(setting))[1]
 
 
 def test_cc_and_pcc_by_hand(toy):
@@ -64,7 +66,7 @@ def em_by_hand(prior, P, tol=1e-4):
 def test_emq_uses_the_configured_training_prevalence(toy):
     P = as_p(np.linspace(0.05, 0.95, 40) ** 0.5)
     assert quantify(EMQ("training"), toy, P) == pytest.approx(em_by_hand(0.3, P), abs=1e-6)
-    validation_prior = toy.validation.prevalence
+    validation_prior = toy.validation.prevalence[1]
     assert quantify(EMQ("validation"), toy, P) == pytest.approx(
         em_by_hand(validation_prior, P), abs=1e-6
     )
@@ -79,7 +81,7 @@ def test_emq_bcts_falls_back_to_plain_emq_on_exact_zero_posteriors():
     method = EMQBCTS("training").fit(setting)
     assert method.fit_notes and method.fit_notes[0][0] == "fallback"
     P = as_p(np.round(rng.uniform(0, 1, 50), 1))
-    assert method.quantify(Sample(P), fresh_context(setting)) == pytest.approx(
+    assert method.quantify(Sample(P), fresh_context(setting))[1] == pytest.approx(
         em_by_hand(0.4, P), abs=1e-6
     )
 
@@ -94,7 +96,7 @@ def test_emq_bcts_without_zeros_recalibrates():
     assert method.fit_notes == []
     P = as_p(np.linspace(0.1, 0.9, 30))
     plain = quantify(EMQ("validation"), setting, P)
-    assert method.quantify(Sample(P), fresh_context(setting)) != pytest.approx(plain, abs=1e-3)
+    assert method.quantify(Sample(P), fresh_context(setting))[1] != pytest.approx(plain, abs=1e-3)
 
 
 def test_kdey_reproduces_quapy_019_empty_class_rule():
@@ -104,7 +106,7 @@ def test_kdey_reproduces_quapy_019_empty_class_rule():
     method = KDEy().fit(setting)
     assert method.fit_notes[0][0] == "fallback"
     # test items at the uniform point are explained by the single positive kernel
-    estimate = method.quantify(Sample(as_p(np.full(20, 0.5))), fresh_context(setting))
+    estimate = method.quantify(Sample(as_p(np.full(20, 0.5))), fresh_context(setting))[1]
     assert estimate > 0.9
     with pytest.raises(ValueError):
         KDEy(empty_class="raise").fit(setting)
@@ -119,7 +121,7 @@ def test_invalid_options_name_the_valid_ones():
 
 def test_registry_per_shift_defaults():
     spec = get_method("quantification", "EMQ")
-    assert spec.build("label").train_prevalence == "training"
-    assert spec.build("covariate").train_prevalence == "validation"
+    assert spec.build("label", 2).train_prevalence == "training"
+    assert spec.build("covariate", 2).train_prevalence == "validation"
     with pytest.raises(KeyError, match="valid quantification methods"):
         get_method("quantification", "NotAMethod")

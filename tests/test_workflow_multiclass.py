@@ -14,6 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 from threadpoolctl import threadpool_limits
+from unishift.multiclass.base import MulticlassSample
+from unishift.multiclass.catalogue import get_method
 
 from tests.conftest import REPO
 from tests.test_workflow import copy_workflow, snakemake
@@ -25,8 +27,6 @@ from unishift.data.label_shift import (
 )
 from unishift.methods.base import SampleContext
 from unishift.metrics import multiclass as mcm
-from unishift.multiclass.base import MulticlassSample
-from unishift.multiclass.catalogue import get_method
 
 pytestmark = pytest.mark.workflow
 

@@ -46,7 +46,7 @@ from unishift.methods.base import (
     SampleContext,
     Setting,
 )
-from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, positive, quiet
+from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
 
 warn_if_unpinned(stacklevel=3)
 
@@ -189,11 +189,11 @@ def evaluate(
         if task is None:
             raise ValueError(f"evaluate({method!r}, ...) needs task= (one of {list(TASKS)})")
         spec = get_method(task, method, setups[0].shift if setups else None)
-        spec.params(setups[0].shift if setups else "label", params)
+        spec.params(setups[0].shift if setups else "label", overrides=params)
         name = name or method
 
         def build(shift):
-            return lambda: spec.build(shift, params)
+            return lambda: spec.build(shift, 2, params)
     else:
         if params:
             raise ValueError("params= applies to a registered method name, not to an object")
@@ -408,7 +408,7 @@ class QuaPyQuantifier(Quantifier):
         return self
 
     def quantify(self, sample: Sample, context: SampleContext) -> float:
-        return positive(quiet(self.quantifier_.predict, sample.posteriors))
+        return quiet(self.quantifier_.predict, sample.posteriors)
 
 
 def from_quapy(quantifier: Any, *, name: str | None = None) -> QuaPyQuantifier:
@@ -423,8 +423,9 @@ def from_quapy(quantifier: Any, *, name: str | None = None) -> QuaPyQuantifier:
 def adapt(method: Method, kind: str, **params) -> Method:
     """The paper's adaptation ``kind`` (``"q2c"``, ``"q2a"``, ``"c2q"``, ``"c2a"``, ``"a2q"``,
     ``"a2c"``) of a method object, with the adaptation's defaults (e.g. 5 bins for ρ2ζ)."""
-    from unishift.methods.adapt import KINDS
+    from unishift.methods.adapt.table import KINDS
 
+    kind = {"q2c": "q2c_5B", "a2c": "a2c_6B"}.get(kind, kind)  # the paper's (two-class) binnings
     if kind not in KINDS:
         raise ValueError(f"kind={kind!r} is not one of {list(KINDS)}")
     spec = KINDS[kind]

@@ -1,4 +1,5 @@
-"""``python -m unishift.catalogue``: every registered method, its parameters and per-shift defaults.
+"""``python -m unishift.catalogue``: every registered method, its parameters and their defaults per
+shift and for two classes.
 
 This is the reference for the ``method_params`` config key: any constructor argument listed here can
 be overridden per method, e.g. ``method_params: {"calibration/DMCal": {"n_bins": 10}}``.
@@ -6,24 +7,25 @@ be overridden per method, e.g. ``method_params: {"calibration/DMCal": {"n_bins":
 
 from __future__ import annotations
 
-import inspect
-
 from unishift.registry import all_methods
 
 
+def _per_shift(values: dict) -> str:
+    return "; ".join(f"{shift}: {params}" for shift, params in values.items())
+
+
 def catalogue_markdown() -> str:
-    lines = ["| task | method | group | shifts | parameters (defaults) | per-shift defaults |"]
-    lines.append("|---|---|---|---|---|---|")
+    lines = [
+        "| task | method | group | shifts | parameters (defaults) | per-shift defaults "
+        "| two classes (binary tables) | binary-only |"
+    ]
+    lines.append("|---|---|---|---|---|---|---|---|")
     for (task, name), spec in sorted(all_methods().items()):
-        signature = inspect.signature(spec.factory)
-        params = ", ".join(
-            f"{p.name}={spec.defaults.get(p.name, p.default)!r}"
-            for p in signature.parameters.values()
-            if p.kind is p.POSITIONAL_OR_KEYWORD and p.name != "self"
-        )
-        per_shift = "; ".join(f"{s}: {d}" for s, d in spec.shift_defaults.items())
+        params = ", ".join(f"{key}={value!r}" for key, value in spec.defaults.items())
         lines.append(
-            f"| {task} | {name} | {spec.group} | {', '.join(spec.shifts)} | {params} | {per_shift} |"
+            f"| {task} | {name} | {spec.group} | {', '.join(spec.shifts)} | {params} "
+            f"| {_per_shift(spec.shift_defaults)} | {_per_shift(spec.binary_defaults)} "
+            f"| {spec.binary_only} |"
         )
     return "\n".join(lines) + "\n"
 

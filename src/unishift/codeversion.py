@@ -179,7 +179,12 @@ def _registrations(specs) -> list[str]:
     for spec in specs:
         factory = f"{spec.factory.__module__}.{spec.factory.__qualname__}"
         fields = (spec.task, spec.name, spec.group, spec.display, spec.shifts, factory)
-        defaults = (sorted(spec.defaults.items()), sorted(spec.shift_defaults.items()))
+        defaults = (
+            sorted(spec.defaults.items()),
+            sorted(spec.shift_defaults.items()),
+            sorted(spec.binary_defaults.items()),
+            spec.binary_only,
+        )
         entries.append(repr((*fields, *defaults)))
     return sorted(entries)
 
@@ -233,7 +238,9 @@ def method_modules(
             continue
         reached.append(spec)
         modules.add(spec.factory.__module__)
-        params = spec.params(shift if shift in spec.shifts else spec.shifts[0], given)
+        params = spec.params(shift if shift in spec.shifts else spec.shifts[0], overrides=given)
+        if spec.inner is not None:  # an adaptation runs its inner method
+            pending.append((spec.inner, None))
         for value in params.values():
             if isinstance(value, str):
                 pending.extend((s, None) for (_, n), s in specs.items() if n == value)

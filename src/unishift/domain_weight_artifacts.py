@@ -1,6 +1,6 @@
 """The shared domain-classifier weights of a setup: computing, writing, reading and attaching them.
 
-The upstream rule (``workflow/rules/weights.smk``) writes one file per (setup, plan) (:mod:`unishift.data.domain_weights`): every call
+The upstream rule (``workflow/rules/weights.smk``) writes one file per (setup, plan): every call
 that a method with that domain-weight plan makes on that setup, in sample order, with the random
 stream the evaluation driver gives it (docs/domain-weights.md). The calls are made by running a probe
 method through :func:`unishift.evaluation.evaluate_setup`, so that the contexts, streams and parts
@@ -10,22 +10,27 @@ and the ζ2α adapter around it (plan ``predicted_classes``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 import numpy as np
 
+from unishift.data.containers import Sample, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
+from unishift.records import layout_of
+from unishift.io import read_npz, write_npz
 from unishift.methods.adapt.to_cap import CalibrationToCAP
-from unishift.methods.base import Calibrator, Sample, SampleContext, Setting
-from unishift.methods.calibration.shared import domain_weights
+from unishift.methods.base import Calibrator, SampleContext
 from unishift.methods.domain_weights import (
     MEMO_KEY,
     PREDICTED_CLASSES,
     SAMPLE,
     SHARED_PLANS,
+    CallKey,
     DomainWeightMemo,
     domain_weight_plan,
+    domain_weights,
 )
 
 FEATURE_SET = "features"
@@ -65,7 +70,12 @@ def compute_domain_weights(
     memo = DomainWeightMemo(recording=True)
     recording = replace(setup, sample_artifacts=lambda sample_id: {MEMO_KEY: memo})
     records, _ = evaluate_setup(
-        task, "domain weights", lambda: method, recording, domain_stream=domain_stream
+        task,
+        "domain weights",
+        lambda: method,
+        recording,
+        domain_stream=domain_stream,
+        layout=layout_of([setup.n_classes]),
     )
     errors = [f"sample {r['sample_id']}: {r['reason']}" for r in records if r["status"] == "error"]
     memo.recording = False
@@ -73,9 +83,104 @@ def compute_domain_weights(
 
 
 def method_domain_weight_plan(
-    task: str, name: str, shift: str, params: dict | None = None
+    task: str, name: str, shift: str, params: dict | None = None, n_classes: int = 2
 ) -> str | None:
     """The plan of a registered method as configured (its adaptations' inner methods included)."""
     from unishift.registry import get_method
 
-    return domain_weight_plan(get_method(task, name, shift).build(shift, params))
+    return domain_weight_plan(get_method(task, name, shift).build(shift, n_classes, params))
+
+
+# ---------------------------------------------------------------------------------------------
+# The files: one per (setup, plan), attached to the setups an evaluation job reads as their
+# per-sample artifacts
+
+FORMAT = 1
+_KEY_FIELDS = (
+    "setting_key",
+    "sample_id",
+    "feature_set",
+    "stream_before",
+    "sample_digest",
+    "n_training",
+    "n_validation",
+)
+
+
+def write_domain_weights(
+    path, memo: DomainWeightMemo, setup: SetupData, plan: str, domain_stream: str
+) -> None:
+    keys = list(memo.entries)
+    entries = [memo.entries[k] for k in keys]
+    lengths = [len(e.weights) for e in entries]
+    columns = {name: [getattr(k, name) for k in keys] for name in _KEY_FIELDS}
+    write_npz(
+        path,
+        format=np.asarray(FORMAT),
+        setup_key=np.asarray(setup.key),
+        plan=np.asarray(plan),
+        domain_stream=np.asarray(domain_stream),
+        **{
+            name: np.asarray(
+                values, dtype=np.int64 if name.startswith(("n_", "sample_id")) else str
+            )
+            for name, values in columns.items()
+        },  # fmt: skip
+        stream_after=np.asarray([e.stream_after for e in entries], dtype=str),
+        has_fallback=np.asarray([e.fallback is not None for e in entries], dtype=bool),
+        fallback=np.asarray([e.fallback or "" for e in entries], dtype=str),
+        offsets=np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))).astype(np.int64),
+        weights=np.concatenate([e.weights.reshape(-1) for e in entries])
+        if entries
+        else np.zeros(0),
+    )
+
+
+def read_domain_weights(path) -> tuple[dict, DomainWeightMemo]:
+    """(``{"setup_key", "plan", "domain_stream"}``, the memo) of a weights file."""
+    arrays = read_npz(path, ("format", "setup_key", "plan", "offsets", "weights", *_KEY_FIELDS))
+    if int(arrays["format"]) != FORMAT:
+        raise ValueError(
+            f"{path}: domain-weights format {int(arrays['format'])}, expected {FORMAT}; rebuild it"
+        )
+    memo = DomainWeightMemo()
+    offsets, weights = arrays["offsets"], arrays["weights"]
+    for i in range(len(arrays["setting_key"])):
+        key = CallKey(
+            str(arrays["setting_key"][i]),
+            int(arrays["sample_id"][i]),
+            str(arrays["feature_set"][i]),
+            str(arrays["stream_before"][i]),
+            str(arrays["sample_digest"][i]),
+            int(arrays["n_training"][i]),
+            int(arrays["n_validation"][i]),
+        )
+        fallback = str(arrays["fallback"][i]) if arrays["has_fallback"][i] else None
+        memo.add(
+            key,
+            weights[offsets[i] : offsets[i + 1]].reshape(-1, 1),
+            fallback,
+            str(arrays["stream_after"][i]),
+        )
+    meta = {name: str(arrays[name]) for name in ("setup_key", "plan", "domain_stream")}
+    return meta, memo
+
+
+def attach_domain_weights(setups: Iterable[SetupData], paths: Iterable[str]) -> Iterator[SetupData]:
+    """The setups, each reading the weights files written for it (matched by setup key)."""
+    by_setup: dict[str, list[DomainWeightMemo]] = {}
+    for path in paths:
+        meta, memo = read_domain_weights(path)
+        by_setup.setdefault(meta["setup_key"], []).append(memo)
+    for setup in setups:
+        memos = by_setup.pop(setup.key, [])
+        if memos:
+            merged = DomainWeightMemo()
+            for memo in memos:
+                merged.entries.update(memo.entries)
+            setup.sample_artifacts = lambda sample_id, memo=merged: {MEMO_KEY: memo}
+        yield setup
+    if by_setup:
+        raise ValueError(
+            f"domain-weights files of setups {sorted(by_setup)} match no evaluated setup"
+        )

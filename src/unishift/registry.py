@@ -1,14 +1,17 @@
-"""One registry mapping each method name, spelled as in the paper's table columns, to its class.
+"""One registry mapping each method name, spelled as in the paper's table columns, to its entry, for
+any number of classes.
 
 A method is identified by ``(task, name)``: the same name can denote a calibrator and a quantifier
 (e.g. ``EMQ``). A method describes itself in class attributes (:class:`unishift.methods.base.Method`:
-name, group, display name, shifts, per-shift defaults); the registry finds it by importing every
-module of the packages in ``METHOD_PACKAGES``, the modules of the ``unishift.methods`` entry-point
-group (installed plugins) and those named in ``UNISHIFT_PLUGINS`` (the workflow's ``plugins:`` key),
-and registers each class that sets its own ``name``. The cross-task adaptations of every registered
-method are then derived from the table in :mod:`unishift.methods.adapt` (docs/methods.md). A plugin
-may also define multiclass method classes: :mod:`unishift.multiclass.catalogue` takes them from
-the same sources (:func:`plugin_objects`).
+name, group, display name, shifts, per-shift and binary-table parameters, the reason it needs two
+classes); the registry finds it by importing every module of the packages in ``METHOD_PACKAGES``, the
+modules of the ``unishift.methods`` entry-point group (installed plugins) and those named in
+``UNISHIFT_PLUGINS`` (the workflow's ``plugins:`` key), and registers each class that sets its own
+``name``. The cross-task adaptations of every registered method are then derived from the table in
+:mod:`unishift.methods.adapt.table` (docs/methods.md): binary and k-class kinds alike.
+
+Build a method for data with k classes with ``get_method(task, name, shift).build(shift, k,
+overrides)``; a binary-only method refuses k > 2 with its reason.
 """
 
 from __future__ import annotations
@@ -17,15 +20,14 @@ import importlib
 import inspect
 import os
 import pkgutil
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any
 
-from unishift.methods.base import SHIFTS, TASKS, Method
-
-GROUPS = ("baseline", "reference", "adapted")
+from unishift.methods.adapt.table import derived_adaptations
+from unishift.methods.base import ASSUMPTIONS, CALIBRATION_NOTIONS, GROUPS, SHIFTS, TASKS, Method
+from unishift.methods.spec import MethodSpec
 
 # Every module of these packages is scanned for method classes; adding a method is adding a file.
 METHOD_PACKAGES = (
@@ -40,60 +42,42 @@ ENTRY_POINT_GROUP = "unishift.methods"
 PLUGINS_VARIABLE = "UNISHIFT_PLUGINS"
 
 
-@dataclass(frozen=True)
-class MethodSpec:
-    name: str
-    task: str
-    group: str
-    factory: Callable[..., Method]
-    display: str
-    shifts: tuple[str, ...] = SHIFTS
-    defaults: dict[str, Any] = field(default_factory=dict)
-    shift_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
-    description: str = ""
-
-    def params(self, shift: str, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-        params = dict(self.defaults)
-        params.update(self.shift_defaults.get(shift, {}))
-        params.update(overrides or {})
-        return params
-
-    def build(self, shift: str, overrides: dict[str, Any] | None = None) -> Method:
-        return self.factory(**self.params(shift, overrides))
-
-    @classmethod
-    def of(cls, method_class: type[Method]) -> MethodSpec:
-        """The entry a method class describes in its attributes."""
-        return cls(
-            name=method_class.name,
-            task=method_class.task,
-            group=method_class.group,
-            factory=method_class,
-            display=method_class.display or method_class.name,
-            shifts=tuple(method_class.shifts),
-            defaults=dict(method_class.defaults),
-            shift_defaults={s: dict(d) for s, d in method_class.shift_defaults.items()},
-            description=method_class.description,
+def _check(spec: MethodSpec) -> None:
+    where = f"{spec.task} method {spec.name!r}"
+    if spec.task not in TASKS:
+        raise ValueError(f"task {spec.task!r} of method {spec.name!r} is not one of {TASKS}")
+    if spec.group not in GROUPS:
+        raise ValueError(f"group {spec.group!r} of {where} is not one of {GROUPS}")
+    if spec.assumption not in ASSUMPTIONS:
+        raise ValueError(f"assumption {spec.assumption!r} of {where} is not one of {ASSUMPTIONS}")
+    if spec.task == "calibration" and spec.calibration_notion not in CALIBRATION_NOTIONS:
+        raise ValueError(
+            f"calibration_notion {spec.calibration_notion!r} of {where} is not one of "
+            f"{CALIBRATION_NOTIONS}"
         )
+    unknown = set(spec.shifts) - set(SHIFTS)
+    if unknown:
+        raise ValueError(f"shifts {sorted(unknown)} of {where} are not among {SHIFTS}")
+    for attribute in ("shift_defaults", "binary_defaults"):
+        for shift, params in getattr(spec, attribute).items():
+            if shift not in spec.shifts:
+                raise ValueError(
+                    f"{where} has {attribute} for {shift} shift, which it does not run"
+                )
+            typos = set(params) - set(spec.defaults)
+            if typos:
+                raise ValueError(
+                    f"{where}: {attribute}[{shift!r}] sets {sorted(typos)}, which its "
+                    f"constructor does not take (it takes {sorted(spec.defaults)})"
+                )
 
 
 _REGISTRY: dict[tuple[str, str], MethodSpec] = {}
 _loaded = False
-# how many times reload() ran: the multiclass catalogue scans again when it changes
-scans = 0
 
 
 def register(spec: MethodSpec) -> MethodSpec:
-    if spec.task not in TASKS:
-        raise ValueError(f"task {spec.task!r} of method {spec.name!r} is not one of {TASKS}")
-    if spec.group not in GROUPS:
-        raise ValueError(f"group {spec.group!r} of method {spec.name!r} is not one of {GROUPS}")
-    unknown = set(spec.shifts) - set(SHIFTS)
-    if unknown:
-        raise ValueError(f"shifts {sorted(unknown)} of {spec.name!r} are not among {SHIFTS}")
-    for shift in spec.shift_defaults:
-        if shift not in spec.shifts:
-            raise ValueError(f"{spec.name!r} has defaults for {shift} shift, which it does not run")
+    _check(spec)
     key = (spec.task, spec.name)
     if key in _REGISTRY and _REGISTRY[key] != spec:
         raise ValueError(f"method {spec.name!r} is registered twice for task {spec.task!r}")
@@ -101,30 +85,35 @@ def register(spec: MethodSpec) -> MethodSpec:
     return spec
 
 
-def declared_classes(module: ModuleType, base: type) -> list[type]:
-    """The subclasses of ``base`` a module defines that set their own ``name``, in definition order
-    (the multiclass catalogue uses it with its own base class)."""
+def declared_methods(module: ModuleType) -> list[type[Method]]:
+    """The method classes a module defines that set their own ``name``, in definition order."""
     return [
         value
         for value in vars(module).values()
         if inspect.isclass(value)
-        and issubclass(value, base)
+        and issubclass(value, Method)
         and value.__module__ == module.__name__
         and "name" in vars(value)
         and value.name
     ]
 
 
-def declared_methods(module: ModuleType) -> list[type[Method]]:
-    """The method classes a module defines that set their own ``name``, in definition order."""
-    return declared_classes(module, Method)
+def spec_of(method_class: type[Method]) -> MethodSpec:
+    """The entry a method class describes, refusing descriptions the registry no longer reads."""
+    if "defaults" in vars(method_class):
+        raise ValueError(
+            f"{method_class.__qualname__} sets a 'defaults' attribute, which is not read: a "
+            "method's defaults are its constructor's (put per-shift values in shift_defaults, the "
+            "binary tables' in binary_defaults)"
+        )
+    return MethodSpec.of(method_class)
 
 
 def register_module(module: ModuleType | str) -> list[MethodSpec]:
     """Register every method class of a module (a module object or its import name)."""
     if isinstance(module, str):
         module = importlib.import_module(module)
-    return [register(MethodSpec.of(cls)) for cls in declared_methods(module)]
+    return [register(spec_of(cls)) for cls in declared_methods(module)]
 
 
 def register_class(method_class: type[Method]) -> MethodSpec:
@@ -132,7 +121,7 @@ def register_class(method_class: type[Method]) -> MethodSpec:
         raise TypeError(f"{method_class!r} is not a unishift Method class")
     if not method_class.name:
         raise ValueError(f"method class {method_class.__qualname__} sets no name")
-    return register(MethodSpec.of(method_class))
+    return register(spec_of(method_class))
 
 
 def package_modules(package: str) -> list[str]:
@@ -155,8 +144,7 @@ def plugin_modules() -> list[str]:
 def plugin_objects() -> list[tuple[Any, str]]:
     """What the installed plugins provide, as (loaded object, origin) pairs: each entry point of the
     ``unishift.methods`` group (a module, a method class or a list of them) and each module named in
-    ``UNISHIFT_PLUGINS``. The binary registry takes the binary method classes from them, the
-    multiclass catalogue (:mod:`unishift.multiclass.catalogue`) the multiclass ones."""
+    ``UNISHIFT_PLUGINS``."""
     found = [
         (entry_point.load(), f"entry point {entry_point.value!r}")
         for entry_point in entry_points(group=ENTRY_POINT_GROUP)
@@ -173,17 +161,9 @@ def plugin_objects() -> list[tuple[Any, str]]:
     return found
 
 
-def is_multiclass_class(value: Any) -> bool:
-    """A multiclass method class (:class:`unishift.multiclass.base.MulticlassMethod`), told by its
-    ``regime`` attribute so that this module need not import the multiclass package."""
-    return inspect.isclass(value) and getattr(value, "regime", None) == "multiclass"
-
-
 def _load_plugin(loaded: Any, origin: str) -> None:
     if isinstance(loaded, ModuleType):
         register_module(loaded)
-    elif is_multiclass_class(loaded):
-        return  # the multiclass catalogue registers it
     elif inspect.isclass(loaded):
         register_class(loaded)
     elif isinstance(loaded, Iterable):
@@ -202,8 +182,6 @@ def _load_all() -> None:
             register_module(module)
     for loaded, origin in plugin_objects():
         _load_plugin(loaded, origin)
-    from unishift.methods.adapt import derived_adaptations
-
     for spec in derived_adaptations(list(_REGISTRY.values())):
         register(spec)
     _loaded = True
@@ -221,12 +199,10 @@ def use_plugins(modules: Iterable[str]) -> None:
 
 
 def reload() -> None:
-    """Scan again (after installing a plugin or changing ``UNISHIFT_PLUGINS`` in this process); the
-    multiclass catalogue scans again on its next use too."""
-    global _loaded, scans
+    """Scan again (after installing a plugin or changing ``UNISHIFT_PLUGINS`` in this process)."""
+    global _loaded
     _REGISTRY.clear()
     _loaded = False
-    scans += 1
     _load_all()
 
 
@@ -235,11 +211,14 @@ def all_methods() -> dict[tuple[str, str], MethodSpec]:
     return dict(_REGISTRY)
 
 
-def method_names(task: str, shift: str | None = None) -> list[str]:
+def method_names(task: str, shift: str | None = None, n_classes: int | None = None) -> list[str]:
+    """The names of ``task`` (running under ``shift``; buildable for ``n_classes`` classes)."""
     return sorted(
         spec.name
         for (t, _), spec in all_methods().items()
-        if t == task and (shift is None or shift in spec.shifts)
+        if t == task
+        and (shift is None or shift in spec.shifts)
+        and (n_classes in (None, 2) or not spec.binary_only)
     )
 
 
@@ -256,3 +235,29 @@ def get_method(task: str, name: str, shift: str | None = None) -> MethodSpec:
             f"valid ones are {method_names(task, shift)}"
         )
     return spec
+
+
+def method_info(task: str, names: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """name -> (LaTeX display, group): what the reports need to draw a method's column."""
+    return {name: (get_method(task, name).display, get_method(task, name).group) for name in names}
+
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "METHOD_MODULES",
+    "METHOD_PACKAGES",
+    "PLUGINS_VARIABLE",
+    "all_methods",
+    "declared_methods",
+    "get_method",
+    "method_info",
+    "method_names",
+    "package_modules",
+    "plugin_modules",
+    "plugin_objects",
+    "register",
+    "register_class",
+    "register_module",
+    "reload",
+    "use_plugins",
+]

@@ -240,7 +240,11 @@ def _check_methods(config: dict) -> None:
             ) from None
         shifts = listed.get((task, name)) or [spec.shifts[0]]
         check_method_params(
-            spec, params, where, f"{task} method {name}", {s: _classes_of(config, s) for s in shifts}
+            spec,
+            params,
+            where,
+            f"{task} method {name}",
+            {s: _classes_of(config, s) for s in shifts},
         )
 
 

@@ -85,7 +85,11 @@ DMCAL = SRC + "methods/calibration/dmcal.py"
 LASCAL = SRC + "methods/calibration/lascal.py"
 PLATT = SRC + "methods/calibration/platt.py"
 BASE = SRC + "methods/base.py"
-REFERENCE = SRC + "methods/quantification/reference.py"
+AGGREGATIVE = SRC + "methods/quantification/aggregative.py"
+EMQ_QUANTIFIERS = SRC + "methods/quantification/emq.py"
+DOMAIN_WEIGHTS = SRC + "methods/domain_weights.py"
+CONTAINERS = SRC + "data/containers.py"
+TABLE = SRC + "methods/adapt/table.py"
 BRIDGE = SRC + "methods/quantification/qp_bridge.py"
 LEAP = SRC + "methods/cap/leap.py"
 ATC = SRC + "methods/cap/atc.py"
@@ -278,25 +282,25 @@ MUTATIONS = [
     m(
         "A5",
         "adapt",
-        TO_CAP,
-        "correct += len(part) * (positive_rate if cls == 1 else 1.0 - positive_rate)",
-        "correct += len(part) * positive_rate",
+        COMMON,
+        "return float(prevalence[1]) if cls == 1 else 1.0 - float(prevalence[1])",
+        "return float(prevalence[1])",
         "rho2alpha: the negatives' positive rate not complemented",
     ),
     m(
         "A6",
         "adapt",
         TO_Q,
-        "positives += len(part) * (accuracy if cls == 1 else 1.0 - accuracy)",
-        "positives += len(part) * (accuracy if cls == 0 else 1.0 - accuracy)",
+        "share[cls] = accuracy",
+        "share[-1 - cls] = accuracy",
         "alpha2rho: partitions swapped",
     ),
     m(
         "A7",
         "adapt",
         TO_Q,
-        "return positives / len(sample)",
-        "return positives / len(part)",
+        "return counts / len(sample)",
+        "return counts / len(part)",
         "alpha2rho: normalised by the last part's size (stale loop variable)",
     ),
     m(
@@ -311,15 +315,15 @@ MUTATIONS = [
         "A9",
         "adapt",
         COMMON,
-        "part = setting.restrict_validation(masks[cls], tag)",
-        "part = setting.restrict_validation(masks[1 - cls], tag)",
+        "part = setting.restrict_validation(masks[cls], part_tag(cls))",
+        "part = setting.restrict_validation(masks[(cls + 1) % k], part_tag(cls))",
         "partitioned fit: each model fitted on the other prediction partition",
     ),
     # ---------------------------------------------------------------- calibrators
     m(
         "C1",
         "calibrators",
-        SHARED,
+        DOMAIN_WEIGHTS,
         "return proba[:, :1] / proba[:, 1:]",
         "return proba[:, 1:] / proba[:, :1]",
         "domain-classifier weights inverted",
@@ -368,8 +372,8 @@ MUTATIONS = [
         "C7",
         "calibrators",
         PACCAL,
-        "float(conditional[1, 1]), float(conditional[1, 0])",
-        "float(conditional[1, 1]), float(conditional[0, 1])",
+        "float(self.matrix_[1, 1]), float(self.matrix_[1, 0])",
+        "float(self.matrix_[1, 1]), float(self.matrix_[0, 1])",
         "PacCal: fpr read from the wrong cell of the confusion matrix",
     ),
     m(
@@ -409,16 +413,16 @@ MUTATIONS = [
         "C12",
         "calibrators",
         LASCAL,
-        "return (s1 > s0).astype(np.intp)",
-        "return (s1 >= s0).astype(np.intp)",
+        "return np.argmax(probabilities, axis=-1)",
+        "return probabilities.shape[-1] - 1 - np.argmax(probabilities[..., ::-1], axis=-1)",
         "LasCal: a 0.5 tie predicted as class 1",
     ),
     m(
         "C13",
         "calibrators",
-        BASE,
-        "return (posteriors[:, 1] > posteriors[:, 0]).astype(int)",
-        "return (posteriors[:, 1] >= posteriors[:, 0]).astype(int)",
+        CONTAINERS,
+        "    return np.argmax(np.asarray(posteriors), axis=1)",
+        "    return np.shape(posteriors)[1] - 1 - np.argmax(np.asarray(posteriors)[:, ::-1], axis=1)",
         "crisp predictions: a 0.5 tie predicted as class 1",
         tests=(
             "tests/test_calibration_reference.py",
@@ -447,8 +451,8 @@ MUTATIONS = [
         "C16",
         "calibrators",
         HEAD2TAIL,
-        "tail = labels == 1",
-        "tail = labels == 0",
+        "        if c in head:\n            continue",
+        "        if c not in head:\n            continue",
         "Head2Tail: the head class reweighted instead of the tail",
     ),
     m(
@@ -463,7 +467,7 @@ MUTATIONS = [
     m(
         "Q1",
         "quantifiers",
-        REFERENCE,
+        EMQ_QUANTIFIERS,
         "self.prior_ = setting.prevalence_of(self.train_prevalence)",
         "self.prior_ = setting.prevalence_of("
         '{"training": "validation", "validation": "training"}[self.train_prevalence])',
@@ -472,7 +476,7 @@ MUTATIONS = [
     m(
         "Q2",
         "quantifiers",
-        REFERENCE,
+        AGGREGATIVE,
         "def __init__(self, bandwidth: float = 0.1,",
         "def __init__(self, bandwidth: float = 0.05,",
         "KDEy bandwidth 0.05 instead of 0.1",
@@ -480,15 +484,15 @@ MUTATIONS = [
     m(
         "Q3",
         "quantifiers",
-        REFERENCE,
-        "y = np.concatenate([y, missing])",
-        "y = np.concatenate([y, [1 - c for c in missing]])",
+        AGGREGATIVE,
+        "labels = np.concatenate([labels, missing])",
+        "labels = np.concatenate([labels, [1 - c for c in missing]])",
         "KDEy: the uniform kernel given to the present class",
     ),
     m(
         "Q4",
         "quantifiers",
-        REFERENCE,
+        EMQ_QUANTIFIERS,
         "self.fallback_prior_ = setting.prevalence_of(self.fallback_prevalence)",
         'self.fallback_prior_ = setting.prevalence_of("training")',
         "EMQ-BCTS fallback ignores its configured prior source",
@@ -497,8 +501,8 @@ MUTATIONS = [
         "Q5",
         "quantifiers",
         BRIDGE,
-        "def em(train_prevalence: float, posteriors: np.ndarray, epsilon: float = 1e-4):",
-        "def em(train_prevalence: float, posteriors: np.ndarray, epsilon: float = 1e-6):",
+        "def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):",
+        "def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-6):",
         "EM stopping tolerance 1e-6 instead of 1e-4",
     ),
     # ---------------------------------------------------------------- CAP methods
@@ -506,16 +510,16 @@ MUTATIONS = [
         "P1",
         "cap",
         LEAP,
-        "self.tpr_ = float(table[1, 1] / table[1].sum())",
-        "self.tpr_ = float(table[1, 1] / table[:, 1].sum())",
+        "table / np.where(totals > 0, totals, 1.0), 0.0)",
+        "table / np.where(totals > 0, table.sum(axis=0), 1.0), 0.0)",
         "LEAP: precision instead of recall",
     ),
     m(
         "P2",
         "cap",
         LEAP,
-        "[0.0, 0.0, -tpr, 1.0 - tpr],",
-        "[0.0, -tpr, 0.0, 1.0 - tpr],",
+        "A[row, index[i, :]] = -ratios[i, j]",
+        "A[row, index[:, i]] = -ratios[i, j]",
         "LEAP: tpr row on the wrong cell",
     ),
     m(
@@ -546,8 +550,8 @@ MUTATIONS = [
         "P6",
         "cap",
         DOC,
-        "return upp_indices(labels, self.sample_size, self.repeats, self.seed)",
-        "return upp_indices(labels, self.sample_size, self.repeats, self.seed + 1)",
+        "return upp_indices_k(labels, n_classes, self.sample_size, self.repeats, self.seed)",
+        "return upp_indices_k(labels, n_classes, self.sample_size, self.repeats, self.seed + 1)",
         "DoC: validation samples drawn with the wrong seed",
     ),
     # ---------------------------------------------------------------- statistics
@@ -896,16 +900,16 @@ HELD_OUT = [
         "H2",
         "binning",
         BINNING,
-        "    edges[0] -= 1e-5\n",
-        "    edges[0] += 1e-5\n",
+        "    edges = np.linspace(0.0, 1.0, bins + 1)\n    edges[0] -= 1e-5\n",
+        "    edges = np.linspace(0.0, 1.0, bins + 1)\n    edges[0] += 1e-5\n",
         "q2c bins: a score of exactly 0 falls in no bin",
     ),
     m(
         "H3",
         "adapt",
         TO_Q_FILE,
-        "return float(np.mean(self.inner_.calibrate(sample, context)[:, 1]))",
-        "return float(np.mean(self.inner_.calibrate(sample, context)[:, 1] > 0.5))",
+        "positive = float(np.mean(calibrated[:, 1]))",
+        "positive = float(np.mean(calibrated[:, 1] > 0.5))",
         "zeta2rho counts calibrated predictions instead of averaging posteriors",
     ),
     m(
@@ -920,16 +924,16 @@ HELD_OUT = [
         "H5",
         "calibrators",
         HEAD2TAIL,
-        "pca_components: int | None = 50, alpha: float = 0.9):",
-        "pca_components: int | None = 50, alpha: float = 0.8):",
+        'alpha: float = 0.9,\n        head: str = "frequency",',
+        'alpha: float = 0.8,\n        head: str = "frequency",',
         "Head2Tail: tail share 0.8 instead of 0.9",
     ),
     m(
         "H6",
         "quantifiers",
-        BRIDGE,
-        "prior = np.array([1.0 - train_prevalence, train_prevalence])",
-        "prior = np.array([train_prevalence, 1.0 - train_prevalence])",
+        CONTAINERS,
+        "return np.array([1.0 - positive, positive])",
+        "return np.array([positive, 1.0 - positive])",
         "EM started from the swapped prior",
     ),
     m(
@@ -1004,16 +1008,17 @@ HELD_OUT = [
 MUTATIONS += [replace(held, held_out=True) for held in HELD_OUT]
 
 # ---------------------------------------------------------------- multiclass branch (issue 14)
-MULTICLASS_TESTS = ("tests/test_multiclass_checks.py", "tests/test_multiclass_binary_invariant.py")
+MULTICLASS_TESTS = ("tests/test_multiclass_checks.py",)
+REGRESSION = ("tests/test_method_regression.py",)
 MUTATIONS += [
     m(
         "MC1",
         "multiclass",
-        SRC + "multiclass/adapt/common.py",
+        COMMON,
         "for cls in reversed(range(self.n_classes_)):",
         "for cls in range(self.n_classes_):",
-        "partitioned multiclass adaptations visit the parts in class order (other stream draws)",
-        tests=MULTICLASS_TESTS,
+        "partitioned adaptations visit the parts in class order (other stream draws for k = 2)",
+        tests=REGRESSION,
     ),
     m(
         "MC2",
@@ -1072,13 +1077,13 @@ MUTATIONS += [
     ),
 ]
 MC_LASCAL = ("tests/test_multiclass_lascal.py",)
-MC_HEAD2TAIL = ("tests/test_multiclass_head2tail.py", "tests/test_multiclass_binary_invariant.py")
+MC_HEAD2TAIL = ("tests/test_multiclass_head2tail.py", "tests/test_method_regression.py")
 MC_ADDED = ("tests/test_multiclass_added_methods.py",)
 MUTATIONS += [
     m(
         "MC5",
         "multiclass",
-        SRC + "multiclass/calibration/lascal.py",
+        LASCAL,
         "np.add.at(C, (source_pred, np.asarray(source_labels, dtype=int)), 1.0)",
         "np.add.at(C, (np.asarray(source_labels, dtype=int), source_pred), 1.0)",
         "the k-class RLLS confusion matrix transposed (rows labels, columns predictions)",
@@ -1087,7 +1092,7 @@ MUTATIONS += [
     m(
         "MC6",
         "multiclass",
-        SRC + "multiclass/calibration/lascal.py",
+        LASCAL,
         "lam = rlls_lambda(len(source_pred), n_classes)",
         "lam = rlls_lambda(len(source_pred))",
         "the k-class RLLS penalty computed for two classes",
@@ -1096,7 +1101,7 @@ MUTATIONS += [
     m(
         "MC7",
         "multiclass",
-        SRC + "multiclass/calibration/head2tail.py",
+        HEAD2TAIL,
         'np.argsort(-counts, kind="stable")',
         'np.argsort(counts, kind="stable")',
         "Head2Tail's head taken from the least frequent classes",
@@ -1105,7 +1110,7 @@ MUTATIONS += [
     m(
         "MC8",
         "multiclass",
-        SRC + "multiclass/calibration/head2tail.py",
+        HEAD2TAIL,
         "shift_mean = (M[c] @ means) * (1 - alpha) + means[c] * alpha",
         "shift_mean = (M[c] @ means) * alpha + means[c] * (1 - alpha)",
         "Head2Tail's shifted mean gives the tail class the head classes' share",
@@ -1114,28 +1119,28 @@ MUTATIONS += [
     m(
         "MC9",
         "multiclass",
-        SRC + "multiclass/calibration/emq.py",
-        "super().fit(setting)\n        self.prior_ = prior_of(setting, self.train_prevalence)",
-        'super().fit(setting)\n        self.prior_ = prior_of(setting, "validation")',
+        EMQ,
+        "super().fit(setting)\n        self.prior_ = setting.prevalence_of(self.train_prevalence)",
+        'super().fit(setting)\n        self.prior_ = setting.prevalence_of("validation")',
         "EMQ_TransCal's and EMQ_LasCal's EM (ThenEM) starts from the validation prevalence",
         tests=MC_ADDED,
     ),
     m(
         "MC10",
         "multiclass",
-        SRC + "multiclass/catalogue.py",
-        'inner_params={"n_bins": 10},',
-        'inner_params={"n_bins": 8},',
+        TABLE,
+        '("c2a", "DMCal"): Row(BOTH, {"n_bins": 10}',
+        '("c2a", "DMCal"): Row(BOTH, {"n_bins": 8}',
         "DMCal_c2a with DMCal's 8 bins instead of the binary column's 10",
         tests=MC_ADDED,
     ),
     m(
         "MC11",
         "multiclass",
-        SRC + "multiclass/catalogue.py",
-        '    inner="LEAP_PCC",',
-        '    inner="LEAP",',
-        "LEAP_PCC_a2q wraps LEAP with KDEy",
+        LEAP,
+        '    def __init__(self, quantifier="PCC"):\n        super().__init__(quantifier)',
+        '    def __init__(self, quantifier="PCC"):\n        super().__init__("KDEy")',
+        "LEAP_PCC (and LEAP_PCC_a2q) wraps LEAP with KDEy",
         tests=MC_ADDED,
     ),
     m(

@@ -1,7 +1,6 @@
 from unishift.data.covariate import load_covariate_setup
-from unishift.data.domain_weights import write_domain_weights
 from unishift.data.label_shift import read_label_setup
-from unishift.domain_weight_artifacts import compute_domain_weights
+from unishift.domain_weight_artifacts import compute_domain_weights, write_domain_weights
 from unishift.jobs import start_job
 
 log = start_job(snakemake.log[0], snakemake.threads)

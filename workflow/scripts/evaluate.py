@@ -1,6 +1,6 @@
 from unishift.data.covariate import load_covariate_setup
-from unishift.data.domain_weights import attach_domain_weights
 from unishift.data.label_shift import read_label_setup
+from unishift.domain_weight_artifacts import attach_domain_weights
 from unishift.evaluation import evaluate_method
 from unishift.io import write_csv
 from unishift.jobs import start_job

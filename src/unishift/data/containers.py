@@ -102,10 +102,14 @@ class LabelledSet:
 
     @property
     def prevalence(self) -> np.ndarray:
-        """The share of each class (NaNs for an empty set)."""
+        """The share of each class (NaNs for an empty set); for two classes (1 - p, p), the prior
+        the binary tables' EM started from (1 - p and the class-0 share can differ in the last bit)."""
         if not len(self.labels):
             return np.full(self.n_classes, np.nan)
         counts = np.bincount(np.asarray(self.labels, dtype=np.int64), minlength=self.n_classes)
+        if self.n_classes == 2:
+            positive = counts[1] / len(self.labels)
+            return np.array([1.0 - positive, positive])
         return counts / len(self.labels)
 
     @property

@@ -1,1 +1,2 @@
-"""Methods of the three tasks, the task interfaces and the adaptations between them."""
+"""Methods of the three tasks for any number of classes, the task interfaces and the adaptations
+between them."""

@@ -1,133 +1,39 @@
-"""The three task interfaces and the data containers every method receives.
+"""The three task interfaces, for any number of classes k >= 2.
 
-A method is fitted once per *setting* (one trained classifier on one data set or domain pair) on a
-labelled validation set, and then applied to many unlabelled test samples. Each application gets a
-:class:`SampleContext` that caches expensive per-sample artifacts (domain-classifier weights, LasCal
-temperature searches, ...) so that every method of a job that needs the same artifact computes it once.
+A method is fitted once per *setting* (:class:`unishift.data.containers.Setting`: one trained
+classifier on one data set or domain pair) on a labelled validation set, and then applied to many
+unlabelled test samples (:class:`unishift.data.containers.Sample`, n x k posteriors):
+
+* a :class:`Calibrator` returns an n x k row-stochastic matrix;
+* a :class:`Quantifier` returns the prevalence vector of length k (for two classes index 1 is the
+  positive class);
+* an :class:`AccuracyPredictor` returns one accuracy in [0, 1] of the argmax predictions.
+
+Each application gets a :class:`SampleContext` that caches expensive per-sample artifacts
+(domain-classifier weights, LasCal temperature searches, ...) so that every method of a job that
+needs the same artifact computes it once.
 """
 
 from __future__ import annotations
 
-import hashlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
+from unishift.data.containers import Sample, Setting, derive_seed
+
 TASKS = ("calibration", "quantification", "cap")
 SHIFTS = ("label", "covariate")
+GROUPS = ("baseline", "reference", "adapted")
+# The shift a method's guarantee needs (docs/multiclass.md §3).
+ASSUMPTIONS = ("label", "covariate", "none")
+CALIBRATION_NOTIONS = ("canonical", "class-wise", "top-label", "predicted-label")
 # First element of the SampleContext store keys of precomputed artifacts (written by an upstream
 # rule, docs/domain-weights.md): a part's child context sees them too.
 PRECOMPUTED = "precomputed"
-# Where a method takes a class prior from: the classifier-training set or the validation set.
-PREVALENCE_SOURCES = ("training", "validation")
-
-
-def crisp_predictions(posteriors: np.ndarray) -> np.ndarray:
-    """Argmax of each posterior row with ties going to class 0 (docs/methods.md §0.2)."""
-    posteriors = np.asarray(posteriors)
-    return (posteriors[:, 1] > posteriors[:, 0]).astype(int)
-
-
-def _subset(array: np.ndarray | None, mask: np.ndarray) -> np.ndarray | None:
-    return None if array is None else array[mask]
-
-
-@dataclass(frozen=True)
-class LabelledSet:
-    """Items with their labels: the validation set or the classifier-training set.
-
-    ``posteriors`` is n x 2 (column 1 = positive class); ``logits`` (n x 2) exist only for language
-    models; ``features`` are standardised covariates (label shift) or hidden states (covariate shift).
-    """
-
-    posteriors: np.ndarray | None
-    labels: np.ndarray
-    features: np.ndarray | None = None
-    logits: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    @property
-    def predictions(self) -> np.ndarray:
-        return crisp_predictions(self.posteriors)
-
-    @property
-    def prevalence(self) -> float:
-        return float(np.mean(self.labels)) if len(self.labels) else float("nan")
-
-    def subset(self, mask: np.ndarray) -> LabelledSet:
-        return LabelledSet(
-            posteriors=_subset(self.posteriors, mask),
-            labels=self.labels[mask],
-            features=_subset(self.features, mask),
-            logits=_subset(self.logits, mask),
-        )
-
-
-@dataclass(frozen=True)
-class Sample:
-    """One unlabelled test sample (labels are never given to a method)."""
-
-    posteriors: np.ndarray
-    features: np.ndarray | None = None
-    logits: np.ndarray | None = None
-
-    def __len__(self) -> int:
-        return len(self.posteriors)
-
-    @property
-    def predictions(self) -> np.ndarray:
-        return crisp_predictions(self.posteriors)
-
-    def subset(self, mask: np.ndarray) -> Sample:
-        return Sample(
-            posteriors=self.posteriors[mask],
-            features=_subset(self.features, mask),
-            logits=_subset(self.logits, mask),
-        )
-
-
-@dataclass(frozen=True)
-class Setting:
-    """What a method may learn from for one trained classifier.
-
-    ``validation`` is the labelled held-out set every method is fitted on; ``training`` is the set the
-    classifier was trained on (features and labels; used by domain classifiers, Head2Tail and as the
-    source of the EM training prevalence). ``key`` identifies the setting (e.g. ``"yeast/LR"``) and feeds
-    derived seeds.
-    """
-
-    validation: LabelledSet
-    training: LabelledSet
-    shift: str
-    key: str = ""
-    seed: int = 0
-
-    @property
-    def train_prevalence(self) -> float:
-        return self.training.prevalence
-
-    def prevalence_of(self, source: str, parameter: str = "train_prevalence") -> float:
-        """The positive-class prevalence of the ``"training"`` or the ``"validation"`` set."""
-        check_choice(parameter, source, PREVALENCE_SOURCES)
-        return self.train_prevalence if source == "training" else self.validation.prevalence
-
-    def restrict_validation(self, mask: np.ndarray, tag: str) -> Setting:
-        """The same setting with the validation set reduced to ``mask`` (e.g. one predicted class)."""
-        return replace(self, validation=self.validation.subset(mask), key=f"{self.key}|{tag}")
-
-    def derive_seed(self, *parts: Any) -> int:
-        return derive_seed(self.seed, self.key, *parts)
-
-
-def derive_seed(*parts: Any) -> int:
-    """A stable 32-bit seed from any printable parts (independent of Python's hash randomisation)."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:4], "little")
 
 
 @dataclass
@@ -191,17 +97,25 @@ def fresh_context(setting: Setting, sample_id: int = 0) -> SampleContext:
 
 
 class Method(ABC):
-    """Base of all methods. Constructors only store hyper-parameters (QuaPy style).
+    """Base of all methods. Constructors only store hyper-parameters (QuaPy style); their defaults
+    are the method's defaults (the registry reads them from the signature).
 
-    A method describes itself in class attributes (docs/methods.md, "Adding a method"): a class that
+    A method describes itself in class attributes (docs/methods.md, "Adding a method"); a class that
     sets ``name`` in its own body is registered under ``(task, name)`` when the registry scans its
-    module; subclasses that do not set their own ``name`` are not registered.
+    module, subclasses that do not set their own ``name`` are not registered:
 
-    ``name`` as in the tables' columns; ``group`` one of baseline / reference / adapted; ``display``
-    the LaTeX column head (``name`` when empty); ``shifts`` the shifts it runs under; ``defaults``
-    constructor arguments of every shift and ``shift_defaults`` those of one shift (e.g. the logit
-    convention of each paper table); ``adaptations`` the kinds of cross-task adaptation
-    (:data:`unishift.methods.adapt.KINDS`) registered for it, ``None`` for every kind its task has.
+    * ``name`` as in the tables' columns; ``group`` one of :data:`GROUPS`; ``display`` the LaTeX
+      column head (``name`` when empty); ``shifts`` the shifts it runs under; ``description``;
+    * ``shift_defaults``: constructor arguments of one shift, for any number of classes;
+      ``binary_defaults``: those the paper's binary tables used, applied over ``shift_defaults``
+      only when the data have two classes (e.g. the logit convention of each binary table);
+    * ``adaptations``: the kinds of cross-task adaptation registered for it (a family such as
+      ``"q2c"`` or a kind such as ``"q2c_5B"``, :mod:`unishift.methods.adapt.table`), ``None`` for
+      every automatic kind its task has;
+    * ``binary_only``: why the method needs two classes ("" when it works for any k); the registry
+      refuses to build it for k > 2 with this reason;
+    * ``assumption``: the shift its guarantee needs (:data:`ASSUMPTIONS`); calibrators also state
+      the ``calibration_notion`` they target.
     """
 
     task: ClassVar[str]
@@ -209,10 +123,12 @@ class Method(ABC):
     group: ClassVar[str] = "reference"
     display: ClassVar[str] = ""
     shifts: ClassVar[tuple[str, ...]] = SHIFTS
-    defaults: ClassVar[dict[str, Any]] = {}
     shift_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
+    binary_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
     description: ClassVar[str] = ""
     adaptations: ClassVar[tuple[str, ...] | None] = None
+    binary_only: ClassVar[str] = ""
+    assumption: ClassVar[str] = "none"
 
     @abstractmethod
     def fit(self, setting: Setting) -> Method: ...
@@ -226,13 +142,22 @@ class Method(ABC):
         :data:`unishift.methods.domain_weights.PLANS`), or None when it uses none."""
         return None
 
+    def check_classes(self, setting: Setting) -> None:
+        """Refuse a setting with more than two classes when the method is binary-only."""
+        if self.binary_only and setting.n_classes != 2:
+            raise ValueError(
+                f"{self.name or type(self).__name__} is binary-only ({self.binary_only}); "
+                f"this setting has {setting.n_classes} classes"
+            )
+
 
 class Calibrator(Method):
     task = "calibration"
+    calibration_notion: ClassVar[str] = "canonical"
 
     @abstractmethod
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
-        """Calibrated posteriors, n x 2."""
+        """Calibrated posteriors, n x k, rows summing to 1."""
 
     def apply(self, sample, context):
         return self.calibrate(sample, context)
@@ -242,8 +167,8 @@ class Quantifier(Method):
     task = "quantification"
 
     @abstractmethod
-    def quantify(self, sample: Sample, context: SampleContext) -> float:
-        """Estimated positive-class prevalence of the sample."""
+    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
+        """Estimated prevalence vector of the sample (length k, on the simplex)."""
 
     def apply(self, sample, context):
         return self.quantify(sample, context)
@@ -254,18 +179,43 @@ class AccuracyPredictor(Method):
 
     @abstractmethod
     def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
-        """Estimated accuracy of the classifier's crisp predictions on the sample."""
+        """Estimated accuracy of the classifier's argmax predictions on the sample."""
 
     def apply(self, sample, context):
         return self.predict_accuracy(sample, context)
 
 
-def check_choice(name: str, value: Any, valid) -> None:
-    """Raise naming the valid options (QuaPy style) when ``value`` is not one of them."""
-    if value not in valid:
-        raise ValueError(f"{name}={value!r} is not valid; choose one of {sorted(map(str, valid))}")
-
-
 def as_posteriors(positive: np.ndarray) -> np.ndarray:
+    """Two-class posteriors ``[1 - p, p]`` from the positive-class column."""
     positive = np.asarray(positive, dtype=float)
     return np.column_stack([1.0 - positive, positive])
+
+
+def simplex_check(prevalence, n_classes: int, method: str, atol: float = 1e-8) -> np.ndarray:
+    """The estimate as a float vector on the simplex, or a clear error naming the method."""
+    prevalence = np.asarray(prevalence, dtype=float)
+    if prevalence.shape != (n_classes,):
+        raise ValueError(f"{method} returned shape {prevalence.shape}, expected ({n_classes},)")
+    if not np.all(np.isfinite(prevalence)):
+        raise ValueError(f"{method} returned a non-finite prevalence vector {prevalence}")
+    if np.any(prevalence < -atol) or abs(prevalence.sum() - 1.0) > 1e-6:
+        raise ValueError(f"{method} returned {prevalence}, which is not on the simplex")
+    return prevalence
+
+
+__all__ = [
+    "ASSUMPTIONS",
+    "CALIBRATION_NOTIONS",
+    "GROUPS",
+    "PRECOMPUTED",
+    "SHIFTS",
+    "TASKS",
+    "AccuracyPredictor",
+    "Calibrator",
+    "Method",
+    "Quantifier",
+    "SampleContext",
+    "as_posteriors",
+    "fresh_context",
+    "simplex_check",
+]

@@ -1,10 +1,12 @@
-"""Shared post-processing of binned calibration maps (docs/methods.md §0.4, B1-B3)."""
+"""Shared post-processing of binned calibration maps (docs/methods.md §0.4, B1-B3), on the positive
+posterior of two classes and on the top-label confidence of k classes (docs/multiclass.md §2.3)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import check_choice
+from unishift.choices import check_choice
+from unishift.data.containers import argmax_predictions
 
 MONOTONE_RULES = ("running_max", "pairwise", "none")
 
@@ -63,3 +65,78 @@ def isometric_edges_a2c(bins: int) -> np.ndarray:
 def bin_membership(scores: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
     """Boolean masks, one per bin, with membership ``e[i-1] <= s < e[i]``."""
     return [(scores >= lo) & (scores < hi) for lo, hi in zip(edges[:-1], edges[1:])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Top-label cells of k classes
+
+
+def confidence_edges(n_classes: int, bins: int) -> np.ndarray:
+    """``bins`` isometric edges on [1/k, 1], the first lowered and the last raised by 1e-5."""
+    if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
+        raise ValueError(f"bins={bins!r} is not valid; choose a positive integer")
+    edges = np.linspace(1.0 / n_classes, 1.0, bins + 1)
+    edges[0] -= 1e-5
+    edges[-1] += 1e-5
+    return edges
+
+
+def replace_top(posteriors: np.ndarray, predicted: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Rows whose predicted-class entry is ``top`` and whose other entries keep their proportions
+    (uniform when the row had all its mass on the predicted class)."""
+    posteriors = np.asarray(posteriors, dtype=float)
+    n, k = posteriors.shape
+    rows = np.arange(n)
+    top = np.clip(np.asarray(top, dtype=float), 0.0, 1.0)
+    rest = 1.0 - posteriors[rows, predicted]
+    out = np.empty_like(posteriors)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = np.where(rest > 0, (1.0 - top) / np.where(rest > 0, rest, 1.0), 0.0)
+    out[:] = posteriors * scale[:, None]
+    uniform = rest <= 0
+    if uniform.any():
+        out[uniform] = ((1.0 - top[uniform]) / (k - 1))[:, None]
+    out[rows, predicted] = top
+    return out
+
+
+def top_label_map(posteriors, bins, cell_rate, at_centres, monotone, smooth) -> np.ndarray:
+    """Calibrate the top-label confidence per predicted class through its cells' rates.
+
+    ``cell_rate(cls, b, mask)`` gives the share of class ``cls`` among the items ``mask`` of cell
+    (cls, b). Each non-empty cell contributes the point (abscissa, rate), the abscissa being the bin
+    centre (``at_centres``) or the cell's mean confidence; empty cells a NaN at the centre. The points
+    go through B1 in unit coordinates u = (c - 1/k) / (1 - 1/k), so that B1's anchors (0, 0) and (1, 1)
+    are (1/k, 1/k) and (1, 1) and its running maximum and smoothing act as in the binary tables
+    (both commute with an increasing affine map). The other coordinates are rescaled
+    (:func:`replace_top`).
+    """
+    posteriors = np.asarray(posteriors, dtype=float)
+    k = posteriors.shape[1]
+    predicted = argmax_predictions(posteriors)
+    confidence = posteriors[np.arange(len(posteriors)), predicted]
+    edges = confidence_edges(k, bins)
+    centres = (edges[:-1] + edges[1:]) / 2
+    low, span = 1.0 / k, 1.0 - 1.0 / k
+    top = np.empty(len(posteriors))
+    for cls in range(k):
+        in_class = predicted == cls
+        if not in_class.any():
+            continue
+        abscissae, ordinates = [], []
+        for b in range(bins):
+            mask = in_class & (confidence >= edges[b]) & (confidence < edges[b + 1])
+            if mask.any():
+                ordinates.append(cell_rate(cls, b, mask))
+                abscissae.append(centres[b] if at_centres else float(confidence[mask].mean()))
+            else:
+                ordinates.append(np.nan)
+                abscissae.append(centres[b])
+        x, y = postprocess_map(
+            (np.array(abscissae) - low) / span,
+            (np.array(ordinates) - low) / span,
+            monotone,
+            smooth,
+        )
+        top[in_class] = low + span * np.interp((confidence[in_class] - low) / span, x, y)
+    return replace_top(posteriors, predicted, top)

@@ -1,9 +1,14 @@
 """Domain-classifier weights computed once and shared across evaluation jobs (docs/domain-weights.md).
 
-The B5 importance weights (:func:`unishift.methods.calibration.shared.domain_weights`) are the
-costly step of CPCS, TransCal, EMQ^TransCal and their adaptations. An upstream workflow rule computes
-them once per (setup, sample, feature set) and every job whose method needs them reads them instead
-of fitting its own domain classifier.
+The B5 importance weights (docs/methods.md §0.4: a logistic regression telling the
+classifier-training features from the test sample's, evaluated at the validation items) are the
+costly step of CPCS, TransCal, EMQ^TransCal and their adaptations. :func:`domain_weights` computes
+them once per sample context; an upstream workflow rule computes them once per (setup, sample,
+feature set) and every job whose method needs them reads them instead of fitting its own domain
+classifier (the files: the workflow's domain-weight artifacts, above this layer).
+
+A shared artifact carries its own fallback reason (or ``None``) so that every method that consumes
+it records the fallback in its own result, not only the first method that computed it.
 
 Why a memo keyed by the random stream: under ``domain_stream: reference`` the up-sampling draw of a
 call continues a stream that each (method, setup) evaluation starts afresh, so the weights of sample
@@ -22,17 +27,20 @@ whole setting: CPCS, TransCal, EMQ^TransCal, the ζ2ρ and EMQ adaptations of th
 validation set restricted the same way: the ζ2α adaptations), :data:`UNSHARED` (calls in another
 pattern, computed in the job), or ``None`` (no domain classifier).
 
-This module imports nothing above :mod:`unishift.methods.base`.
+This module imports nothing above :mod:`unishift.methods.base`; the calibrators import it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from unishift.methods.base import PRECOMPUTED, Sample, SampleContext, Setting
+from unishift.choices import check_choice
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import PRECOMPUTED, SampleContext
 
 SAMPLE = "sample"
 PREDICTED_CLASSES = "predicted_classes"
@@ -40,6 +48,7 @@ UNSHARED = "unshared"
 SHARED_PLANS = (SAMPLE, PREDICTED_CLASSES)
 PLANS = (*SHARED_PLANS, UNSHARED)
 
+WEIGHT_SOURCES = ("domain_classifier", "uniform")
 # Context store key of the precomputed weights (SampleContext.child passes PRECOMPUTED keys on).
 MEMO_KEY = (PRECOMPUTED, "domain_weights")
 
@@ -162,8 +171,128 @@ class DomainWeightMemo:
         return entry
 
 
+# ---------------------------------------------------------------------------------------------
+# The weights of one call (B5)
+
+
+@dataclass(frozen=True)
+class DomainWeights:
+    """Weights at the validation items (n x 1) and the reason of a fallback to unit weights."""
+
+    weights: np.ndarray
+    fallback: str | None = None
+
+
+def domain_weights_key(setting: Setting, feature_set: str = "features") -> tuple:
+    """Context key of the domain-classifier weights of one (setup, validation set, feature set)."""
+    return ("domain_weights", setting.key, feature_set)
+
+
+def fit_domain_weights(
+    train_features: np.ndarray,
+    target_features: np.ndarray,
+    source_features: np.ndarray,
+    seed: int | np.random.RandomState,
+) -> np.ndarray:
+    """B5: balance train and target by up-sampling the smaller one, fit LogisticRegression() with
+    label 1 = train, 0 = target, and return P(target | x) / P(train | x) at ``source_features``.
+
+    ``seed`` is an integer or a legacy ``RandomState`` whose stream the up-sampling continues (one
+    ``choice`` call, none when the sizes are equal or the target is empty, as in REF).
+    """
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    train_features = np.asarray(train_features)
+    target_features = np.asarray(target_features)
+    n_tr, n_t = len(train_features), len(target_features)
+    rng = seed if isinstance(seed, np.random.RandomState) else np.random.RandomState(seed)
+    train_rows, target_rows = upsampling_indices(n_tr, n_t, rng)
+    if train_rows is not None:
+        train_features = train_features[train_rows]
+    if target_rows is not None:
+        target_features = target_features[target_rows]
+    size = max(n_tr, n_t)
+    combined = np.concatenate((train_features, target_features))
+    domain = np.asarray([1] * size + [0] * size, dtype=np.int32)
+    with warnings.catch_warnings():
+        # REF used sklearn's defaults (100 lbfgs iterations) and ignored non-convergence.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        classifier = LogisticRegression().fit(combined, domain)
+    proba = classifier.predict_proba(np.asarray(source_features))
+    return proba[:, :1] / proba[:, 1:]
+
+
+def domain_weights(
+    setting: Setting, sample: Sample, context: SampleContext, feature_set: str = "features"
+) -> DomainWeights:
+    """The B5 weights of ``setting.validation`` for ``sample``, computed once per context.
+
+    REF wrapped the call and used unit weights on a ``ValueError`` (e.g. an empty target sample);
+    the fallback is kept and its reason returned with the weights. The up-sampling draws from
+    ``context.random_state``: REF's continuing stream in the evaluation driver, a derived seed
+    otherwise.
+    """
+    check_choice("feature_set", feature_set, ("features",))
+    for name, part in (("training", setting.training), ("validation", setting.validation)):
+        if part.features is None:
+            raise ValueError(f"the domain classifier needs {name} features; the setting has none")
+    if sample.features is None:
+        raise ValueError("the domain classifier needs the test sample's features; it has none")
+
+    key = domain_weights_key(setting, feature_set)
+    if key in context.store:
+        return context.store[key]
+    # Outside the try: a missing stream is a set-up error, not REF's ValueError fallback.
+    rng = context.random_state("domain_classifier", setting.key, feature_set)
+    # Weights computed once by the upstream rule (docs/domain-weights.md), if this call matches one.
+    memo = context.store.get(MEMO_KEY)
+    call = call_key(setting, sample, context, feature_set, rng) if memo is not None else None
+    if memo is not None and not memo.recording:
+        entry = memo.take(call, len(sample), rng)
+        if entry is not None:
+            context.store[key] = DomainWeights(entry.weights, entry.fallback)
+            return context.store[key]
+
+    def compute() -> DomainWeights:
+        try:
+            weights = fit_domain_weights(
+                setting.training.features, sample.features, setting.validation.features, seed=rng
+            )
+            result = DomainWeights(weights)
+        except ValueError as err:
+            unit = np.ones((len(setting.validation), 1), dtype=float)
+            result = DomainWeights(
+                unit, f"domain classifier raised ValueError ({err}); unit weights"
+            )
+        if memo is not None and memo.recording:
+            memo.add(call, result.weights, result.fallback, stream_fingerprint(rng))
+        return result
+
+    return context.cached(key, compute)
+
+
+def importance_weights(
+    source: str, setting: Setting, sample: Sample, context: SampleContext, method: str
+) -> np.ndarray:
+    """Weights for CPCS / TransCal: B5 (faithful) or all ones; records a B5 fallback as a note."""
+    check_choice("weights", source, WEIGHT_SOURCES)
+    if source == "uniform":
+        return np.ones((len(setting.validation), 1), dtype=float)
+    result = domain_weights(setting, sample, context)
+    if result.fallback:
+        context.note("fallback", f"{method}: {result.fallback}")
+    return result.weights
+
+
 __all__ = [
     "MEMO_KEY",
+    "WEIGHT_SOURCES",
+    "DomainWeights",
+    "domain_weights",
+    "domain_weights_key",
+    "fit_domain_weights",
+    "importance_weights",
     "PLANS",
     "PREDICTED_CLASSES",
     "SAMPLE",

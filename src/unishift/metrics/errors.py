@@ -158,9 +158,7 @@ def top_label_confidence(posteriors) -> tuple[np.ndarray, np.ndarray]:
     return probabilities.max(axis=1), argmax_predictions(probabilities)
 
 
-def ece_top_label(
-    posteriors, labels, n_bins: int = N_BINS, precision: str = "float32"
-) -> float:
+def ece_top_label(posteriors, labels, n_bins: int = N_BINS, precision: str = "float32") -> float:
     """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces the
     reference's arithmetic bit for bit (confidences on or next to a bin edge, e.g. k-NN's 0.6 or
     2/3, can fall in another bin in float64)."""
@@ -172,9 +170,7 @@ def ece_top_label(
     return _rounded_percent(_ece(confidence, correct, n_bins, precision), precision)
 
 
-def ece_classwise(
-    posteriors, labels, n_bins: int = N_BINS, precision: str = "float32"
-) -> float:
+def ece_classwise(posteriors, labels, n_bins: int = N_BINS, precision: str = "float32") -> float:
     """Class-wise ECE x 100: the mean over classes of the binned squared gap of (p_k, [y = k]),
     each in the chosen arithmetic (float32: the mean of the float32 per-class sums, rounded as a
     float32)."""

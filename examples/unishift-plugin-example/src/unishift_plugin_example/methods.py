@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import Calibrator, Sample, SampleContext, Setting, as_posteriors
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import Calibrator, SampleContext, as_posteriors
 
 
 class HistogramBinning(Calibrator):
@@ -15,8 +16,9 @@ class HistogramBinning(Calibrator):
     group = "baseline"
     display = r"HistBin"
     description = "histogram binning (Zadrozny & Elkan 2001)"
-    defaults = {"n_bins": 10}
-    # adaptations = None (the default): HistBin_c2q and HistBin_c2a are registered with it
+    binary_only = "bins the positive posterior p_1"
+    # adaptations = None (the default): HistBin_c2q and HistBin_c2a are registered with it (binary-
+    # only too, for the same reason)
 
     def __init__(self, n_bins: int = 10):
         if int(n_bins) != n_bins or n_bins < 1:
@@ -27,6 +29,7 @@ class HistogramBinning(Calibrator):
         return np.minimum((positive * self.n_bins).astype(int), self.n_bins - 1)
 
     def fit(self, setting: Setting):
+        self.check_classes(setting)
         validation = setting.validation
         bins = self._bins(validation.posteriors[:, 1])
         counts = np.bincount(bins, minlength=self.n_bins)

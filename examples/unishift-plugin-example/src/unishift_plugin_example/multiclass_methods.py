@@ -1,13 +1,13 @@
-"""A multiclass method for unishift from outside the package: MLPE as a k-class quantifier."""
+"""A quantifier for any number of classes from outside the package: MLPE."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.multiclass.base import MulticlassQuantifier
+from unishift.methods.base import Quantifier
 
 
-class MaximumLikelihoodPrevalence(MulticlassQuantifier):
+class MaximumLikelihoodPrevalence(Quantifier):
     """MLPE: every sample's prevalence estimate is the class prevalence of the validation set.
 
     The trivial baseline of the quantification literature (it ignores the test sample, so it is
@@ -18,7 +18,7 @@ class MaximumLikelihoodPrevalence(MulticlassQuantifier):
     group = "baseline"
     display = r"MLPE"
     description = "maximum-likelihood prevalence estimation (the validation prevalence)"
-    assumption = "none"
+    adaptations = ()
 
     def fit(self, setting):
         labels = np.asarray(setting.validation.labels, dtype=int)

@@ -1,4 +1,14 @@
-"""What the six adaptations share: building the inner method, prediction partitions and part contexts."""
+"""What the adaptations share: building the inner method, predicted-class partitions and part contexts.
+
+An adapter's ``inner`` is a factory of its inner method (what :meth:`MethodSpec.build` hands it: the
+registered inner method with its parameters for the same shift and number of classes; a method
+class; a test oracle) or a method instance (deep-copied, so that the parts never share state). An
+adapter never looks a method up by name.
+
+The partitions are the k parts D_j = {x : argmax h(x) = j}, tagged "pred=j": for two classes the
+predicted positives and negatives, with the binary tables' tags, so every derived seed and shared
+per-sample artifact is theirs.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from unishift.methods.base import Method, Sample, SampleContext, Setting
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import Method, SampleContext
 from unishift.methods.domain_weights import (
     PREDICTED_CLASSES,
     SAMPLE,
@@ -15,25 +26,22 @@ from unishift.methods.domain_weights import (
     domain_weight_plan,
 )
 
-# Tags of the two prediction partitions; they name both the fit-time setting and the part context.
-PARTS = {1: "pred=1", 0: "pred=0"}
+
+def part_tag(cls: int) -> str:
+    return f"pred={cls}"
 
 
 def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Method:
-    """A fresh, unfitted inner method.
-
-    ``inner`` is a registry name of ``task`` (built from its registry defaults plus ``inner_params``,
-    without the registry's per-shift defaults: each adapted entry states the inner parameters it needs),
-    a factory called with ``inner_params`` (a Method class, or a test oracle), or a Method instance,
-    which is deep-copied so that the two partitions never share state.
-    """
+    """A fresh, unfitted inner method of ``task`` from a factory (called with ``inner_params``) or
+    an instance (deep-copied)."""
     inner_params = dict(inner_params or {})
     if isinstance(inner, str):
-        from unishift.registry import get_method
-
-        spec = get_method(task, inner)
-        method = spec.factory(**{**spec.defaults, **inner_params})
-    elif isinstance(inner, Method):
+        raise TypeError(
+            f"inner={inner!r} names a method: build the adaptation through the registry "
+            f"(registry.get_method(...).build(shift, n_classes)), which resolves the name, or "
+            f"pass the method class or an instance"
+        )
+    if isinstance(inner, Method):
         if inner_params:
             raise ValueError(
                 "inner_params cannot be applied to an already constructed inner method"
@@ -42,7 +50,7 @@ def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Meth
     elif callable(inner):
         method = inner(**inner_params)
     else:
-        raise TypeError(f"inner={inner!r} is neither a method name, a factory nor a method")
+        raise TypeError(f"inner={inner!r} is neither a method factory nor a method")
     if getattr(method, "task", None) != task:
         raise TypeError(f"inner method {inner!r} is not a {task} method")
     return method
@@ -67,16 +75,34 @@ def part_context(context: SampleContext, tag: str) -> SampleContext:
     return context.cached(("part", tag), lambda: context.child(tag))
 
 
-def predicted_masks(sample_or_set) -> dict[int, np.ndarray]:
-    predictions = sample_or_set.predictions
-    return {1: predictions == 1, 0: predictions == 0}
+def predicted_masks(data) -> dict[int, np.ndarray]:
+    predictions = data.predictions
+    return {cls: predictions == cls for cls in range(data.n_classes)}
+
+
+def class_share(prevalence, cls: int) -> float:
+    """The share of class ``cls`` in a prevalence vector; for two classes the positive share and
+    its complement, as the binary tables computed them (QuaPy's entry 0 can differ from 1 - p_1 in
+    the last bit)."""
+    prevalence = np.asarray(prevalence, dtype=float)
+    if len(prevalence) == 2:
+        return float(prevalence[1]) if cls == 1 else 1.0 - float(prevalence[1])
+    return float(prevalence[cls])
 
 
 class PartitionedFit:
     """Mixin: one inner method per predicted class, fitted on that part of the validation set.
 
-    Both parts are always fitted, also when empty or single-class: whether that is possible is the inner
-    method's business (it either handles it, recording a fallback, or raises and fails the setup).
+    Every non-empty part is fitted, also when it lacks classes: whether that is possible is the inner
+    method's business (it handles it, recording a fallback, or raises and fails the setup). A class
+    the classifier never predicts on the validation set (common for rare classes when k > 2) leaves
+    an empty part that nothing can be fitted on: test items predicted as that class are then answered
+    by one inner method fitted on the whole validation set, recorded per sample.
+
+    Parts are visited highest class first (for two classes the binary tables' order, predicted
+    positives then negatives, so that a random stream continued across parts is consumed as theirs);
+    for k > 2 they are fitted in class order, for two classes in that visiting order (the order of
+    the fit notes the binary tables recorded).
     """
 
     inner_task: str
@@ -89,16 +115,48 @@ class PartitionedFit:
     def fit(self, setting: Setting):
         self.fit_notes = []
         self.inner_ = {}
+        self.whole_ = None
+        k = self.n_classes_ = setting.n_classes
         masks = predicted_masks(setting.validation)
-        for cls, tag in PARTS.items():
-            part = setting.restrict_validation(masks[cls], tag)
-            self.inner_[cls] = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
-            self.fit_notes.extend(fit_notes_of(self.inner_[cls], tag))
+        for cls in reversed(range(k)) if k == 2 else range(k):
+            if not masks[cls].any():
+                continue
+            part = setting.restrict_validation(masks[cls], part_tag(cls))
+            method = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
+            self.inner_[cls] = method
+            self.fit_notes.extend(fit_notes_of(method, part_tag(cls)))
+        self.empty_parts_ = [cls for cls in range(k) if cls not in self.inner_]
+        if self.empty_parts_:
+            self.whole_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
+        self._fit_extra(setting)
         return self
 
+    def _fit_extra(self, setting: Setting) -> None:
+        """Hook for what an adapter learns besides its inner methods."""
+
     def _parts(self, sample: Sample, context: SampleContext):
-        """(class, test part, part context) for each non-empty prediction partition of the sample."""
+        """(class, inner method, test part, part context) for each non-empty prediction part."""
         masks = context.cached(("part-masks",), lambda: predicted_masks(sample))
-        for cls, tag in PARTS.items():
+        for cls in reversed(range(self.n_classes_)):
             if masks[cls].any():
-                yield cls, sample.subset(masks[cls]), part_context(context, tag)
+                method = self.inner_.get(cls)
+                if method is None:
+                    context.note(
+                        "fallback",
+                        f"{part_tag(cls)}: no validation item is predicted {cls}; the inner method "
+                        "fitted on the whole validation set answers for this part",
+                    )
+                    method = self.whole_
+                yield cls, method, sample.subset(masks[cls]), part_context(context, part_tag(cls))
+
+
+__all__ = [
+    "PartitionedFit",
+    "build_inner",
+    "class_share",
+    "fit_notes_of",
+    "inner_domain_weight_plan",
+    "part_context",
+    "part_tag",
+    "predicted_masks",
+]

@@ -1,44 +1,69 @@
-"""ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (docs/methods.md §2.11, §2.12).
+"""ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (docs/methods.md §2.11, §2.12;
+docs/multiclass.md §2.3, §2.6).
 
-Both cut the test sample into cells by positive posterior, ask the inner method about each cell and turn
-the answers into a calibration map. ``binning="isometric"`` is what the tables use (docs/methods.md
-§0.4: B2 / B3 bins, then B1's imputation, running maximum and smoothing, then interpolation).
-``binning="level_sets"`` uses the exact score classes [x]_h of Lemmas 3 and 6 as cells and gives every item its cell's answer without
-post-processing: with an oracle inside, that is exactly the lemmas' construction, which is how the
-oracle tests exercise this same code.
+Both cut the test sample into cells, ask the inner method about each cell and turn the answers into
+a calibration map. Two cell constructions:
+
+* **p_1 bins** (:class:`PositiveQuantificationToCalibration`, :class:`PositiveCAPToCalibration`; the
+  binary tables' ``_q2c_5B`` / ``_a2c_6B``, two classes only): ``binning="isometric"`` cuts the
+  positive posterior into B2 / B3 bins across both predicted classes, then B1's imputation, running
+  maximum and smoothing, then interpolation (docs/methods.md §0.4). ``binning="level_sets"`` uses the
+  exact score classes [x]_h of p_1 (Lemmas 3 and 6) and gives every item its cell's answer without
+  post-processing: with an oracle inside, that is exactly the lemmas' construction, which is how the
+  oracle tests exercise this same code.
+* **top-label cells** (:class:`QuantificationToCalibration`, :class:`CAPToCalibration`; ``_3B``, any
+  k): ``binning="isometric"`` cuts the items into (predicted class j) x (``bins`` isometric bins of
+  the top-label confidence on [1/k, 1]) — an isometric binning of the simplex has b^(k-1) cells and
+  is empty almost everywhere. The inner method estimates the share of class j in each non-empty cell
+  (ρ: the j-th entry of the quantifier's vector; α: the accuracy, every item of the cell being
+  predicted j), which is the cell's top-label calibrated confidence; per predicted class the points
+  go through B1 between (1/k, 1/k) and (1, 1) (:func:`unishift.methods.binning.top_label_map`) and the
+  other coordinates are rescaled. ``binning="level_sets"``: the exact score classes of whole
+  posterior vectors; ρ2ζ gives every item its cell's prevalence *vector* (Lemma 3: canonical), α2ζ
+  gives the cell's predicted class its accuracy and scales the other coordinates (Lemma 6).
+
+  Which inner method answers for a top-label cell (``cell_fit``): the binary tables fit one inner
+  method on the whole validation set. That is consistent for an inner method that assumes covariate
+  shift (P(y|x) is the same on every region of the input space), not for one that assumes label
+  shift: restricting to a cell keeps P(x|y) invariant only between the *same* cell of the validation
+  and the test data. ``"per_cell"`` therefore fits one inner method per cell on the validation items
+  in it; ``"auto"`` (default) does so exactly for inner methods whose ``assumption`` is ``"label"``
+  (PACC, EMQ, KDEy, LEAP) and keeps the whole-validation fit otherwise (PCC, ATC, DoC).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from unishift.choices import check_choice
+from unishift.data.containers import Sample, Setting, argmax_predictions
 from unishift.methods.adapt.common import (
     build_inner,
     fit_notes_of,
     inner_domain_weight_plan,
     part_context,
 )
-from unishift.methods.base import (
-    Calibrator,
-    Sample,
-    SampleContext,
-    Setting,
-    as_posteriors,
-    check_choice,
-    crisp_predictions,
-)
+from unishift.methods.base import Calibrator, SampleContext, as_posteriors
 from unishift.methods.binning import (
     MONOTONE_RULES,
     apply_map,
     bin_membership,
+    confidence_edges,
     isometric_edges_a2c,
     isometric_edges_q2c,
     postprocess_map,
+    replace_top,
+    top_label_map,
 )
 from unishift.methods.domain_weights import UNSHARED
 
 BINNINGS = ("isometric", "level_sets")
 ABSCISSAE = ("bin_mean", "bin_centre")
+CELL_FITS = ("auto", "whole", "per_cell")
+P1_BINS = (
+    "bins the positive posterior p_1 across both predicted classes; for k classes use the "
+    "top-label cells of {kind} (bins of the confidence per predicted class)"
+)
 
 
 def level_sets(scores: np.ndarray) -> list[tuple[float, np.ndarray]]:
@@ -46,8 +71,10 @@ def level_sets(scores: np.ndarray) -> list[tuple[float, np.ndarray]]:
     return [(float(value), scores == value) for value in np.unique(scores)]
 
 
-class _BinnedCalibrator(Calibrator):
+class _PositiveBinnedCalibrator(Calibrator):
     inner_task: str
+    group = "adapted"
+    binary_only = P1_BINS
 
     def __init__(
         self,
@@ -72,6 +99,7 @@ class _BinnedCalibrator(Calibrator):
         return None if inner_domain_weight_plan(self) is None else UNSHARED
 
     def fit(self, setting: Setting):
+        self.check_classes(setting)
         # ONE inner method on the whole validation set, reused for every cell of every sample
         self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
         self.fit_notes = fit_notes_of(self.inner_)
@@ -86,14 +114,14 @@ class _BinnedCalibrator(Calibrator):
         for value, mask in level_sets(scores):
             cell = sample.subset(mask)
             # a score class has one crisp prediction, which decides the side of a CAP answer
-            upper_side = bool(crisp_predictions(cell.posteriors[:1])[0] == 1)
+            upper_side = bool(argmax_predictions(cell.posteriors[:1])[0] == 1)
             tag = f"{self.tag}:level={value!r}"
             calibrated[mask] = self._positive_rate(cell, part_context(context, tag), upper_side)
         return as_posteriors(calibrated)
 
 
-class QuantificationToCalibration(_BinnedCalibrator):
-    """ρ2ζ: the map's ordinate in each bin is the quantifier's prevalence estimate on the bin's items.
+class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
+    """ρ2ζ on p_1 bins: the map's ordinate in each bin is the quantifier's prevalence estimate on the bin's items.
 
     ``abscissa``: ``bin_mean`` (REF, the tables) places it at the mean test posterior of the bin;
     ``bin_centre`` (the paper's text) at the bin centre. Empty bins sit at the centre with a NaN
@@ -102,10 +130,11 @@ class QuantificationToCalibration(_BinnedCalibrator):
 
     inner_task = "quantification"
     tag = "q2c"
+    binary_only = P1_BINS.format(kind="q2c_3B")
 
     def __init__(
         self,
-        inner="PCC",
+        inner,
         inner_params: dict | None = None,
         bins: int = 5,
         binning: str = "isometric",
@@ -118,7 +147,7 @@ class QuantificationToCalibration(_BinnedCalibrator):
         self.abscissa = abscissa
 
     def _positive_rate(self, cell, context, upper_side):
-        return float(self.inner_.quantify(cell, context))
+        return float(np.asarray(self.inner_.quantify(cell, context), dtype=float)[1])
 
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         if self.binning == "level_sets":
@@ -139,8 +168,8 @@ class QuantificationToCalibration(_BinnedCalibrator):
         return apply_map(x, y, scores)
 
 
-class CAPToCalibration(_BinnedCalibrator):
-    """α2ζ: a bin above 0.5 gets the CAP's accuracy estimate, a bin below it 1 - accuracy.
+class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
+    """α2ζ on p_1 bins: a bin above 0.5 gets the CAP's accuracy estimate, a bin below it 1 - accuracy.
 
     ``bins`` must be even so that no isometric bin straddles 0.5; the side of a bin is decided by its
     centre (REF), abscissae are always the bin centres (B3).
@@ -148,10 +177,11 @@ class CAPToCalibration(_BinnedCalibrator):
 
     inner_task = "cap"
     tag = "a2c"
+    binary_only = P1_BINS.format(kind="a2c_3B")
 
     def __init__(
         self,
-        inner="ATC",
+        inner,
         inner_params: dict | None = None,
         bins: int = 6,
         binning: str = "isometric",
@@ -182,3 +212,178 @@ class CAPToCalibration(_BinnedCalibrator):
                 ordinates.append(np.nan)
         x, y = postprocess_map(centres, np.array(ordinates), self.monotone, self.smooth)
         return apply_map(x, y, scores)
+
+
+def level_set_cells(posteriors: np.ndarray) -> list[np.ndarray]:
+    """Masks of the exact score classes: items with identical posterior rows."""
+    _, inverse = np.unique(np.asarray(posteriors), axis=0, return_inverse=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    return [inverse == cell for cell in range(inverse.max() + 1)] if len(inverse) else []
+
+
+class _TopLabelCalibrator(Calibrator):
+    inner_task: str
+    tag: str
+    group = "adapted"
+    calibration_notion = "top-label"
+
+    def __init__(self, inner, inner_params, bins, binning, monotone, smooth, cell_fit="auto"):
+        check_choice("binning", binning, BINNINGS)
+        check_choice("cell_fit", cell_fit, CELL_FITS)
+        self.cell_fit = cell_fit
+        check_choice("monotone", monotone, MONOTONE_RULES)
+        check_choice("smooth", smooth, (True, False))
+        self.inner = inner
+        self.inner_params = inner_params
+        self.bins = bins
+        self.binning = binning
+        self.monotone = monotone
+        self.smooth = smooth
+
+    def fit(self, setting):
+        # one inner method on the whole validation set (the binary tables' rule) ...
+        self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
+        self.fit_notes = fit_notes_of(self.inner_)
+        # ... and, with cell_fit="per_cell", one per isometric cell on the validation items in it
+        self.cell_inner_ = {}
+        self.cell_fit_ = self.cell_fit
+        if self.cell_fit == "auto":
+            label_shift = getattr(self.inner_, "assumption", "none") == "label"
+            self.cell_fit_ = "per_cell" if label_shift else "whole"
+        if self.cell_fit_ == "per_cell" and self.binning == "isometric":
+            validation = setting.validation
+            for (cls, b), mask in self._cells(validation.posteriors).items():
+                if not mask.any():
+                    self.fit_notes.append(
+                        (
+                            "fallback",
+                            f"{self.tag}: no validation item in cell class{cls}:bin{b}; "
+                            "the whole-validation inner method answers for it",
+                        )
+                    )
+                    continue
+                tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
+                part = setting.restrict_validation(mask, tag)
+                method = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
+                self.cell_inner_[cls, b] = method
+                self.fit_notes.extend(fit_notes_of(method, tag))
+        return self
+
+    def _cells(self, posteriors) -> dict[tuple[int, int], np.ndarray]:
+        """{(predicted class, confidence bin): mask} of the isometric top-label cells."""
+        posteriors = np.asarray(posteriors, dtype=float)
+        k = posteriors.shape[1]
+        predicted = argmax_predictions(posteriors)
+        confidence = posteriors[np.arange(len(posteriors)), predicted]
+        edges = confidence_edges(k, self.bins)
+        return {
+            (cls, b): (predicted == cls) & (confidence >= edges[b]) & (confidence < edges[b + 1])
+            for cls in range(k)
+            for b in range(self.bins)
+        }
+
+    def _inner_for(self, cls: int, b: int):
+        return self.cell_inner_.get((cls, b), self.inner_)
+
+    def _class_rate(self, inner, cell, context, cls: int) -> float:
+        """The inner method's estimate of the share of class ``cls`` in ``cell``."""
+        raise NotImplementedError
+
+    def _level_set_row(self, cell, context, cls: int, row: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _calibrate_level_sets(self, sample, context) -> np.ndarray:
+        posteriors = np.asarray(sample.posteriors, dtype=float)
+        out = np.empty_like(posteriors)
+        for mask in level_set_cells(posteriors):
+            row = posteriors[mask][0]
+            cls = int(argmax_predictions(row[None, :])[0])
+            tag = f"{self.tag}:level={tuple(row.tolist())!r}"
+            out[mask] = self._level_set_row(
+                sample.subset(mask), part_context(context, tag), cls, row
+            )
+        return out
+
+    def calibrate(self, sample, context) -> np.ndarray:
+        if self.binning == "level_sets":
+            return self._calibrate_level_sets(sample, context)
+
+        def cell_rate(cls, b, mask):
+            tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
+            inner = self._inner_for(cls, b)
+            return self._class_rate(inner, sample.subset(mask), part_context(context, tag), cls)
+
+        centre = self.abscissa == "bin_centre" if hasattr(self, "abscissa") else True
+        return top_label_map(
+            sample.posteriors, self.bins, cell_rate, centre, self.monotone, self.smooth
+        )
+
+
+class QuantificationToCalibration(_TopLabelCalibrator):
+    """ρ2ζ. Isometric: ``bins`` confidence bins per predicted class (3: the binary α2ζ's 6 bins
+    split by side); ``abscissa``: a cell's point sits at its mean confidence (``bin_mean``, the
+    binary tables' rule) or at the bin centre."""
+
+    inner_task = "quantification"
+    tag = "q2c"
+
+    def __init__(
+        self,
+        inner,
+        inner_params: dict | None = None,
+        bins: int = 3,
+        binning: str = "isometric",
+        abscissa: str = "bin_mean",
+        monotone: str = "running_max",
+        smooth: bool = True,
+        cell_fit: str = "auto",
+    ):
+        super().__init__(inner, inner_params, bins, binning, monotone, smooth, cell_fit)
+        check_choice("abscissa", abscissa, ABSCISSAE)
+        self.abscissa = abscissa
+        if binning == "level_sets":
+            self.calibration_notion = "canonical"
+
+    def _class_rate(self, inner, cell, context, cls):
+        return float(np.asarray(inner.quantify(cell, context), dtype=float)[cls])
+
+    def _level_set_row(self, cell, context, cls, row):
+        return np.asarray(self.inner_.quantify(cell, context), dtype=float)
+
+
+class CAPToCalibration(_TopLabelCalibrator):
+    """α2ζ: a cell's accuracy is the share of its predicted class (all its items are predicted j)."""
+
+    inner_task = "cap"
+    tag = "a2c"
+
+    def __init__(
+        self,
+        inner,
+        inner_params: dict | None = None,
+        bins: int = 3,
+        binning: str = "isometric",
+        monotone: str = "running_max",
+        smooth: bool = True,
+        cell_fit: str = "auto",
+    ):
+        super().__init__(inner, inner_params, bins, binning, monotone, smooth, cell_fit)
+        if binning == "level_sets":
+            self.calibration_notion = "predicted-label"
+
+    def _class_rate(self, inner, cell, context, cls):
+        return float(inner.predict_accuracy(cell, context))
+
+    def _level_set_row(self, cell, context, cls, row):
+        accuracy = float(self.inner_.predict_accuracy(cell, context))
+        return replace_top(row[None, :], np.array([cls]), np.array([accuracy]))[0]
+
+
+__all__ = [
+    "CAPToCalibration",
+    "PositiveCAPToCalibration",
+    "PositiveQuantificationToCalibration",
+    "QuantificationToCalibration",
+    "level_set_cells",
+    "level_sets",
+]

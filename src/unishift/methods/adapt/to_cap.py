@@ -1,46 +1,61 @@
-"""ζ2α and ρ2α: accuracy predictors built from a calibrator or a quantifier (docs/methods.md §4.2, §4.3).
+"""ζ2α and ρ2α: accuracy predictors built from a calibrator or a quantifier (docs/methods.md §4.2,
+§4.3; docs/multiclass.md §2.2, §2.4).
 
-Both fit one inner method per predicted class on that part of the validation set and combine the
-answers on the two parts of the test sample; an empty test part contributes 0.
+Both fit one inner method per predicted class j on the validation items predicted j and combine the
+answers on the parts T_j of the test sample; an empty part contributes 0.
+
+* ζ2α (Lemma 2): acc = sum_j sum_{x in T_j} p~_j(x) / n with p~ the part's calibrated posteriors;
+  exact when each part's calibrator is calibrated for its own class j on T_j (class-wise for class j
+  suffices).
+* ρ2α (Lemma 4): acc = sum_j |T_j| q^(j)_j / n with q^(j) the part's prevalence vector; exact with a
+  perfect quantifier. Under label shift each part is itself label-shifted (its class-conditionals are
+  those of the whole restricted to a fixed region of the input space), so a label-shift quantifier
+  fitted on the validation part is consistent on the test part.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.adapt.common import PartitionedFit
-from unishift.methods.base import AccuracyPredictor, Sample, SampleContext
+from unishift.data.containers import Sample
+from unishift.methods.adapt.common import PartitionedFit, class_share
+from unishift.methods.base import AccuracyPredictor, SampleContext
 
 
 class CalibrationToCAP(PartitionedFit, AccuracyPredictor):
-    """ζ2α (Lemma 2): acc = (Σ_{T+} p̃ + Σ_{T-} (1 - p̃)) / n, each part calibrated by its own model."""
+    """ζ2α (Lemma 2): acc = sum_j sum_{T_j} p~_j / n, each part calibrated by its own model."""
 
+    group = "adapted"
     inner_task = "calibration"
 
-    def __init__(self, inner="CPCS", inner_params: dict | None = None):
+    def __init__(self, inner, inner_params: dict | None = None):
         self.inner = inner
         self.inner_params = inner_params
 
     def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
         correct = 0.0
-        for cls, part, part_ctx in self._parts(sample, context):
-            calibrated = np.asarray(self.inner_[cls].calibrate(part, part_ctx), dtype=float)
+        for cls, inner, part, part_ctx in self._parts(sample, context):
+            calibrated = np.asarray(inner.calibrate(part, part_ctx), dtype=float)
             correct += float(np.sum(calibrated[:, cls]))
         return correct / len(sample)
 
 
 class QuantificationToCAP(PartitionedFit, AccuracyPredictor):
-    """ρ2α (Lemma 4): acc = (p̂+ n+ + (1 - p̂-) n-) / n, one quantifier per predicted class."""
+    """ρ2α (Lemma 4): acc = sum_j |T_j| q^(j)_j / n, one quantifier per predicted class (for two
+    classes (p̂+ n+ + (1 - p̂-) n-) / n)."""
 
+    group = "adapted"
     inner_task = "quantification"
 
-    def __init__(self, inner="PCC", inner_params: dict | None = None):
+    def __init__(self, inner, inner_params: dict | None = None):
         self.inner = inner
         self.inner_params = inner_params
 
     def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
         correct = 0.0
-        for cls, part, part_ctx in self._parts(sample, context):
-            positive_rate = float(self.inner_[cls].quantify(part, part_ctx))
-            correct += len(part) * (positive_rate if cls == 1 else 1.0 - positive_rate)
+        for cls, inner, part, part_ctx in self._parts(sample, context):
+            correct += len(part) * class_share(inner.quantify(part, part_ctx), cls)
         return correct / len(sample)
+
+
+__all__ = ["CalibrationToCAP", "QuantificationToCAP"]

@@ -1,34 +1,50 @@
-"""ζ2ρ, α2ρ and EMQ on calibrated posteriors: quantifiers built from other tasks (docs/methods.md §3.2-3.4)."""
+"""ζ2ρ, α2ρ and EMQ on calibrated posteriors: quantifiers built from other tasks (docs/methods.md
+§3.2-3.4, docs/multiclass.md §2.1, §2.5).
+
+* ζ2ρ (Lemma 1): the mean calibrated posterior vector. Exact when the calibrator is class-wise
+  calibrated on the sample (a fortiori canonically). For two classes (1 - p, p) with p the mean
+  calibrated positive posterior, as the binary tables computed it.
+* α2ρ (Lemma 5): one CAP model per predicted class j gives the share α_j of class j among the items
+  predicted j. For k = 2 the remaining share 1 - α_j belongs to the other class and Lemma 5 is exact;
+  for k >= 3 it must be split over k - 1 classes, which one accuracy per part cannot say. ``split``
+  chooses the well-posed completion: ``"validation"`` (default) splits it like the validation errors
+  of that predicted class (the validation confusion matrix's off-diagonal column j; exact when the
+  test errors of each predicted class have the validation composition; for k = 2 it is Lemma 5);
+  ``"recall"`` uses label shift instead: the correct items of part j are q_j r_j n with r_j the
+  validation recall, so q_j = α_j n_j / (n r_j), renormalised (population-exact under label shift,
+  not Lemma 5 for k = 2).
+* EMQ^ζ: EM run on the calibrated posteriors (EMQ^LasCal, §3.3; any calibrator).
+
+An empty test partition contributes 0 (its weight is 0; REF sets the missing accuracy to 0).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from unishift.choices import check_choice
+from unishift.data.containers import PREVALENCE_SOURCES, Sample, Setting
 from unishift.methods.adapt.common import (
     PartitionedFit,
     build_inner,
     fit_notes_of,
     inner_domain_weight_plan,
 )
-from unishift.methods.base import (
-    PREVALENCE_SOURCES,
-    Quantifier,
-    Sample,
-    SampleContext,
-    Setting,
-    check_choice,
-)
+from unishift.methods.base import Quantifier, SampleContext
 from unishift.methods.quantification.qp_bridge import em
+
+SPLITS = ("validation", "recall")
 
 
 class CalibrationToQuantification(Quantifier):
-    """ζ2ρ (Lemma 1): the mean calibrated positive posterior of the whole sample."""
+    """ζ2ρ (Lemma 1): the mean calibrated posterior vector of the whole sample."""
 
-    def __init__(self, inner="CPCS", inner_params: dict | None = None):
+    group = "adapted"
+    inner_task = "calibration"
+
+    def __init__(self, inner, inner_params: dict | None = None):
         self.inner = inner
         self.inner_params = inner_params
-
-    inner_task = "calibration"
 
     def domain_weight_plan(self):
         # the inner calibrator sees the whole sample and setting: its calls are the adapter's
@@ -39,50 +55,90 @@ class CalibrationToQuantification(Quantifier):
         self.fit_notes = fit_notes_of(self.inner_)
         return self
 
-    def quantify(self, sample: Sample, context: SampleContext) -> float:
-        return float(np.mean(self.inner_.calibrate(sample, context)[:, 1]))
+    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
+        calibrated = np.asarray(self.inner_.calibrate(sample, context), dtype=float)
+        if calibrated.shape[1] == 2:
+            positive = float(np.mean(calibrated[:, 1]))
+            return np.array([1.0 - positive, positive])
+        return calibrated.mean(axis=0)
 
 
 class CAPToQuantification(PartitionedFit, Quantifier):
-    """α2ρ (Lemma 5): p = a+ n+/n + (1 - a-) n-/n with one CAP model per predicted class.
+    """α2ρ (Lemma 5): one CAP model per predicted class; errors split like validation's (``split``)."""
 
-    An empty test partition contributes 0 (its weight is 0; REF sets the missing accuracy to 0).
-    """
-
+    group = "adapted"
     inner_task = "cap"
 
-    def __init__(self, inner="ATC", inner_params: dict | None = None):
+    def __init__(self, inner, inner_params: dict | None = None, split: str = "validation"):
+        check_choice("split", split, SPLITS)
         self.inner = inner
         self.inner_params = inner_params
+        self.split = split
 
-    def quantify(self, sample: Sample, context: SampleContext) -> float:
-        positives = 0.0
-        for cls, part, part_ctx in self._parts(sample, context):
-            accuracy = float(self.inner_[cls].predict_accuracy(part, part_ctx))
-            # on the predicted positives the accuracy is the positive rate, on the negatives its complement
-            positives += len(part) * (accuracy if cls == 1 else 1.0 - accuracy)
-        return positives / len(sample)
+    def _fit_extra(self, setting: Setting):
+        confusion = setting.validation.confusion  # rows true class, columns predicted class
+        k = setting.n_classes
+        errors = confusion * (1.0 - np.eye(k))
+        totals = errors.sum(axis=0)
+        uniform = (1.0 - np.eye(k)) / (k - 1)
+        without = [j for j in range(k) if totals[j] == 0]
+        if without and k > 2:
+            self.fit_notes.append(
+                (
+                    "fallback",
+                    f"alpha2rho: no validation errors among the items predicted {without}; "
+                    "their errors are split uniformly",
+                )
+            )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.error_split_ = np.where(
+                totals > 0, errors / np.where(totals > 0, totals, 1), uniform
+            )
+        recall_totals = confusion.sum(axis=1)
+        self.recall_ = np.where(
+            recall_totals > 0, np.diag(confusion) / np.where(recall_totals > 0, recall_totals, 1), 0
+        )
+
+    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
+        k = self.n_classes_
+        counts = np.zeros(k)
+        for cls, inner, part, part_ctx in self._parts(sample, context):
+            accuracy = float(inner.predict_accuracy(part, part_ctx))
+            if self.split == "validation":
+                share = (1.0 - accuracy) * self.error_split_[:, cls]
+                share[cls] = accuracy
+                counts += len(part) * share
+            else:
+                counts[cls] += len(part) * accuracy
+        if self.split == "validation":
+            return counts / len(sample)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimate = np.where(
+                self.recall_ > 0, counts / np.where(self.recall_ > 0, self.recall_, 1), 0
+            )
+        if estimate.sum() <= 0:
+            context.note("fallback", "alpha2rho(recall): every estimate is 0; uniform prevalence")
+            return np.full(k, 1.0 / k)
+        return estimate / estimate.sum()
 
 
 class CalibratedEMQ(Quantifier):
-    """EM (docs/methods.md §0.4, B4) run on the posteriors of an inner calibrator; returns the EM prior (EMQ^LasCal, §3.3).
+    """EM (docs/methods.md §0.4, B4) run on the posteriors of an inner calibrator; returns the EM
+    prior (EMQ^LasCal, §3.3).
 
-    ``train_prevalence``: the EM starting prior, the label prevalence of the validation set (REF for the
-    quantification table) or of the classifier-training set.
+    ``train_prevalence``: the EM starting prior, the label prevalence of the validation set (REF for
+    the quantification table) or of the classifier-training set.
     """
 
-    def __init__(
-        self,
-        inner="LasCal",
-        inner_params: dict | None = None,
-        train_prevalence: str = "validation",
-    ):
+    group = "adapted"
+    inner_task = "calibration"
+    assumption = "label"
+
+    def __init__(self, inner, inner_params=None, train_prevalence: str = "validation"):
         check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
         self.inner = inner
         self.inner_params = inner_params
         self.train_prevalence = train_prevalence
-
-    inner_task = "calibration"
 
     def domain_weight_plan(self):
         # the inner calibrator sees the whole sample and setting: its calls are the adapter's
@@ -94,5 +150,8 @@ class CalibratedEMQ(Quantifier):
         self.prior_ = setting.prevalence_of(self.train_prevalence)
         return self
 
-    def quantify(self, sample: Sample, context: SampleContext) -> float:
+    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
         return em(self.prior_, self.inner_.calibrate(sample, context))[0]
+
+
+__all__ = ["CAPToQuantification", "CalibratedEMQ", "CalibrationToQuantification"]

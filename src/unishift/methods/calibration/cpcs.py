@@ -1,19 +1,16 @@
-"""CPCS (Park et al. 2020), docs/methods.md §2.3: the importance-weighted Brier temperature."""
+"""CPCS (Park et al. 2020), docs/methods.md §2.3: the importance-weighted Brier temperature.
+
+The multiclass Brier score over k columns: canonical calibration for any number of classes."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import optimize
 
-from unishift.methods.base import check_choice
-from unishift.methods.calibration.shared import (
-    LOGIT_CONVENTIONS,
-    WEIGHT_SOURCES,
-    importance_weights,
-    softmax,
-)
+from unishift.choices import check_choice
+from unishift.methods.calibration.shared import LOGIT_CONVENTIONS, softmax
 from unishift.methods.calibration.temperature import TemperatureCalibrator
-from unishift.methods.domain_weights import SAMPLE
+from unishift.methods.domain_weights import SAMPLE, WEIGHT_SOURCES, importance_weights
 
 
 def cpcs_temperature(logits, labels, weights) -> float:
@@ -37,16 +34,17 @@ class CPCS(TemperatureCalibrator):
     """CPCS: temperature minimising the importance-weighted Brier score on validation.
 
     Args:
-        logits: "L" | "S" | "P"; tables: CS "L", LS "P", ζ2ρ "P", ζ2α "S".
-        weights: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform" (all ones: plain Brier temperature
-            scaling on validation; an ablation and a test oracle).
+        logits: "L" | "S" | "P"; binary tables: CS "L", LS "P", ζ2ρ "P", ζ2α "S"; k classes "S".
+        weights: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform" (all ones: plain
+            Brier temperature scaling on validation; an ablation and a test oracle).
     """
 
     name, description = "CPCS", "CPCS (Park et al. 2020) [REF CPCS-P / CPCS]"
-    shift_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}
+    binary_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}
     adaptations = ("c2q", "c2a")
+    assumption = "covariate"
 
-    def __init__(self, logits: str = "P", weights: str = "domain_classifier"):
+    def __init__(self, logits: str = "S", weights: str = "domain_classifier"):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
         check_choice("weights", weights, WEIGHT_SOURCES)
         self.logits = logits

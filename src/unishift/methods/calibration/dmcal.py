@@ -1,46 +1,106 @@
-"""DMCal (docs/methods.md §2.10): a DMy prevalence estimate turned into a binned calibration map."""
+"""DMCal (docs/methods.md §2.10): a DMy prevalence estimate turned into a binned calibration map.
+
+DMy (QuaPy's distribution matching, Hellinger distance, ``n_bins`` histogram bins per posterior
+column) estimates the sample's prevalence q; each cell R of the posterior space then gets Bayes' share
+q_j P(R | j) / sum_c q_c P(R | c), exact under label shift (P(x in R | y) is the same on validation and
+test). Two constructions of the cells (``cells``):
+
+* ``"positive_class"`` (the binary tables, two classes only): ``n_bins`` bins of p_1 on [0, 1],
+  P(R | c) the class-conditional DMy validation histograms, one map across both predicted classes
+  (bin centres, B1 post-processing, interpolation at p_1; docs/methods.md §0.4).
+* ``"top_label"`` (any k): the top-label cells of ρ2ζ (predicted class j x ``n_bins`` bins of the
+  confidence on [1/k, 1]), P(R | c) the share of the validation items of class c in R; per predicted
+  class the points (bin centre, or the cell's mean confidence with ``abscissa="bin_mean"``) go
+  through B1 between (1/k, 1/k) and (1, 1) and the other coordinates are rescaled. With the true
+  prior the cell shares are exact at the population level; the map targets top-label calibration.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import Calibrator, Setting, check_choice
-from unishift.methods.binning import MONOTONE_RULES, apply_map, postprocess_map
+from unishift.choices import check_choice
+from unishift.data.containers import Setting, argmax_predictions
+from unishift.methods.base import Calibrator
+from unishift.methods.binning import (
+    MONOTONE_RULES,
+    apply_map,
+    confidence_edges,
+    postprocess_map,
+    top_label_map,
+)
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
 
 DMCAL_EPSILON = 1e-7
+CELLS = ("top_label", "positive_class")
+ABSCISSAE = ("bin_centre", "bin_mean")
+
+
+def cell_index(posteriors: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """(predicted class, confidence bin) of each row, with the top-label cells' edges."""
+    posteriors = np.asarray(posteriors, dtype=float)
+    predicted = argmax_predictions(posteriors)
+    confidence = posteriors[np.arange(len(posteriors)), predicted]
+    edges = confidence_edges(posteriors.shape[1], bins)
+    b = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
+    return predicted, b
 
 
 class DMCal(Calibrator):
-    """DMCal (§2.10): DMy's prevalence estimate mixes the class-conditional validation histograms into
-    a per-bin positive rate, post-processed by B1 (docs/methods.md §0.4) and interpolated at the test posteriors.
+    """DMCal (§2.10): Bayes shares of DMy-mixed validation distributions, post-processed by B1.
 
     Args:
-        n_bins: DMy histogram bins (8 in the calibration tables, 10 in DMCal_ζ2α).
+        n_bins: DMy histogram bins and map bins (8 in the calibration tables, 10 in DMCal_ζ2α).
         monotone: B1 monotonicity rule ("running_max" = REF).
         smooth: B1 three-point smoothing (REF: True).
+        abscissa: where a top-label cell's point sits ("bin_centre" or "bin_mean").
+        cells: "top_label" (any k) or "positive_class" (the binary tables' construction).
     """
 
     name, group = "DMCal", "adapted"
     description = "DMy(8 bins) mixture map, running max + smoothing [REF HDcal8-sm-mono]"
-    defaults = {"n_bins": 8, "monotone": "running_max", "smooth": True}
+    binary_defaults = {
+        "label": {"cells": "positive_class"},
+        "covariate": {"cells": "positive_class"},
+    }
     adaptations = ("c2a",)
+    assumption = "label"
+    calibration_notion = "top-label"
 
-    def __init__(self, n_bins: int = 8, monotone: str = "running_max", smooth: bool = True):
+    def __init__(
+        self,
+        n_bins: int = 8,
+        monotone: str = "running_max",
+        smooth: bool = True,
+        abscissa: str = "bin_centre",
+        cells: str = "top_label",
+    ):
         if not isinstance(n_bins, int) or isinstance(n_bins, bool) or n_bins < 1:
             raise ValueError(f"n_bins={n_bins!r} is not valid; choose a positive integer")
         check_choice("monotone", monotone, MONOTONE_RULES)
         check_choice("smooth", smooth, (True, False))
+        check_choice("abscissa", abscissa, ABSCISSAE)
+        check_choice("cells", cells, CELLS)
+        if cells == "positive_class" and abscissa != "bin_centre":
+            raise ValueError("cells='positive_class' places its points at the bin centres")
         self.n_bins = n_bins
         self.monotone = monotone
         self.smooth = smooth
+        self.abscissa = abscissa
+        self.cells = cells
 
     def fit(self, setting: Setting):
         from quapy.method.aggregative import DMy
 
+        k = setting.n_classes
+        if self.cells == "positive_class" and k != 2:
+            raise ValueError(
+                f"DMCal: cells='positive_class' bins p_1 of two classes; this setting has {k} "
+                "classes (use cells='top_label')"
+            )
         self.fit_notes = []
         self.quantifier_ = DMy(
-            PosteriorPassthrough(),
+            PosteriorPassthrough(k),
             fit_classifier=False,
             val_split=None,
             nbins=self.n_bins,
@@ -49,14 +109,27 @@ class DMCal(Calibrator):
             search="optim_minimize",
         )
         validation = setting.validation
-        self.missing_class_ = not (
-            np.any(validation.labels == 0) and np.any(validation.labels == 1)
-        )
-        quiet(self.quantifier_.aggregation_fit, validation.posteriors, validation.labels)
+        labels = np.asarray(validation.labels, dtype=int)
+        quiet(self.quantifier_.aggregation_fit, validation.posteriors, labels)
+        present = np.bincount(labels, minlength=k) > 0
+        self.missing_class_ = not present.all()
+        if self.cells == "top_label":
+            predicted, b = cell_index(validation.posteriors, self.n_bins)
+            # likelihood[c, j, b] = share of the validation items of class c in cell (j, b)
+            counts = np.zeros((k, k, self.n_bins))
+            np.add.at(counts, (labels, predicted, b), 1.0)
+            totals = counts.sum(axis=(1, 2), keepdims=True)
+            if self.missing_class_:
+                missing = np.flatnonzero(~present).tolist()
+                self.fit_notes.append(
+                    ("fallback", f"DMCal: class {missing} absent from validation")
+                )
+            self.likelihood_ = counts / np.where(totals > 0, totals, 1.0)
         return self
 
     def calibration_map(self, posteriors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(abscissae, ordinates) of the sample's map: bin centres and the B1-processed ratios."""
+        """(abscissae, ordinates) of a two-class sample's p_1 map: bin centres and the
+        B1-processed positive shares (``cells="positive_class"``)."""
         prevalence = quiet(self.quantifier_.aggregate, np.asarray(posteriors, dtype=float))
         # QuaPy histograms the negative-class posterior for binary problems: reversing the bins
         # indexes them by the positive posterior (upper-closed intervals, as REF).
@@ -68,11 +141,25 @@ class DMCal(Calibrator):
         return postprocess_map(centres, ratio, monotone=self.monotone, smooth=self.smooth)
 
     def calibrate(self, sample, context):
-        x, y = self.calibration_map(sample.posteriors)
-        if self.missing_class_:
-            # REF's map would be NaN here; B1's NaN imputation turns it into the identity instead.
-            context.note("fallback", "DMCal: a class is absent from validation; map imputed by B1")
-        return apply_map(x, y, np.asarray(sample.posteriors, dtype=float)[:, 1])
+        posteriors = np.asarray(sample.posteriors, dtype=float)
+        if self.cells == "positive_class":
+            x, y = self.calibration_map(posteriors)
+            if self.missing_class_:
+                # REF's map would be NaN here; B1's NaN imputation turns it into the identity.
+                context.note(
+                    "fallback", "DMCal: a class is absent from validation; map imputed by B1"
+                )
+            return apply_map(x, y, posteriors[:, 1])
+        prior = np.asarray(quiet(self.quantifier_.aggregate, posteriors), dtype=float)
+
+        def cell_rate(cls, b, mask):
+            joint = prior * self.likelihood_[:, cls, b] + DMCAL_EPSILON
+            return float(joint[cls] / joint.sum())
+
+        at_centres = self.abscissa == "bin_centre"
+        return top_label_map(
+            sample.posteriors, self.n_bins, cell_rate, at_centres, self.monotone, self.smooth
+        )
 
 
-__all__ = ["DMCal"]
+__all__ = ["DMCal", "cell_index"]

@@ -1,21 +1,17 @@
 """EMQ as a calibrator (docs/methods.md §2.6), and EM after another calibrator (§2.8).
 
-The posteriors are the adapted posteriors of Saerens et al.'s EM (docs/methods.md §0.4, B4);
-QuaPy does the EM.
+The posteriors are the adapted posteriors of Saerens et al.'s EM (docs/methods.md §0.4, B4); QuaPy
+does the EM. Under label shift, if the input posteriors are calibrated on the training distribution,
+Bayes' rule with the EM prior gives calibrated test posteriors: the adaptation is canonical.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import (
-    PREVALENCE_SOURCES,
-    Calibrator,
-    Sample,
-    SampleContext,
-    Setting,
-    check_choice,
-)
+from unishift.choices import check_choice
+from unishift.data.containers import PREVALENCE_SOURCES, Sample, Setting
+from unishift.methods.base import Calibrator, SampleContext
 from unishift.methods.quantification.qp_bridge import em
 
 
@@ -29,8 +25,8 @@ class EMQCalibrator(Calibrator):
 
     name, group, display = "EMQ", "adapted", "EMQ"
     description = "EM-adapted posteriors from the classifier-training prevalence [REF EM]"
-    defaults = {"train_prevalence": "training"}
     adaptations = ()
+    assumption = "label"
 
     def __init__(self, train_prevalence: str = "training"):
         check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)

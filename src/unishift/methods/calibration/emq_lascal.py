@@ -18,16 +18,16 @@ class EMQLasCal(ThenEM, LasCal):
     name, group, display = "EMQ_LasCal", "adapted", r"EMQ$^{\text{LasCal}}$"
     description = "LasCal then EM [REF EMLasCal]"
     shifts = ("label",)
-    defaults = {"train_prevalence": "training"}
-    shift_defaults = {"label": {"logits": "S"}}
+    shift_defaults, binary_defaults = {}, {}
     adaptations = ()
+    calibration_notion = "canonical"
 
     def __init__(
         self,
         logits: str = "S",
-        solver: str = "closed_form",
-        train_prevalence="training",
-        arithmetic="reference",
+        solver: str = "auto",
+        arithmetic: str = "reference",
+        train_prevalence: str = "training",
     ):
         super().__init__(logits, solver, arithmetic)
         self._set_prior_source(train_prevalence)

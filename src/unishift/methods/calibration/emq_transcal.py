@@ -15,9 +15,10 @@ class EMQTransCal(ThenEM, TransCal):
     name, group, display = "EMQ_TransCal", "adapted", r"EMQ$^{\text{TransCal}}$"
     description = "TransCal then EM [REF EM-TransCal]"
     shifts = ("covariate",)
-    defaults = {"train_prevalence": "training"}
-    shift_defaults = {"covariate": {"logits": "L"}}
+    binary_defaults = {}
     adaptations = ()
+    assumption = "label"
+    calibration_notion = "canonical"
 
     def __init__(
         self,

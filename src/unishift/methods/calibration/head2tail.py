@@ -1,13 +1,42 @@
-"""Head2Tail (Chen & Su 2023), docs/methods.md §2.2: importance-weighted temperature scaling."""
+"""Head2Tail (Chen & Su 2023), docs/methods.md §2.2: importance-weighted temperature scaling on
+validation, for any number of classes.
+
+The paper's transfer is multiclass by design. Each class c is a diagonal Gaussian of the
+classifier-training features (mean μ_c, standard deviations σ_c, variances floored at 1e-6). The head
+classes H are ceil(0.2 k) classes; every tail class c borrows from them through the transfer row
+
+    M[c, j] = softmax_j( -W(c, j) / sqrt(d) ) over j in H, j != c,   W(c, j) = ||μ_c - μ_j||² + ||σ_c - σ_j||²
+
+(W the squared 2-Wasserstein distance of the two diagonal Gaussians, d the feature dimension). A
+validation item of tail class c gets the density ratio of the shifted Gaussian
+N(α μ_c + (1 - α) Σ_j M[c, j] μ_j, (α σ_c + (1 - α) Σ_j M[c, j] σ_j)²) over N(μ_c, σ_c²) at its features,
+clipped to [0.3, 5]; head items weigh 1. The temperature minimises the weighted validation
+cross-entropy (the binary ``head2tail_temperature``, class-generic). No test data is used.
+
+``head`` says which classes are the head: ``"frequency"`` (default; the paper's definition, the
+ceil(0.2 k) most frequent classes of the classifier-training set, ties to the lower index) or
+``"index"`` (the LasCal code's rule, the first ceil(0.2 k) class indices, which assumes classes
+sorted by frequency). For k = 2 the single head class has transfer row M[1, 0] = 1 and the weights
+are the closed form of the binary tables, whose head is class 0 (``head="index"``, their
+``binary_defaults``).
+"""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from scipy import optimize
 
-from unishift.methods.base import Setting, check_choice
+from unishift.choices import check_choice
+from unishift.data.containers import Setting
 from unishift.methods.calibration.shared import LOGIT_CONVENTIONS
 from unishift.methods.calibration.temperature import TemperatureCalibrator
+
+HEAD_RULES = ("frequency", "index")
+HEAD_SHARE = 0.2
+VARIANCE_FLOOR = 1e-6
+WEIGHT_CLIP = (0.3, 5.0)
 
 
 def check_pca_components(value) -> None:
@@ -19,9 +48,9 @@ def check_pca_components(value) -> None:
 
 def pca_reduced(setting: Setting, train_features, features, n_components: int | None):
     """The training and validation features in the space of a PCA fitted on the training features
-    when their dimension exceeds ``n_components`` (REF: 50), else unchanged; shared by the binary
-    and the multiclass Head2Tail. REF's PCA was unseeded (its solver may be randomized on large
-    inputs); ours takes a seed derived from the setting."""
+    when their dimension exceeds ``n_components`` (REF: 50), else unchanged. REF's PCA was
+    unseeded (its solver may be randomized on large inputs); ours takes a seed derived from the
+    setting."""
     train_features = np.asarray(train_features, dtype=float)
     features = np.asarray(features, dtype=float)
     if n_components is None or train_features.shape[1] <= n_components:
@@ -36,28 +65,71 @@ def diagonal_gaussian_logpdf(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -
     return -0.5 * np.sum(np.log(2 * np.pi * var) + (x - mean) ** 2 / var, axis=-1)
 
 
-def head2tail_weights(train_features, train_labels, features, labels, alpha=0.9) -> np.ndarray:
-    """Per-validation-item weights: 1 for the head class 0; for class 1 the density ratio of the
-    Gaussian shifted towards the head class over the class-1 Gaussian, clipped to [0.3, 5].
+def head_classes(train_labels, n_classes: int, rule: str = "frequency") -> np.ndarray:
+    """The ceil(0.2 k) head classes, by training frequency (ties to the lower index) or by index."""
+    check_choice("head", rule, HEAD_RULES)
+    n_head = math.ceil(n_classes * HEAD_SHARE)
+    if rule == "index":
+        return np.arange(n_head)
+    counts = np.bincount(np.asarray(train_labels, dtype=int), minlength=n_classes)
+    return np.sort(np.argsort(-counts, kind="stable")[:n_head])
 
-    With two classes and ceil(0.2 K) = 1 head class, the Wasserstein-softmax transfer of the
-    original code puts all the transfer mass on class 0, which gives the closed form below.
-    """
+
+def class_gaussians(train_features, train_labels, n_classes: int):
+    """(means, standard deviations), k x d, of the diagonal Gaussian of each class."""
     means, stds = [], []
-    for c in (0, 1):
+    for c in range(n_classes):
         part = train_features[train_labels == c]
         var = np.var(part, axis=0)
-        var[var < 1e-6] = 1e-6
+        var[var < VARIANCE_FLOOR] = VARIANCE_FLOOR
         means.append(np.mean(part, axis=0))
         stds.append(np.sqrt(var))
-    shift_mean = means[0] * (1 - alpha) + means[1] * alpha
-    shift_var = (stds[0] * (1 - alpha) + stds[1] * alpha) ** 2
+    return np.array(means), np.array(stds)
+
+
+def transfer_matrix(means: np.ndarray, stds: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """M[c, j]: the share of head class j in tail class c's transfer (rows of head classes that have
+    no other head class are zero; they are never used)."""
+    k, d = means.shape
+    M = np.zeros((k, k))
+    for c in range(k):
+        donors = [j for j in head if j != c]
+        if not donors:
+            continue
+        scores = np.array(
+            [
+                -(np.sum((means[c] - means[j]) ** 2) + np.sum((stds[c] - stds[j]) ** 2))
+                / math.sqrt(d)
+                for j in donors
+            ]
+        )
+        scores = np.exp(scores - scores.max())
+        M[c, donors] = scores / scores.sum()
+    return M
+
+
+def head2tail_weights(
+    train_features, train_labels, features, labels, n_classes=2, alpha=0.9, rule="frequency"
+) -> np.ndarray:
+    """Per-validation-item weights: 1 for head classes, the clipped density ratio for tail ones."""
+    train_labels = np.asarray(train_labels, dtype=int)
+    labels = np.asarray(labels, dtype=int)
+    head = head_classes(train_labels, n_classes, rule)
+    means, stds = class_gaussians(train_features, train_labels, n_classes)
+    M = transfer_matrix(means, stds, head)
     weights = np.ones(len(labels))
-    tail = labels == 1
-    log_ratio = diagonal_gaussian_logpdf(
-        features[tail], shift_mean, shift_var
-    ) - diagonal_gaussian_logpdf(features[tail], means[1], stds[1] ** 2)
-    weights[tail] = np.clip(np.exp(log_ratio), 0.3, 5)
+    for c in range(n_classes):
+        if c in head:
+            continue
+        items = labels == c
+        if not items.any():
+            continue
+        shift_mean = (M[c] @ means) * (1 - alpha) + means[c] * alpha
+        shift_var = ((M[c] @ stds) * (1 - alpha) + stds[c] * alpha) ** 2
+        log_ratio = diagonal_gaussian_logpdf(
+            features[items], shift_mean, shift_var
+        ) - diagonal_gaussian_logpdf(features[items], means[c], stds[c] ** 2)
+        weights[items] = np.clip(np.exp(log_ratio), *WEIGHT_CLIP)
     return weights
 
 
@@ -77,42 +149,64 @@ def head2tail_temperature(logits, labels, weights) -> float:
 
 
 class Head2Tail(TemperatureCalibrator):
-    """Head2Tail: importance-weighted temperature scaling fitted on validation (no test data used).
+    """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data).
 
     Args:
-        logits: "L" | "S" | "P" (docs/methods.md §0.3); tables: LS "P", CS "S", ζ2ρ "P".
+        logits: "L" | "S" | "P" (docs/methods.md §0.3); binary tables: LS "P", CS "S", ζ2ρ "P";
+            k classes "S".
         pca_components: reduce the training/validation features with PCA fitted on the training
             features when their dimension exceeds this (REF: 50); None disables it.
-        alpha: share of the tail class in the shifted Gaussian (REF: 0.9).
+        alpha: the tail class's own share in its shifted Gaussian (REF: 0.9).
+        head: "frequency" or "index" (see the module docstring; the binary tables: "index").
     """
 
     name, description = "Head2Tail", "Head2Tail (Chen & Su 2023) [REF Head2Tail-P / Head2Tail]"
-    defaults = {"pca_components": 50}
-    shift_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "S"}}
+    binary_defaults = {"label": {"logits": "P", "head": "index"}, "covariate": {"head": "index"}}
     adaptations = ("c2q",)
 
-    def __init__(self, logits: str = "P", pca_components: int | None = 50, alpha: float = 0.9):
+    def __init__(
+        self,
+        logits: str = "S",
+        pca_components: int | None = 50,
+        alpha: float = 0.9,
+        head: str = "frequency",
+    ):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
+        check_choice("head", head, HEAD_RULES)
         check_pca_components(pca_components)
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha={alpha!r} is not valid; choose a value in [0, 1]")
         self.logits = logits
         self.pca_components = pca_components
         self.alpha = alpha
+        self.head = head
 
     def fit(self, setting: Setting):
         super().fit(setting)
         training, validation = setting.training, setting.validation
         if training.features is None or validation.features is None:
             raise ValueError("Head2Tail needs training and validation features")
+        train_labels = np.asarray(training.labels, dtype=int)
+        missing = [c for c in range(setting.n_classes) if not np.any(train_labels == c)]
+        if missing:
+            raise ValueError(
+                f"Head2Tail: class {missing} has no classifier-training item, so its Gaussian "
+                "is undefined"
+            )
         train_features, features = pca_reduced(
             setting, training.features, validation.features, self.pca_components
         )
         self.weights_ = head2tail_weights(
-            train_features, training.labels, features, validation.labels, self.alpha
+            train_features,
+            train_labels,
+            features,
+            validation.labels,
+            setting.n_classes,
+            self.alpha,
+            self.head,
         )
         self.temperature_ = head2tail_temperature(
-            self.source_logits_, validation.labels, self.weights_
+            self.source_logits_, np.asarray(validation.labels, dtype=int), self.weights_
         )
         return self
 
@@ -120,4 +214,11 @@ class Head2Tail(TemperatureCalibrator):
         return self.temperature_
 
 
-__all__ = ["Head2Tail", "check_pca_components", "pca_reduced"]
+__all__ = [
+    "Head2Tail",
+    "check_pca_components",
+    "head2tail_weights",
+    "head_classes",
+    "pca_reduced",
+    "transfer_matrix",
+]

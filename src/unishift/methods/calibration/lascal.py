@@ -1,17 +1,22 @@
 """LasCal (Popordanoska et al. 2024), docs/methods.md §2.5: the calibrator and its temperature search,
-in a straightforward and a fast form.
+for any number of classes, in a straightforward and a fast form.
 
-For each of the 100 grid temperatures LasCal (i) estimates class importance weights by RLLS with hard
-predictions and (ii) evaluates the label-shift ECE estimator (p = 2, 15 equal-count bins, class-wise);
-the first strict minimum wins.
+For each of the 100 grid temperatures LasCal (i) estimates class importance weights w = 1 + θ by RLLS
+with hard predictions and (ii) evaluates the label-shift ECE estimator (p = 2, 15 equal-count bins)
+of each class; the mean over the k classes is the loss and its first strict minimum wins.
 
-* ``estimator="loop"`` / ``solver="cvxpy"``: the REF procedure written out plainly (one estimator
-  loop per bin and per point, one cvxpy RLLS problem per temperature). Kept as the oracle the tests
-  and the benchmark compare against.
-* ``estimator="vectorised"`` / ``solver="closed_form"`` (defaults): the softmaxes, bin edges,
-  memberships and sums of all temperatures at once, and the binary RLLS problem solved exactly by
-  enumerating its optimality conditions, once per distinct (confusion matrix, target predictions)
-  instead of once per temperature (hard predictions rarely change with T).
+RLLS: θ = argmin ||C θ - b|| + λ ||θ|| subject to θ >= -1, C[i, j] the share of validation items
+predicted i with label j, b the predicted-class shares of the sample minus those of validation,
+λ = 0.01 ρ(n, k) (abstention's ρ with K = k). ``solver="cvxpy"`` states it to cvxpy as abstention's
+RLLS adapter does; ``"closed_form"`` solves the two-class problem exactly by enumerating its
+optimality conditions; ``"auto"`` (default) takes the closed form for two classes and cvxpy
+otherwise.
+
+* ``estimator="loop"``: the REF procedure written out plainly (one estimator loop per bin and per
+  point, one RLLS problem per temperature). Kept as the oracle the tests compare against.
+* ``estimator="vectorised"`` (default): the softmaxes, bin edges, memberships and sums of all
+  temperatures at once, and RLLS solved once per distinct (validation, sample) prediction pattern
+  instead of once per temperature (hard predictions do not change with T > 0).
 
 ``arithmetic="reference"`` (default) reproduces REF's floating point where it decides the chosen
 temperature: the scaled softmaxes are PyTorch's (its float64 ``exp`` and the product with the
@@ -28,7 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting, check_choice
+from unishift.choices import check_choice
+from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods.base import SampleContext
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
     as_logits,
@@ -41,7 +48,7 @@ from unishift.methods.calibration.temperature import TemperatureCalibrator
 from unishift.numerics import float32_running_sum
 
 ESTIMATORS = ("vectorised", "loop")
-SOLVERS = ("closed_form", "cvxpy")
+SOLVERS = ("auto", "closed_form", "cvxpy")
 ARITHMETICS = ("reference", "float64")
 RLLS_ALPHA = 0.01
 RLLS_DELTA = 0.05
@@ -58,16 +65,16 @@ def rlls_lambda(n_source: int, n_classes: int = 2, alpha: float = RLLS_ALPHA) ->
     return alpha * rho
 
 
-def rlls_system(source_pred, source_labels, target_pred):
+def rlls_system(source_pred, source_labels, target_pred, n_classes: int = 2):
     """(C, b) of RLLS with hard predictions: C[i, j] = share of source items predicted i with label j,
     b = share of target items predicted per class - the same share on the source."""
-    n_s, n_t = len(source_pred), len(target_pred)
-    C = np.zeros((2, 2))
-    for i in (0, 1):
-        for j in (0, 1):
-            C[i, j] = np.count_nonzero((source_pred == i) & (source_labels == j)) / n_s
-    mu_t = np.array([np.count_nonzero(target_pred == c) / n_t for c in (0, 1)])
-    mu_s = np.array([np.count_nonzero(source_pred == c) / n_s for c in (0, 1)])
+    source_pred = np.asarray(source_pred, dtype=int)
+    target_pred = np.asarray(target_pred, dtype=int)
+    C = np.zeros((n_classes, n_classes))
+    np.add.at(C, (source_pred, np.asarray(source_labels, dtype=int)), 1.0)
+    C /= len(source_pred)
+    mu_t = np.bincount(target_pred, minlength=n_classes) / len(target_pred)
+    mu_s = np.bincount(source_pred, minlength=n_classes) / len(source_pred)
     return C, mu_t - mu_s
 
 
@@ -169,7 +176,7 @@ def _newton_polish(theta, C, b, lam, steps=6) -> np.ndarray:
 
 
 def rlls_closed_form(C, b, lam) -> np.ndarray:
-    """Exact minimiser of the binary RLLS problem.
+    """Exact minimiser of the two-class RLLS problem.
 
     A convex problem attains its minimum either on a face of the feasible set (theta_i = -1; a 1-d
     convex problem solved by bisection, or the corner) or in the interior at a point where 0 is a
@@ -190,11 +197,16 @@ def rlls_closed_form(C, b, lam) -> np.ndarray:
     return min(feasible, key=lambda c: rlls_objective(c, C, b, lam))
 
 
-def rlls_weights(source_pred, source_labels, target_pred, solver: str = "closed_form"):
+def rlls_weights(
+    source_pred, source_labels, target_pred, n_classes: int = 2, solver: str = "auto"
+) -> np.ndarray:
     check_choice("solver", solver, SOLVERS)
-    C, b = rlls_system(source_pred, source_labels, target_pred)
-    lam = rlls_lambda(len(source_pred))
-    theta = rlls_closed_form(C, b, lam) if solver == "closed_form" else rlls_cvxpy(C, b, lam)
+    if solver == "closed_form" and n_classes != 2:
+        raise ValueError(f"solver='closed_form' solves two-class RLLS only; k = {n_classes}")
+    C, b = rlls_system(source_pred, source_labels, target_pred, n_classes)
+    lam = rlls_lambda(len(source_pred), n_classes)
+    closed_form = solver == "closed_form" or (solver == "auto" and n_classes == 2)
+    theta = rlls_closed_form(C, b, lam) if closed_form else rlls_cvxpy(C, b, lam)
     return 1.0 + theta
 
 
@@ -330,19 +342,6 @@ def _scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
     return softmax(np.asarray(z, dtype=float)[None, :, :] / temps.astype(float)[:, None, None])
 
 
-def _binary_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The two columns of softmax(z / T) for every T as separate contiguous (n_T x n) arrays, with
-    the very operations of ``shared.softmax`` (bit-identical), without stacking them."""
-    z = np.asarray(z, dtype=float)
-    t = temps.astype(float)[:, None]
-    a, b = z[None, :, 0] / t, z[None, :, 1] / t
-    with np.errstate(invalid="ignore", over="ignore"):
-        peak = np.maximum(a, b)
-        ea, eb = np.exp(a - peak), np.exp(b - peak)
-        total = ea + eb
-        return ea / total, eb / total
-
-
 def _torch_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
     """softmax(z / T) for every T as PyTorch computes it in float64 (REF's arithmetic)."""
     import torch
@@ -372,16 +371,15 @@ def _argmax(probabilities: np.ndarray) -> np.ndarray:
     return np.argmax(probabilities, axis=-1)
 
 
-def _binary_argmax(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:
-    """np.argmax over two columns: class 1 only if strictly larger. A softmax row is either all NaN
-    (argmax 0, comparison False) or NaN-free, so the comparison is exact."""
-    return (s1 > s0).astype(np.intp)
-
-
 def _mean_of_classes(per_class: list, arithmetic: str):
-    if arithmetic == "reference":  # torch's mean of a float32 pair
-        return (np.float32(per_class[0]) + np.float32(per_class[1])) / np.float32(2)
-    return (per_class[0] + per_class[1]) / 2
+    """The classes' mean loss; with REF's arithmetic torch's float32 mean ((a + b) / 2 for two
+    classes)."""
+    if arithmetic == "reference":
+        total = np.asarray(per_class[0], dtype=np.float32)
+        for loss in per_class[1:]:
+            total = total + np.asarray(loss, dtype=np.float32)
+        return total / np.float32(len(per_class))
+    return sum(per_class[1:], per_class[0]) / len(per_class)
 
 
 def lascal_losses(
@@ -389,57 +387,53 @@ def lascal_losses(
     y_source,
     z_target,
     estimator: str = "vectorised",
-    solver: str = "closed_form",
+    solver: str = "auto",
     temps: np.ndarray | None = None,
     arithmetic: str = "reference",
 ) -> np.ndarray:
-    """LasCal's loss (mean over the two classes of the label-shift ECE) at every grid temperature
+    """LasCal's loss (mean over the k classes of the label-shift ECE) at every grid temperature
     (float32 values with ``arithmetic="reference"``)."""
     check_choice("estimator", estimator, ESTIMATORS)
     check_choice("solver", solver, SOLVERS)
     check_choice("arithmetic", arithmetic, ARITHMETICS)
     temps = temperature_grid() if temps is None else temps
     y_source = np.asarray(y_source, dtype=int)
+    k = np.asarray(z_source).shape[1]
     scaled = _torch_scaled_softmaxes if arithmetic == "reference" else _scaled_softmaxes
+    src, tgt = scaled(z_source, temps), scaled(z_target, temps)
+    pred_src, pred_tgt = _argmax(src), _argmax(tgt)
 
     if estimator == "loop":
-        s_src, s_tgt = scaled(z_source, temps), scaled(z_target, temps)
-        pred_src, pred_tgt = _argmax(s_src), _argmax(s_tgt)
         losses = np.empty(len(temps), dtype=np.float32 if arithmetic == "reference" else float)
         for r in range(len(temps)):
-            w = rlls_weights(pred_src[r], y_source, pred_tgt[r], solver)
+            w = rlls_weights(pred_src[r], y_source, pred_tgt[r], k, solver)
             per_class = [
                 ece_label_shift_loop(
-                    s_src[r, :, k], s_tgt[r, :, k], y_source == k, w[k], arithmetic=arithmetic
+                    src[r, :, c], tgt[r, :, c], y_source == c, w[c], arithmetic=arithmetic
                 )
-                for k in (0, 1)
+                for c in range(k)
             ]
             losses[r] = _mean_of_classes(per_class, arithmetic)
         return losses
 
-    if arithmetic == "reference":
-        both = _torch_scaled_softmaxes(z_source, temps), _torch_scaled_softmaxes(z_target, temps)
-        src, tgt = (
-            (np.ascontiguousarray(s[..., 0]), np.ascontiguousarray(s[..., 1])) for s in both
-        )
-    else:
-        src = _binary_scaled_softmaxes(z_source, temps)
-        tgt = _binary_scaled_softmaxes(z_target, temps)
-    pred_src, pred_tgt = _binary_argmax(*src), _binary_argmax(*tgt)
     # The weights depend on the temperature only through the hard predictions: solve once per
     # distinct prediction pattern.
-    weights = np.empty((len(temps), 2))
+    weights = np.empty((len(temps), k))
     solved: dict[bytes, np.ndarray] = {}
     for r in range(len(temps)):
         key = pred_src[r].tobytes() + b"|" + pred_tgt[r].tobytes()
         if key not in solved:
-            solved[key] = rlls_weights(pred_src[r], y_source, pred_tgt[r], solver)
+            solved[key] = rlls_weights(pred_src[r], y_source, pred_tgt[r], k, solver)
         weights[r] = solved[key]
     per_class = [
         ece_label_shift_vectorised(
-            src[k], tgt[k], y_source == k, weights[:, k], arithmetic=arithmetic
+            np.ascontiguousarray(src[..., c]),
+            np.ascontiguousarray(tgt[..., c]),
+            y_source == c,
+            weights[:, c],
+            arithmetic=arithmetic,
         )
-        for k in (0, 1)
+        for c in range(k)
     ]
     return _mean_of_classes(per_class, arithmetic)
 
@@ -449,7 +443,7 @@ def lascal_temperature(
     y_source,
     z_target,
     estimator: str = "vectorised",
-    solver: str = "closed_form",
+    solver: str = "auto",
     arithmetic: str = "reference",
 ) -> tuple[float, np.ndarray]:
     """(temperature, losses); the temperature is -1.0 (REF's sentinel) when no loss is finite."""
@@ -473,7 +467,7 @@ class LasCalSearch:
 
 
 def lascal_key(
-    convention: str, setting: Setting, solver: str = "closed_form", arithmetic: str = "reference"
+    convention: str, setting: Setting, solver: str = "auto", arithmetic: str = "reference"
 ) -> tuple:
     """Context key of LasCal's temperature search for one logit convention, validation set,
     RLLS solver and arithmetic."""
@@ -492,12 +486,12 @@ def lascal_search(
     convention: str,
     setting: Setting,
     sample: Sample,
-    context: SampleContext,
-    solver: str = "closed_form",
+    context: SampleContext | None,
+    solver: str = "auto",
     arithmetic: str = "reference",
 ) -> LasCalSearch:
     """LasCal's temperature for ``sample`` (computed once per context, convention, validation set,
-    solver and arithmetic).
+    solver and arithmetic; every time without a context).
 
     REF caught every exception of the search; the reason is kept so the caller can fall back.
     """
@@ -514,6 +508,8 @@ def lascal_search(
         except Exception as err:  # REF: `except Exception` around the whole LasCal call
             return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
 
+    if context is None:
+        return compute()
     return context.cached(lascal_key(convention, setting, solver, arithmetic), compute)
 
 
@@ -527,21 +523,28 @@ def uncalibrated_like_ref(z: np.ndarray) -> np.ndarray:
 class LasCal(TemperatureCalibrator):
     """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights.
 
-    The search is shared per sample through the context (``lascal.lascal_search``). REF returned
-    the uncalibrated posteriors on any exception; that fallback is kept and recorded.
+    The search is shared per sample through the context (:func:`lascal_search`). REF returned the
+    uncalibrated posteriors on any exception; that fallback is kept and recorded. Class-wise
+    calibration by design (the loss averages the classes' ECE).
 
     Args:
-        logits: "L" | "S" | "P"; tables: CS "L", LS "P", ζ2ρ "P", ζ2α "P", inside EMQ^LasCal "S".
-        solver: RLLS solver, "closed_form" (exact, fast) or "cvxpy" (abstention's formulation).
+        logits: "L" | "S" | "P"; binary tables: CS "L", LS "P", ζ2ρ "P", ζ2α "P", inside
+            EMQ^LasCal "S"; k classes: "S" (softmax(S / T) is temperature scaling of the
+            classifier's posteriors; P is a narrow family there), "L" under covariate shift.
+        solver: RLLS solver, "auto" (closed form for two classes, cvxpy otherwise), "closed_form"
+            (exact, two classes only) or "cvxpy" (abstention's formulation).
         arithmetic: "reference" (REF's: PyTorch's log and softmax, float32 loss sums; decides the
             temperature on near-ties) or "float64" (NumPy, float64 sums).
     """
 
     name, description = "LasCal", "LasCal (Popordanoska et al. 2024) [REF LasCal-P / LasCal]"
-    shift_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}
+    shift_defaults = {"covariate": {"logits": "L"}}
+    binary_defaults = {"label": {"logits": "P"}}
     adaptations = ("c2q", "c2a", "emq")
+    assumption = "label"
+    calibration_notion = "class-wise"
 
-    def __init__(self, logits: str = "P", solver: str = "closed_form", arithmetic="reference"):
+    def __init__(self, logits: str = "S", solver: str = "auto", arithmetic: str = "reference"):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
         check_choice("solver", solver, SOLVERS)
         check_choice("arithmetic", arithmetic, ARITHMETICS)
@@ -551,6 +554,14 @@ class LasCal(TemperatureCalibrator):
 
     def _logits(self, data):
         return lascal_logits(self.logits, data, self.arithmetic)
+
+    def fit(self, setting: Setting):
+        if self.solver == "closed_form" and setting.n_classes != 2:
+            raise ValueError(
+                f"LasCal: solver='closed_form' solves two-class RLLS only; this problem has "
+                f"{setting.n_classes} classes (use 'auto' or 'cvxpy')"
+            )
+        return super().fit(setting)
 
     def calibrate(self, sample, context):
         target = self._logits(sample)

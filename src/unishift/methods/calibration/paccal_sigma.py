@@ -1,28 +1,42 @@
-"""PacCal^σ (docs/methods.md §2.9): posteriors rescaled with PACC's validation tpr and fpr."""
+"""PacCal^σ (docs/methods.md §2.9): posteriors rescaled with PACC's validation matrix.
+
+PACC estimates the test prevalence q from the mean test posterior p̄ through the validation matrix M
+(M[i, j] = mean posterior of class i among the validation items of class j): M q = p̄. PacCal applies
+the same linear correction to each item, p'(x) = M^{-1} p(x): its rows sum to 1 (the columns of M
+do) and the mean of p' over the sample is PACC's unconstrained estimate. For two classes it is
+[1 - p', p'] with p' = (p - fpr) / (tpr - fpr), computed so (the binary tables' arithmetic). It
+carries no calibration guarantee: under label shift the true test posterior is the Bayes
+re-weighting of the training posterior, not a linear map of it (docs/multiclass.md §4).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import Calibrator, Setting, as_posteriors, check_choice
+from unishift.choices import check_choice
+from unishift.data.containers import Setting
+from unishift.methods.base import Calibrator, as_posteriors
 from unishift.methods.calibration.shared import softmax
 
 
 class PacCalSigma(Calibrator):
-    """PacCal^σ (§2.9): p' = (p - fpr) / (tpr - fpr) with PACC's validation tpr/fpr.
+    """PacCal^σ (§2.9): p' = M^{-1} p, for two classes (p - fpr) / (tpr - fpr) with PACC's
+    validation tpr / fpr.
 
     Args:
-        post_processing: "sigma" (REF 'softmax', the table's method): when any p' of the sample is
-            outside [0, 1], every item becomes softmax([1 - p', p']); when all are inside, p' is
-            returned unchanged (REF has no output there; recorded as a note). "clip": clip p' to
-            [0, 1] (REF's unused 'clip' variant).
-    When tpr <= fpr REF leaves the posteriors unadjusted; recorded in ``fit_notes``.
+        post_processing: "sigma" (REF 'softmax', the table's method): when any entry of p' is
+            outside [0, 1], every item becomes softmax(p') (for two classes softmax([1 - p', p']));
+            when all are inside, p' is returned unchanged (REF has no output there; recorded as a
+            note). "clip": clip p' to [0, 1] (REF's unused 'clip' variant; for k classes the rows
+            are renormalised).
+    When tpr <= fpr (k classes: M singular or det(M) <= 0) REF leaves the posteriors unadjusted;
+    recorded in ``fit_notes``.
     """
 
     name, group, display = "PacCal_sigma", "adapted", r"PacCal$^{\sigma}$"
     description = "PACC-adjusted posteriors with the sigma post-processing [REF PACC-cal(soft)]"
-    defaults = {"post_processing": "sigma"}
     adaptations = ()
+    assumption = "label"
 
     POST_PROCESSING = ("sigma", "clip")
 
@@ -34,30 +48,45 @@ class PacCalSigma(Calibrator):
         from quapy.method.aggregative import PACC
 
         self.fit_notes = []
-        conditional = PACC.getPteCondEstim(
-            [0, 1], setting.validation.labels, setting.validation.posteriors
+        validation = setting.validation
+        k = setting.n_classes
+        self.matrix_ = PACC.getPteCondEstim(
+            list(range(k)), validation.labels, validation.posteriors
         )
-        self.tpr_, self.fpr_ = float(conditional[1, 1]), float(conditional[1, 0])
-        if not self.tpr_ - self.fpr_ > 0:
-            self.fit_notes.append(
-                ("fallback", f"PacCal: tpr={self.tpr_:.4g} <= fpr={self.fpr_:.4g}; posteriors kept")
-            )
+        if k == 2:
+            self.tpr_, self.fpr_ = float(self.matrix_[1, 1]), float(self.matrix_[1, 0])
+            self.adjust_ = self.tpr_ - self.fpr_ > 0
+            reason = f"tpr={self.tpr_:.4g} <= fpr={self.fpr_:.4g}"
+        else:
+            determinant = float(np.linalg.det(self.matrix_))
+            self.adjust_ = determinant > 0 and np.linalg.cond(self.matrix_) < 1e12
+            reason = f"det(M)={determinant:.4g} (singular or <= 0)"
+        if not self.adjust_:
+            self.fit_notes.append(("fallback", f"PacCal: {reason}; posteriors kept"))
         return self
 
-    def adjusted(self, positive: np.ndarray) -> np.ndarray:
-        denominator = self.tpr_ - self.fpr_
-        if denominator > 0:
-            return (positive - self.fpr_) / denominator
-        return positive
+    def adjusted(self, posteriors: np.ndarray) -> np.ndarray:
+        posteriors = np.asarray(posteriors, dtype=float)
+        if posteriors.shape[1] == 2:
+            positive = posteriors[:, 1]
+            if self.adjust_:
+                positive = (positive - self.fpr_) / (self.tpr_ - self.fpr_)
+            return as_posteriors(positive)
+        if not self.adjust_:
+            return posteriors
+        return np.linalg.solve(self.matrix_, posteriors.T).T
 
     def calibrate(self, sample, context):
-        adjusted = self.adjusted(np.asarray(sample.posteriors, dtype=float)[:, 1])
+        adjusted = self.adjusted(sample.posteriors)
         if self.post_processing == "clip":
-            return as_posteriors(np.clip(adjusted, 0.0, 1.0))
+            if adjusted.shape[1] == 2:
+                return as_posteriors(np.clip(adjusted[:, 1], 0.0, 1.0))
+            clipped = np.clip(adjusted, 0.0, 1.0)
+            return clipped / clipped.sum(axis=1, keepdims=True)
         if np.any(adjusted > 1) or np.any(adjusted < 0):
-            return softmax(np.column_stack([1 - adjusted, adjusted]))
+            return softmax(adjusted)
         context.note("fallback", "PacCal: all adjusted posteriors in [0, 1]; returned unchanged")
-        return as_posteriors(adjusted)
+        return adjusted
 
 
 __all__ = ["PacCalSigma"]

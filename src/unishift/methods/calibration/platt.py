@@ -7,7 +7,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.frozen import FrozenEstimator
 
-from unishift.methods.base import Calibrator, Sample, SampleContext, Setting, as_posteriors
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import Calibrator, SampleContext, as_posteriors
 
 
 class _GivenPosteriors(ClassifierMixin, BaseEstimator):
@@ -34,8 +35,13 @@ class Platt(Calibrator):
 
     name, group, description = "Platt", "baseline", "Platt scaling"
     adaptations = ()
+    binary_only = (
+        "Platt scaling is a one-dimensional sigmoid on p_1; its multiclass analogues are TS, "
+        "BCTS and VS"
+    )
 
     def fit(self, setting: Setting):
+        self.check_classes(setting)
         validation = setting.validation
         everything = np.arange(len(validation.labels))
         self.calibrated_ = CalibratedClassifierCV(

@@ -4,12 +4,14 @@ TransCal, LasCal: one module each).
 Each treats a matrix as logits and returns softmax(logits_test / T); which matrix is chosen by the
 ``logits`` argument (docs/methods.md §0.3): ``"L"`` true logits (language models only), ``"S"``
 log-posteriors, ``"P"`` posteriors used as logits. The registry sets the convention of each paper
-table (docs/methods.md §5); the calibration->quantification / ->CAP adaptations construct these classes
-directly with their own convention (e.g. ``CPCS(logits="P")`` for ζ2ρ, ``TransCal(logits="S")`` for ζ2α).
+table (docs/methods.md §5); the calibration->quantification / ->CAP adaptations build them with their
+own convention (e.g. ``CPCS(logits="P")`` for ζ2ρ, ``TransCal(logits="S")`` for ζ2α).
 
 The labelled source of every calibrator is ``setting.validation``; CPCS and TransCal also use
 ``setting.training.features`` and the sample's features for the domain classifier (docs/methods.md §0.4, B5), which is
-fitted once per sample and shared through the :class:`SampleContext` (see ``shared.py``).
+fitted once per sample and shared through the :class:`SampleContext`
+(:mod:`unishift.methods.domain_weights`). They compute with k-column softmaxes and arg-maxes, so they
+work for any number of classes.
 
 This module imports nothing above :mod:`unishift.methods.calibration.shared`.
 """
@@ -18,7 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import Calibrator, Sample, SampleContext, Setting
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import Calibrator, SampleContext
 from unishift.methods.calibration.shared import as_logits, scaled_softmax
 
 

@@ -8,18 +8,17 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from unishift.methods.base import Setting, check_choice
+from unishift.choices import check_choice
+from unishift.data.containers import Setting
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
-    WEIGHT_SOURCES,
     as_logits,
-    importance_weights,
     scaled_softmax,
     softmax,
     source_temperature,
 )
 from unishift.methods.calibration.temperature import TemperatureCalibrator
-from unishift.methods.domain_weights import SAMPLE
+from unishift.methods.domain_weights import SAMPLE, WEIGHT_SOURCES, importance_weights
 
 ZERO_POSTERIOR_RULES = ("faithful", "clip")
 CLIP_POSTERIORS = 1e-12
@@ -89,8 +88,10 @@ class TransCal(TemperatureCalibrator):
     """TransCal: T >= 1 matching the target confidence to a variance-reduced importance-weighted
     estimate of the target accuracy.
 
+    Top-label calibration (the mean max-confidence is matched) for any number of classes.
+
     Args:
-        logits: "L" | "S" | "P"; tables: CS "L", LS "S", ζ2ρ "P", ζ2α "S".
+        logits: "L" | "S" | "P"; binary tables: CS "L", LS "S", ζ2ρ "P", ζ2α "S"; k classes "S".
         weights: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform".
         zero_posteriors: "faithful" keeps REF's behaviour when the S-logits of a validation item
             are -inf for its true class (no finite source cross-entropy: sentinel T_s = -1, which
@@ -100,8 +101,10 @@ class TransCal(TemperatureCalibrator):
     """
 
     name, description = "TransCal", "TransCal (Wang et al. 2020) [REF TransCal-S / TransCal]"
-    shift_defaults = {"label": {"logits": "S"}, "covariate": {"logits": "L"}}
+    binary_defaults = {"covariate": {"logits": "L"}}
     adaptations = ("c2q", "c2a")
+    assumption = "covariate"
+    calibration_notion = "top-label"
 
     def __init__(
         self,

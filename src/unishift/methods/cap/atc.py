@@ -1,10 +1,13 @@
-"""ATC, Average Thresholded Confidence of Garg et al. 2022, with the max-confidence score (docs/methods.md §4.1)."""
+"""ATC, Average Thresholded Confidence of Garg et al. 2022, with the max-confidence score (docs/methods.md §4.1).
+
+The max-confidence is the top-label confidence for any number of classes."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import AccuracyPredictor, Sample, SampleContext, Setting
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import AccuracyPredictor, SampleContext
 
 
 def max_confidence(posteriors: np.ndarray) -> np.ndarray:
@@ -36,6 +39,7 @@ class ATC(AccuracyPredictor):
 
     name, description = "ATC", "ATC with max-confidence"
     adaptations = ("a2c", "a2q")
+    assumption = "covariate"
 
     def fit(self, setting: Setting):
         validation = setting.validation

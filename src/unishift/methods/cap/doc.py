@@ -5,22 +5,43 @@ from __future__ import annotations
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
-from unishift.methods.base import AccuracyPredictor, Sample, SampleContext, Setting, check_choice
+from unishift.choices import check_choice
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import AccuracyPredictor, SampleContext
 from unishift.methods.cap.atc import max_confidence
-from unishift.protocols.sampling import app_indices, npp_indices, upp_indices
+from unishift.protocols.multiclass import upp_indices_k
+from unishift.protocols.sampling import app_indices, npp_indices
 
 PROTOCOLS = ("upp", "npp", "app")
+
+
+def app_indices_k(labels, n_classes: int, sample_size: int, repeats: int, seed: int):
+    """QuaPy's APP over k classes: ``repeats`` samples at each point of the grid of prevalence
+    vectors with 21 evenly spaced values per class (for two classes :func:`app_indices`)."""
+    if n_classes == 2:
+        return app_indices(labels, sample_size, repeats, seed)
+    from quapy.data import LabelledCollection
+    from quapy.protocol import APP
+
+    labels = np.asarray(labels).astype(int)
+    collection = LabelledCollection(np.zeros((len(labels), 1)), labels, classes=range(n_classes))
+    protocol = APP(
+        collection, sample_size, n_prevalences=21, repeats=repeats, random_state=seed,
+        return_type="index",
+    )  # fmt: skip
+    return np.array(list(protocol()), dtype=np.int64)
 
 
 class DoC(AccuracyPredictor):
     """Linear regression from the shift in mean max-confidence to the drop in accuracy.
 
-    The regressor is trained once per setting on ``repeats`` validation samples of ``sample_size`` items
-    drawn by ``protocol`` (UPP under label shift, NPP under covariate shift) with ``seed`` (REF: 0).
-    ``"app"`` is QuaPy's APP (``repeats`` samples at each of 21 evenly spaced prevalences): the
-    protocol of an earlier REF version, which produced the Logistic-Regression row of the paper's
-    DoC_a2q column (docs/reproduction.md). UPP and APP need both classes: on a validation set lacking
-    one (a prediction partition of α2ρ) NPP is used instead and recorded.
+    The regressor is trained once per setting on validation samples of ``sample_size`` items drawn
+    by ``protocol`` with ``seed`` (REF: 0): ``"upp"`` (``repeats`` samples, prevalence vectors
+    uniform on the simplex; label shift), ``"npp"`` (``repeats`` uniform draws; covariate shift) or
+    ``"app"`` (QuaPy's APP: ``repeats`` samples at each point of the prevalence grid with 21 values
+    per class; the protocol of an earlier REF version, which produced the Logistic-Regression row of
+    the paper's DoC_a2q column, docs/reproduction.md). UPP and APP need every class: on a validation
+    set lacking one (a prediction partition of α2ρ) NPP is used instead and recorded.
     """
 
     name, description = "DoC", "difference of confidences, 100 x 250 validation samples"
@@ -43,9 +64,9 @@ class DoC(AccuracyPredictor):
         self.seed = seed
         self.clip = clip
 
-    def _sample_indices(self, labels: np.ndarray) -> np.ndarray:
+    def _sample_indices(self, labels: np.ndarray, n_classes: int) -> np.ndarray:
         protocol = self.protocol
-        if protocol in ("upp", "app") and len(np.unique(labels)) < 2:
+        if protocol in ("upp", "app") and len(np.unique(labels)) < n_classes:
             self.fit_notes.append(
                 (
                     "fallback",
@@ -54,9 +75,9 @@ class DoC(AccuracyPredictor):
             )
             protocol = "npp"
         if protocol == "upp":
-            return upp_indices(labels, self.sample_size, self.repeats, self.seed)
+            return upp_indices_k(labels, n_classes, self.sample_size, self.repeats, self.seed)
         if protocol == "app":
-            return app_indices(labels, self.sample_size, self.repeats, self.seed)
+            return app_indices_k(labels, n_classes, self.sample_size, self.repeats, self.seed)
         return npp_indices(len(labels), self.sample_size, self.repeats, self.seed)
 
     def fit(self, setting: Setting):
@@ -68,7 +89,7 @@ class DoC(AccuracyPredictor):
         correct = (validation.predictions == validation.labels).astype(float)
         self.val_confidence_ = float(confidence.mean())
         self.val_accuracy_ = float(correct.mean())
-        indices = self._sample_indices(validation.labels)
+        indices = self._sample_indices(validation.labels, setting.n_classes)
         shifts = confidence[indices].mean(axis=1) - self.val_confidence_
         drops = self.val_accuracy_ - correct[indices].mean(axis=1)
         self.regressor_ = LinearRegression().fit(shifts.reshape(-1, 1), drops)

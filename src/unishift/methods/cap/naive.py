@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import AccuracyPredictor, Sample, SampleContext, Setting
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import AccuracyPredictor, SampleContext
 
 
 class Naive(AccuracyPredictor):

@@ -1,9 +1,11 @@
-"""Running QuaPy 0.2.3 quantifiers on precomputed posteriors (docs/methods.md §0.5).
+"""Running QuaPy 0.2.3 quantifiers on precomputed n x k posteriors (docs/methods.md §0.5).
 
 QuaPy's aggregative quantifiers only ever call their classifier's ``predict_proba`` / ``predict`` (or,
-for the binary threshold methods MAX, T50, X, MS and MS2, ``decision_function``). An identity
-classifier that returns the posterior matrix it is given lets them work on cached posteriors without
-refitting anything.
+for the binary threshold methods MAX, T50, X, MS and MS2, ``decision_function``) and take the class
+list from ``classifier.classes_``. An identity classifier that declares the classes 0..k-1 and
+returns the posterior matrix it is given lets them work on cached posteriors without refitting
+anything, and makes every estimate a length-k vector, also when a class is absent from the data a
+quantifier is fitted on.
 """
 
 from __future__ import annotations
@@ -13,23 +15,32 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from unishift.methods.base import crisp_predictions
+from unishift.data.containers import argmax_predictions
 
 
 class PosteriorPassthrough(ClassifierMixin, BaseEstimator):
-    """A fitted sklearn classifier whose inputs already are the n x 2 posterior matrix."""
+    """A fitted sklearn classifier whose inputs already are the n x k posterior matrix."""
 
-    def __init__(self):
-        self.classes_ = np.array([0, 1])
+    def __init__(self, n_classes: int = 2):
+        self.n_classes = n_classes
+        self.classes_ = np.arange(n_classes)
 
     def fit(self, X, y=None):
         return self
 
+    def _check(self, X):
+        X = np.asarray(X, dtype=float)
+        if X.ndim != 2 or X.shape[1] != self.n_classes:
+            raise ValueError(
+                f"expected an n x {self.n_classes} posterior matrix, got shape {X.shape}"
+            )
+        return X
+
     def predict_proba(self, X):
-        return np.asarray(X, dtype=float)
+        return self._check(X)
 
     def predict(self, X):
-        return crisp_predictions(np.asarray(X))
+        return argmax_predictions(self._check(X))
 
     def decision_function(self, X):
         """The positive posterior minus 0.5: the scores QuaPy's threshold methods sweep.
@@ -47,22 +58,20 @@ class PosteriorPassthrough(ClassifierMixin, BaseEstimator):
 
 
 def quiet(fn, *args, **kwargs):
-    """Call ``fn`` with QuaPy's advisory warnings (val_split resets) silenced."""
+    """Call ``fn`` with QuaPy's advisory warnings (val_split resets, EM iterations) silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return fn(*args, **kwargs)
 
 
-def em(train_prevalence: float, posteriors: np.ndarray, epsilon: float = 1e-4):
-    """Saerens et al.'s EM (docs/methods.md §0.4, B4) via QuaPy: returns (positive prior, adapted posteriors)."""
+def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):
+    """Saerens et al.'s EM (docs/methods.md §0.4, B4) via QuaPy: (prior vector, adapted posteriors)."""
     from quapy.method.aggregative import EMQ
 
-    prior = np.array([1.0 - train_prevalence, train_prevalence])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        priors, adapted = EMQ.EM(prior, np.asarray(posteriors, dtype=float), epsilon)
-    return float(priors[1]), adapted
+    priors, adapted = quiet(
+        EMQ.EM, np.asarray(prior, dtype=float), np.asarray(posteriors, dtype=float), epsilon
+    )
+    return np.asarray(priors, dtype=float), adapted
 
 
-def positive(prevalence_vector) -> float:
-    return float(np.asarray(prevalence_vector)[1])
+__all__ = ["PosteriorPassthrough", "em", "quiet"]

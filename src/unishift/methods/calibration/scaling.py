@@ -1,4 +1,4 @@
-"""Temperature, vector and bias-corrected temperature scaling: the multiclass IID calibrators.
+"""Temperature, vector and bias-corrected temperature scaling: the IID calibrators of k classes.
 
 They are the multiclass analogues of Platt scaling (Guo et al. 2017; Alexandari et al. 2020), fitted
 by negative log-likelihood on the validation set with the ``abstention`` package (the implementation
@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import check_choice
-from unishift.multiclass.base import MulticlassCalibrator
+from unishift.choices import check_choice
+from unishift.methods.base import Calibrator
 
 LOGITS = ("L", "S")
 ZERO_POSTERIOR_RULES = ("clip", "raise")
@@ -32,11 +32,9 @@ FIT_ERROR_RULES = ("backup", "raise")
 CLIP = 1e-12
 
 
-class _AbstentionScaling(MulticlassCalibrator):
-    calibration_notion = "canonical"
+class _AbstentionScaling(Calibrator):
     group = "baseline"
-    assumption = "none"
-    defaults = {"logits": "S", "zero_posteriors": "clip", "on_fit_error": "backup"}
+    adaptations = ()
 
     def __init__(self, logits: str = "S", zero_posteriors: str = "clip", on_fit_error="backup"):
         check_choice("logits", logits, LOGITS)
@@ -108,6 +106,7 @@ class TemperatureScaling(_AbstentionScaling):
 
 class BiasCorrectedTemperatureScaling(_AbstentionScaling):
     name, display = "BCTS", "BCTS"
+    adaptations = ("c2q", "c2a", "emq")
     description = "temperature plus per-class biases by validation NLL (abstention)"
 
     def _factory(self):

@@ -1,95 +1,96 @@
-"""CC, PCC, ACC, PACC and KDEy: QuaPy's multiclass aggregative quantifiers on cached posteriors.
+"""CC, PCC, ACC, PACC and KDEy: QuaPy's aggregative quantifiers on cached posteriors (docs/methods.md §3.1).
 
 Each is fitted on the validation posteriors and labels and applied to each test sample; for two
-classes each returns the binary method's vector (docs/methods.md §3.1), so CC, PCC, PACC and KDEy
-reproduce the binary tables' numbers.
+classes the vector's entry 1 is the binary tables' positive prevalence.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.methods.base import check_choice
-from unishift.multiclass.base import MulticlassQuantifier, MulticlassSetting
-from unishift.multiclass.quantification.quapy_bridge import PosteriorPassthroughK, quiet
+from unishift.choices import check_choice
+from unishift.data.containers import Sample, Setting
+from unishift.methods.base import Quantifier, SampleContext
+from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
 
 
-class _QuaPyQuantifier(MulticlassQuantifier):
+class _QuaPyQuantifier(Quantifier):
+    """Fits a QuaPy aggregative quantifier on validation posteriors and applies it to each sample."""
+
     assumption = "label"
+    fit_notes: list
 
     def _make(self, n_classes: int):
         raise NotImplementedError
 
-    def _fit_data(self, setting: MulticlassSetting):
+    def _fit_data(self, setting: Setting):
         return setting.validation.posteriors, setting.validation.labels
 
-    def fit(self, setting: MulticlassSetting):
+    def fit(self, setting: Setting):
         self.fit_notes = []
-        self.n_classes_ = setting.n_classes
         posteriors, labels = self._fit_data(setting)
         self.quantifier_ = self._make(setting.n_classes)
         quiet(self.quantifier_.fit, posteriors, labels)
         return self
 
-    def quantify(self, sample, context) -> np.ndarray:
+    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
         return np.asarray(quiet(self.quantifier_.predict, sample.posteriors), dtype=float)
 
 
 class CC(_QuaPyQuantifier):
-    name, display, group, binary_name = "CC", "CC", "baseline", "CC"
+    name, group, description = "CC", "baseline", "classify and count"
+    adaptations = ()
     assumption = "none"
-    description = "classify and count: share of argmax predictions per class"
 
     def _make(self, n_classes):
         from quapy.method.aggregative import CC as QuaPyCC
 
-        return QuaPyCC(PosteriorPassthroughK(n_classes), fit_classifier=False)
+        return QuaPyCC(PosteriorPassthrough(n_classes), fit_classifier=False)
 
 
 class PCC(_QuaPyQuantifier):
-    name, display, binary_name = "PCC", "PCC", "PCC"
+    name, description = "PCC", "probabilistic CC (exact when the posteriors are calibrated)"
+    adaptations = ("q2c", "q2a")
     assumption = "covariate"
-    description = (
-        "probabilistic CC: mean posterior vector (exact when the posteriors are calibrated)"
-    )
 
     def _make(self, n_classes):
         from quapy.method.aggregative import PCC as QuaPyPCC
 
-        return QuaPyPCC(PosteriorPassthroughK(n_classes), fit_classifier=False, val_split=None)
+        return QuaPyPCC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
 
 
 class ACC(_QuaPyQuantifier):
-    name, display, binary_name = "ACC", "ACC", None
-    description = "adjusted CC: inverts the validation confusion matrix (QuaPy's default solver)"
+    name, description = "ACC", "adjusted CC: inverts the validation confusion matrix"
+    adaptations = ()
 
     def _make(self, n_classes):
         from quapy.method.aggregative import ACC as QuaPyACC
 
-        return QuaPyACC(PosteriorPassthroughK(n_classes), fit_classifier=False, val_split=None)
+        return QuaPyACC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
 
 
 class PACC(_QuaPyQuantifier):
-    name, display, binary_name = "PACC", "PACC", "PACC"
-    description = "probabilistic adjusted CC: inverts the validation mean-posterior matrix"
+    name, description = "PACC", "probabilistic adjusted CC"
+    adaptations = ("q2c", "q2a")
 
     def _make(self, n_classes):
         from quapy.method.aggregative import PACC as QuaPyPACC
 
-        return QuaPyPACC(PosteriorPassthroughK(n_classes), fit_classifier=False, val_split=None)
+        return QuaPyPACC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
 
 
 class KDEy(_QuaPyQuantifier):
     """KDEyML with bandwidth 0.1 on the k-dimensional posterior vectors.
 
-    ``empty_class="uniform_kernel"`` gives a class without validation items a single kernel at the
-    uniform posterior (1/k, ..., 1/k), which for two classes is the binary rule (QuaPy 0.1.9's
-    behaviour, recorded as a fallback); ``"raise"`` leaves QuaPy 0.2.3's error.
+    QuaPy 0.2.3 refuses a class without validation items; 0.1.9 (which produced the tables) used a
+    single kernel at the uniform posterior for it. With ``empty_class="uniform_kernel"`` (default)
+    that point (1/k, ..., 1/k) is added to the fitting data of the missing class, which reproduces
+    0.1.9 exactly (recorded as a fallback); ``"raise"`` leaves QuaPy 0.2.3's error.
     """
 
-    name, display, binary_name = "KDEy", "KDEy", "KDEy"
-    defaults = {"bandwidth": 0.1, "empty_class": "uniform_kernel"}
-    description = "KDEy-ML, bandwidth 0.1"
+    name, description = "KDEy", "KDEy-ML, bandwidth 0.1"
+    adaptations = ("q2c", "q2a")
+
     EMPTY_CLASS_RULES = ("uniform_kernel", "raise")
 
     def __init__(self, bandwidth: float = 0.1, empty_class: str = "uniform_kernel"):
@@ -101,7 +102,7 @@ class KDEy(_QuaPyQuantifier):
         from quapy.method.aggregative import KDEyML
 
         return KDEyML(
-            PosteriorPassthroughK(n_classes),
+            PosteriorPassthrough(n_classes),
             fit_classifier=False,
             val_split=None,
             bandwidth=self.bandwidth,

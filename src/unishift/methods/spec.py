@@ -1,0 +1,123 @@
+"""What the registry knows of a method: :class:`MethodSpec`, built from a method class's attributes
+(:meth:`MethodSpec.of`) or, for an adaptation, from the adaptation table
+(:mod:`unishift.methods.adapt.table`).
+
+The parameters of a method for one shift and number of classes are, in this order: the
+constructor's defaults, ``shift_defaults[shift]``, ``binary_defaults[shift]`` when the data have two
+classes, then the caller's overrides (the ``method_params`` config key). An adaptation's spec holds
+the spec of its inner method and hands the adapter a factory of that inner method, built the same
+way for the same shift and number of classes plus the adaptation's ``inner_params``: an adapter
+never looks a method up by name.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from unishift.methods.base import SHIFTS, Method
+
+
+def constructor_defaults(factory: Callable) -> dict[str, Any]:
+    """The keyword arguments a factory (a method class) takes, with their defaults."""
+    return {
+        p.name: p.default
+        for p in inspect.signature(factory).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty
+    }
+
+
+def _check_n_classes(n_classes) -> None:
+    if isinstance(n_classes, bool) or not isinstance(n_classes, int) or n_classes < 2:
+        raise TypeError(
+            f"n_classes={n_classes!r} is not a number of classes (an integer >= 2); "
+            "call params(shift, n_classes, overrides) / build(shift, n_classes, overrides)"
+        )
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One registered method.
+
+    ``defaults`` are the factory's arguments before any shift (a class's constructor defaults; an
+    adaptation's adapter arguments with ``inner`` and ``inner_params``); ``binary_only`` is the
+    reason it needs two classes ("" when it runs for any k); ``inner`` is the spec of an
+    adaptation's inner method (``None`` otherwise).
+    """
+
+    name: str
+    task: str
+    group: str
+    factory: Callable[..., Method]
+    display: str
+    shifts: tuple[str, ...] = SHIFTS
+    defaults: dict[str, Any] = field(default_factory=dict)
+    shift_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    binary_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
+    description: str = ""
+    binary_only: str = ""
+    assumption: str = "none"
+    calibration_notion: str | None = None
+    inner: MethodSpec | None = None
+
+    def params(
+        self, shift: str, n_classes: int | None = None, overrides: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The factory's arguments under ``shift`` for ``n_classes`` classes (``None``: the
+        parameters of any number of classes, without the binary tables' ones)."""
+        if n_classes is not None:
+            _check_n_classes(n_classes)
+        if overrides is not None and not isinstance(overrides, dict):
+            raise TypeError(f"overrides must be a mapping of parameters, got {overrides!r}")
+        params = dict(self.defaults)
+        params.update(self.shift_defaults.get(shift, {}))
+        if n_classes == 2:
+            params.update(self.binary_defaults.get(shift, {}))
+        params.update(overrides or {})
+        return params
+
+    def build(self, shift: str, n_classes: int, overrides: dict[str, Any] | None = None) -> Method:
+        """A fresh, unfitted method for data with ``n_classes`` classes under ``shift``."""
+        _check_n_classes(n_classes)
+        if self.binary_only and n_classes != 2:
+            raise ValueError(
+                f"{self.task} method {self.name!r} is binary-only in unishift: "
+                f"{self.binary_only} (the data have {n_classes} classes)"
+            )
+        params = self.params(shift, n_classes, overrides)
+        if self.inner is not None:
+            named = params.get("inner", self.inner.name)
+            if named != self.inner.name:
+                raise ValueError(
+                    f"{self.name}: inner={named!r} cannot be overridden (it adapts "
+                    f"{self.inner.name!r}); use the adaptation of {named!r} instead"
+                )
+            inner_params = params.get("inner_params") or {}
+            params["inner"] = functools.partial(self.inner.build, shift, n_classes, inner_params)
+            params["inner_params"] = None
+        return self.factory(**params)
+
+    @classmethod
+    def of(cls, method_class: type[Method]) -> MethodSpec:
+        """The entry a method class describes in its attributes."""
+        return cls(
+            name=method_class.name,
+            task=method_class.task,
+            group=method_class.group,
+            factory=method_class,
+            display=method_class.display or method_class.name,
+            shifts=tuple(method_class.shifts),
+            defaults=constructor_defaults(method_class),
+            shift_defaults={s: dict(d) for s, d in method_class.shift_defaults.items()},
+            binary_defaults={s: dict(d) for s, d in method_class.binary_defaults.items()},
+            description=method_class.description,
+            binary_only=method_class.binary_only,
+            assumption=method_class.assumption,
+            calibration_notion=getattr(method_class, "calibration_notion", None),
+        )
+
+
+__all__ = ["MethodSpec", "constructor_defaults"]
