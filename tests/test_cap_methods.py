@@ -112,9 +112,9 @@ def test_doc_matches_a_hand_regression_on_the_protocol_samples(protocol):
 
 def test_doc_draws_its_samples_once_per_setting(monkeypatch):
     calls = []
-    original = doc_module.upp_indices_k
+    original = doc_module.upp_indices
     monkeypatch.setattr(
-        doc_module, "upp_indices_k", lambda *a, **k: calls.append(a) or original(*a, **k)
+        doc_module, "upp_indices", lambda *a, **k: calls.append(a) or original(*a, **k)
     )
     validation = synthetic(5, 300, 0.5)
     doc = DoC(protocol="upp").fit(setting_of(validation))
@@ -123,7 +123,7 @@ def test_doc_draws_its_samples_once_per_setting(monkeypatch):
             sample_of(synthetic(seed, 250, 0.3)), fresh_context(setting_of(validation))
         )
     assert len(calls) == 1
-    assert calls[0][1:] == (2, 250, 100, 0)
+    assert calls[0][1:] == (250, 100, 0)
 
 
 def test_doc_on_a_single_class_validation_set_uses_npp_and_says_so():

@@ -550,8 +550,8 @@ MUTATIONS = [
         "P6",
         "cap",
         DOC,
-        "return upp_indices_k(labels, n_classes, self.sample_size, self.repeats, self.seed)",
-        "return upp_indices_k(labels, n_classes, self.sample_size, self.repeats, self.seed + 1)",
+        "labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes\n            )\n        if protocol == \"app\"",
+        "labels, self.sample_size, self.repeats, self.seed + 1, n_classes=n_classes\n            )\n        if protocol == \"app\"",
         "DoC: validation samples drawn with the wrong seed",
     ),
     # ---------------------------------------------------------------- statistics

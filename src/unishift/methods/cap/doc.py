@@ -9,27 +9,9 @@ from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import AccuracyPredictor, SampleContext
 from unishift.methods.cap.atc import max_confidence
-from unishift.protocols.multiclass import upp_indices_k
-from unishift.protocols.sampling import app_indices, npp_indices
+from unishift.protocols.sampling import app_indices, npp_indices, upp_indices
 
 PROTOCOLS = ("upp", "npp", "app")
-
-
-def app_indices_k(labels, n_classes: int, sample_size: int, repeats: int, seed: int):
-    """QuaPy's APP over k classes: ``repeats`` samples at each point of the grid of prevalence
-    vectors with 21 evenly spaced values per class (for two classes :func:`app_indices`)."""
-    if n_classes == 2:
-        return app_indices(labels, sample_size, repeats, seed)
-    from quapy.data import LabelledCollection
-    from quapy.protocol import APP
-
-    labels = np.asarray(labels).astype(int)
-    collection = LabelledCollection(np.zeros((len(labels), 1)), labels, classes=range(n_classes))
-    protocol = APP(
-        collection, sample_size, n_prevalences=21, repeats=repeats, random_state=seed,
-        return_type="index",
-    )  # fmt: skip
-    return np.array(list(protocol()), dtype=np.int64)
 
 
 class DoC(AccuracyPredictor):
@@ -75,9 +57,13 @@ class DoC(AccuracyPredictor):
             )
             protocol = "npp"
         if protocol == "upp":
-            return upp_indices_k(labels, n_classes, self.sample_size, self.repeats, self.seed)
+            return upp_indices(
+                labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes
+            )
         if protocol == "app":
-            return app_indices_k(labels, n_classes, self.sample_size, self.repeats, self.seed)
+            return app_indices(
+                labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes
+            )
         return npp_indices(len(labels), self.sample_size, self.repeats, self.seed)
 
     def fit(self, setting: Setting):
