@@ -33,8 +33,9 @@ import pandas as pd
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.data.setups import SetupData
-from unishift.evaluation import RECORD_COLUMNS, evaluate_setup
+from unishift.evaluation import evaluate_setup
 from unishift.kernels import warn_if_unpinned
+from unishift.records import COLUMNS, layout_of
 from unishift.methods.base import (
     SHIFTS,
     TASKS,
@@ -173,8 +174,12 @@ def evaluate(
     ece: str = "top_label",
     ece_precision: str = "float32",
     domain_stream: str = "reference",
+    layout: str | None = None,
 ) -> pd.DataFrame:
     """Per-sample records (the columns of ``results/eval``) of one method on every setup.
+
+    ``layout``: the record layout (:mod:`unishift.records`), by default the one a run on these
+    setups writes: ``two_class`` when every setup has two classes, else ``k_class``.
 
     ``method``: a registered name (``task`` required, e.g. ``evaluate("LasCal", setups,
     task="calibration")``; ``params`` override its defaults) or any object with the interface of one
@@ -192,15 +197,15 @@ def evaluate(
         spec.params(setups[0].shift if setups else "label", overrides=params)
         name = name or method
 
-        def build(shift):
-            return lambda: spec.build(shift, 2, params)
+        def build(setup):
+            return lambda: spec.build(setup.shift, setup.n_classes, params)
     else:
         if params:
             raise ValueError("params= applies to a registered method name, not to an object")
         task = task or task_of(method)
         name = name or getattr(method, "name", "") or type(method).__name__
 
-        def build(_shift):
+        def build(_setup):
             def fresh():
                 copied = copy.deepcopy(method)
                 return copied if isinstance(copied, Method) else _Wrapped(copied, task)
@@ -209,19 +214,21 @@ def evaluate(
 
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise ValueError(f"method name {name!r}: use letters, digits and underscores")
+    layout = layout or layout_of(setup.n_classes for setup in setups)
     records = []
     for setup in setups:
         rows, _ = evaluate_setup(
             task,
             name,
-            build(setup.shift),
+            build(setup),
             setup,
             ece=ece,
             ece_precision=ece_precision,
             domain_stream=domain_stream,
+            layout=layout,
         )
         records.extend(rows)
-    return pd.DataFrame.from_records(records, columns=list(RECORD_COLUMNS))
+    return pd.DataFrame.from_records(records, columns=list(COLUMNS[layout]))
 
 
 def load_records(
