@@ -16,13 +16,14 @@ from unishift.report.names import title as make_title
 # columns; a panel draws those of them that the config lists. Names are registry names.
 _K_CALIBRATION = [
     ("TS", "black"), ("BCTS", "teal"), ("PCC_q2c_3B", "gray"), ("PACC_q2c_3B", "magenta"),
-    ("EMQ_BCTS", "dodgerblue"), ("DoC_a2c_3B", "blue"), ("DMCal", "orangered"),
+    ("DoC_a2c_3B", "blue"),
 ]  # fmt: skip
 PLOT_METHODS = {
     ("calibration", "covariate"): [
         ("Platt", "black"), ("Head2Tail", "blueviolet"), ("CPCS", "firebrick"),
         ("TransCal", "lightgreen"), ("LasCal", "gold"), ("PCC_q2c_5B", "gray"),
         ("PACC_q2c_5B", "magenta"), ("DoC_a2c_6B", "blue"), *_K_CALIBRATION,
+        ("EMQ_BCTS", "dodgerblue"), ("DMCal", "orangered"),
     ],
     ("calibration", "label"): [
         ("Platt", "black"), ("Head2Tail", "blueviolet"), ("CPCS", "firebrick"),
