@@ -35,7 +35,6 @@ from unishift.data.label_shift import read_label_setup
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
 from unishift.kernels import warn_if_unpinned
-from unishift.records import COLUMNS, layout_of
 from unishift.methods.base import (
     SHIFTS,
     TASKS,
@@ -48,6 +47,8 @@ from unishift.methods.base import (
     Setting,
 )
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
+from unishift.quapy_loader import load_quapy
+from unishift.records import COLUMNS, layout_of
 
 warn_if_unpinned(stacklevel=3)
 
@@ -374,6 +375,7 @@ _QUAPY_CONSTRUCTOR = ("classifier", "fit_classifier")
 
 def _check_quapy(quantifier: Any) -> None:
     """Refuse, at wrap time, a QuaPy method that cannot work from a classifier's posteriors."""
+    load_quapy()
     from quapy.method.aggregative import AggregativeQuantifier
 
     kind = type(quantifier).__name__

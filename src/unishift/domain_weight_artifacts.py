@@ -18,7 +18,6 @@ import numpy as np
 from unishift.data.containers import Sample, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
-from unishift.records import layout_of
 from unishift.io import read_npz, write_npz
 from unishift.methods.adapt.to_cap import CalibrationToCAP
 from unishift.methods.base import Calibrator, SampleContext
@@ -32,6 +31,7 @@ from unishift.methods.domain_weights import (
     domain_weight_plan,
     domain_weights,
 )
+from unishift.records import layout_of
 
 FEATURE_SET = "features"
 

@@ -36,6 +36,7 @@ import pandas as pd
 
 from unishift.data.datasets import COLLECTIONS, DatasetSpec, dataset_spec
 from unishift.io import DamagedFileError, one_line
+from unishift.quapy_loader import load_quapy
 
 UCI_COLLECTIONS = ("uci_binary", "uci_multiclass")
 BINARY, MULTICLASS = UCI_COLLECTIONS
@@ -188,6 +189,7 @@ READERS: dict[str, Callable[[list[Path]], dict]] = {
 def build_collection(X: np.ndarray, y_raw: np.ndarray):
     """What QuaPy's multiclass download step pickles: float64 features, targets mapped to their
     rank among the sorted distinct raw values."""
+    load_quapy()
     from quapy.data import LabelledCollection
 
     classes = np.sort(np.unique(y_raw))
@@ -335,6 +337,7 @@ def fetch_dataset(
     ``min_class_support``: QuaPy's minimum class size of the multiclass benchmark (smaller classes
     are dropped; QuaPy raises a ValueError when fewer than three remain).
     """
+    load_quapy()
     import quapy as qp
 
     spec = uci_spec(name, collection)

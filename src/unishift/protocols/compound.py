@@ -34,6 +34,7 @@ import numpy as np
 
 from unishift.protocols.mixture import _legacy_seed, target_counts
 from unishift.protocols.sampling import stream_state_arrays
+from unishift.quapy_loader import load_quapy
 
 MIXTURE_RULES = ("round", "ceil", "uniform")
 REPLACE_RULES = ("as_needed", "always", "never")
@@ -101,6 +102,7 @@ def compound_indices(
     )
     available = np.array([[len(p) for p in domain] for domain in by_class])  # 2 x k
 
+    load_quapy()
     from quapy.functional import uniform_prevalence_sampling
 
     with _legacy_seed(seed):

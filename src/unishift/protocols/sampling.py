@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from unishift.quapy_loader import load_quapy
+
 STREAM_KEYS = ("stream_key", "stream_pos", "stream_has_gauss", "stream_cached_gaussian")
 
 
@@ -56,6 +58,7 @@ def _drain(protocol) -> tuple[list, tuple]:
 
 
 def _collection(labels: np.ndarray, n_classes: int = 2):
+    load_quapy()
     from quapy.data import LabelledCollection
 
     labels = np.asarray(labels).astype(int)
@@ -86,6 +89,7 @@ def upp_indices(
     With ``return_state`` also returns the legacy RNG state after the index draws (see the module
     docstring). Raises ``ValueError`` if a class has no items (UPP cannot draw from it).
     """
+    load_quapy()
     from quapy.protocol import UPP
 
     labels = np.asarray(labels).astype(int)
@@ -116,6 +120,7 @@ def app_indices(
 
     Raises ``ValueError`` if a class has no items.
     """
+    load_quapy()
     from quapy.protocol import APP
 
     labels = np.asarray(labels).astype(int)
@@ -133,6 +138,7 @@ def app_indices(
 
 def npp_indices(n_items: int, sample_size: int, repeats: int, seed: int) -> np.ndarray:
     """NPP: ``repeats`` uniform draws with replacement of ``sample_size`` items from ``n_items``."""
+    load_quapy()
     from quapy.protocol import NPP
 
     protocol = NPP(

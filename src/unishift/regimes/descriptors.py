@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from unishift.quapy_loader import load_quapy
+
 TRUE_DESCRIPTORS = ("true_label_shift", "true_mixture")
 UNSUPERVISED_DESCRIPTORS = (
     "est_prevalence_shift",
@@ -151,6 +153,7 @@ def fit_prevalence_estimator(
 
     PACC is deterministic (no random choice) and needs nothing of the sample but its posteriors.
     """
+    load_quapy()
     from quapy.method.aggregative import PACC
 
     p = _posteriors(validation_posteriors, n_classes, "validation_posteriors")

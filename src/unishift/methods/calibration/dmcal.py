@@ -30,6 +30,7 @@ from unishift.methods.binning import (
     top_label_map,
 )
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
+from unishift.quapy_loader import load_quapy
 
 DMCAL_EPSILON = 1e-7
 CELLS = ("top_label", "positive_class")
@@ -90,6 +91,7 @@ class DMCal(Calibrator):
         self.cells = cells
 
     def fit(self, setting: Setting):
+        load_quapy()
         from quapy.method.aggregative import DMy
 
         k = setting.n_classes

@@ -17,6 +17,7 @@ from unishift.choices import check_choice
 from unishift.data.containers import Setting
 from unishift.methods.base import Calibrator, as_posteriors
 from unishift.methods.calibration.shared import softmax
+from unishift.quapy_loader import load_quapy
 
 
 class PacCalSigma(Calibrator):
@@ -45,6 +46,7 @@ class PacCalSigma(Calibrator):
         self.post_processing = post_processing
 
     def fit(self, setting: Setting):
+        load_quapy()
         from quapy.method.aggregative import PACC
 
         self.fit_notes = []

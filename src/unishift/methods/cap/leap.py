@@ -18,6 +18,7 @@ from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import AccuracyPredictor, SampleContext
 from unishift.methods.quantification.aggregative import PCC, KDEy
+from unishift.quapy_loader import load_quapy
 
 QUANTIFIERS = ("KDEy", "PCC")
 
@@ -56,6 +57,7 @@ def solve_contingency(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, bool]:
     k = int(round(np.sqrt(len(b))))
     x = np.linalg.solve(A, b)
     if np.any(x < 0) or not np.isclose(x.sum(), 1.0):
+        load_quapy()
         from quapy.functional import optim_minimize
 
         x = optim_minimize(lambda v: np.linalg.norm(A @ v - b, ord=2), n_classes=k * k)

@@ -12,6 +12,7 @@ from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import Quantifier, SampleContext
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
+from unishift.quapy_loader import load_quapy
 
 
 class _QuaPyQuantifier(Quantifier):
@@ -43,6 +44,7 @@ class CC(_QuaPyQuantifier):
     assumption = "none"
 
     def _make(self, n_classes):
+        load_quapy()
         from quapy.method.aggregative import CC as QuaPyCC
 
         return QuaPyCC(PosteriorPassthrough(n_classes), fit_classifier=False)
@@ -54,6 +56,7 @@ class PCC(_QuaPyQuantifier):
     assumption = "covariate"
 
     def _make(self, n_classes):
+        load_quapy()
         from quapy.method.aggregative import PCC as QuaPyPCC
 
         return QuaPyPCC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
@@ -64,6 +67,7 @@ class ACC(_QuaPyQuantifier):
     adaptations = ()
 
     def _make(self, n_classes):
+        load_quapy()
         from quapy.method.aggregative import ACC as QuaPyACC
 
         return QuaPyACC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
@@ -74,6 +78,7 @@ class PACC(_QuaPyQuantifier):
     adaptations = ("q2c", "q2a")
 
     def _make(self, n_classes):
+        load_quapy()
         from quapy.method.aggregative import PACC as QuaPyPACC
 
         return QuaPyPACC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
@@ -99,6 +104,7 @@ class KDEy(_QuaPyQuantifier):
         self.empty_class = empty_class
 
     def _make(self, n_classes):
+        load_quapy()
         from quapy.method.aggregative import KDEyML
 
         return KDEyML(

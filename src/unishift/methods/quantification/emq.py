@@ -9,6 +9,7 @@ from unishift.data.containers import PREVALENCE_SOURCES, Setting
 from unishift.io import one_line
 from unishift.methods.base import Quantifier
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, em, quiet
+from unishift.quapy_loader import load_quapy
 
 
 class EMQ(Quantifier):
@@ -56,6 +57,7 @@ class EMQBCTS(Quantifier):
         self.fallback_prevalence = fallback_prevalence
 
     def fit(self, setting: Setting):
+        load_quapy()
         from quapy.method.aggregative import EMQ as QuaPyEMQ
 
         self.fit_notes = []

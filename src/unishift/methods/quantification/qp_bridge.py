@@ -16,6 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from unishift.data.containers import argmax_predictions
+from unishift.quapy_loader import load_quapy
 
 
 class PosteriorPassthrough(ClassifierMixin, BaseEstimator):
@@ -66,6 +67,7 @@ def quiet(fn, *args, **kwargs):
 
 def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):
     """Saerens et al.'s EM (docs/methods.md §0.4, B4) via QuaPy: (prior vector, adapted posteriors)."""
+    load_quapy()
     from quapy.method.aggregative import EMQ
 
     priors, adapted = quiet(
