@@ -27,6 +27,7 @@ from unishift.data.setups import SetupData
 from unishift.io import one_line
 from unishift.methods.base import TASKS, Method, SampleContext
 from unishift.metrics import (
+    PROBABILITY_TOLERANCE,
     absolute_error,
     accuracy,
     brier,
@@ -51,6 +52,8 @@ def _vector(values) -> str:
 
 
 def _calibrated(output, sample) -> np.ndarray:
+    """A calibrator's output, held to its contract: the sample's n x k shape, finite probabilities
+    in [0, 1], rows summing to 1. A violation is the sample's error, never a score."""
     calibrated = np.asarray(output, dtype=float)
     if calibrated.shape != np.shape(sample.posteriors):
         raise ValueError(
@@ -58,7 +61,29 @@ def _calibrated(output, sample) -> np.ndarray:
         )
     if not np.all(np.isfinite(calibrated)):
         raise ValueError("calibrator returned non-finite posteriors")
+    low, high = float(calibrated.min(initial=0.0)), float(calibrated.max(initial=0.0))
+    if low < -PROBABILITY_TOLERANCE or high > 1 + PROBABILITY_TOLERANCE:
+        raise ValueError(
+            f"calibrator returned probabilities outside [0, 1] (from {low:.6g} to {high:.6g})"
+        )
+    sums = calibrated.sum(axis=1)
+    if not np.allclose(sums, 1.0):
+        worst = float(sums[np.argmax(np.abs(sums - 1.0))])
+        raise ValueError(f"calibrator returned rows that do not sum to 1 (one sums to {worst:.6g})")
     return calibrated
+
+
+def _accuracy_estimate(output) -> float:
+    """A CAP method's output, held to its contract: one finite accuracy in [0, 1]."""
+    values = np.asarray(output, dtype=float)
+    if values.size != 1:
+        raise ValueError(f"cap method returned {values.size} values, expected one accuracy")
+    estimate = float(values.reshape(-1)[0])
+    if not np.isfinite(estimate):
+        raise ValueError(f"cap estimate is not finite ({estimate})")
+    if not 0.0 <= estimate <= 1.0:
+        raise ValueError(f"cap method returned an accuracy outside [0, 1] ({estimate!r})")
+    return estimate
 
 
 def score(
@@ -111,9 +136,7 @@ def score(
             "ae": ae,
             "rae": quantification_rae(truth, estimate, sample_size=len(labels)),
         }
-    estimate = float(output)
-    if not np.isfinite(estimate):
-        raise ValueError(f"cap estimate is not finite ({estimate})")
+    estimate = _accuracy_estimate(output)
     true_value = accuracy(sample.posteriors, labels)
     return {
         "true_value": true_value,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
+from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import argmax_predictions
 
 MONOTONE_RULES = ("running_max", "pairwise", "none")
@@ -73,8 +73,7 @@ def bin_membership(scores: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
 
 def confidence_edges(n_classes: int, bins: int) -> np.ndarray:
     """``bins`` isometric edges on [1/k, 1], the first lowered and the last raised by 1e-5."""
-    if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
-        raise ValueError(f"bins={bins!r} is not valid; choose a positive integer")
+    check_positive_int("bins", bins)
     edges = np.linspace(1.0 / n_classes, 1.0, bins + 1)
     edges[0] -= 1e-5
     edges[-1] += 1e-5

@@ -1,6 +1,7 @@
 """Per-sample error measures for any number of classes (docs/reporting.md §1)."""
 
 from unishift.metrics.errors import (
+    PROBABILITY_TOLERANCE,
     absolute_error,
     accuracy,
     brier,
@@ -16,6 +17,7 @@ from unishift.metrics.errors import (
 )
 
 __all__ = [
+    "PROBABILITY_TOLERANCE",
     "absolute_error",
     "accuracy",
     "brier",

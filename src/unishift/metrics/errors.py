@@ -38,8 +38,10 @@ from unishift.numerics import (
 )
 
 N_BINS = 15
-# How far a probability may stray outside [0, 1] from rounding (a softmax's 1 + 2e-16).
+# How far a probability may stray outside [0, 1] from rounding (a softmax's 1 + 2e-16), and a
+# prevalence estimate below 0 (QuaPy's solvers stop within 1e-8 of the simplex's faces).
 PROBABILITY_TOLERANCE = 1e-9
+PREVALENCE_TOLERANCE = 1e-8
 
 
 def check_posteriors(posteriors, n_classes: int | None = None) -> np.ndarray:
@@ -226,7 +228,7 @@ def check_prevalence(prevalence, n_classes: int | None = None, name: str = "prev
         raise ValueError(f"{name} has {len(prevalence)} entries, the problem has {n_classes}")
     if not np.all(np.isfinite(prevalence)):
         raise ValueError(f"{name} holds NaN or infinite values: {prevalence}")
-    if prevalence.min() < -PROBABILITY_TOLERANCE or abs(prevalence.sum() - 1.0) > 1e-6:
+    if prevalence.min() < -PREVALENCE_TOLERANCE or abs(prevalence.sum() - 1.0) > 1e-6:
         raise ValueError(f"{name} {prevalence} is not on the probability simplex")
     return prevalence
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
+from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Sample, Setting, argmax_predictions
 from unishift.methods.adapt.common import (
     build_inner,
@@ -87,6 +87,7 @@ class _PositiveBinnedCalibrator(Calibrator):
     ):
         check_choice("binning", binning, BINNINGS)
         check_choice("monotone", monotone, MONOTONE_RULES)
+        check_positive_int("bins", bins)
         self.inner = inner
         self.inner_params = inner_params
         self.bins = bins
@@ -230,6 +231,7 @@ class _TopLabelCalibrator(Calibrator):
     def __init__(self, inner, inner_params, bins, binning, monotone, smooth, cell_fit="auto"):
         check_choice("binning", binning, BINNINGS)
         check_choice("cell_fit", cell_fit, CELL_FITS)
+        check_positive_int("bins", bins)
         self.cell_fit = cell_fit
         check_choice("monotone", monotone, MONOTONE_RULES)
         check_choice("smooth", smooth, (True, False))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
+from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Setting, argmax_predictions
 from unishift.methods.base import Calibrator
 from unishift.methods.binning import (
@@ -76,8 +76,7 @@ class DMCal(Calibrator):
         abscissa: str = "bin_centre",
         cells: str = "top_label",
     ):
-        if not isinstance(n_bins, int) or isinstance(n_bins, bool) or n_bins < 1:
-            raise ValueError(f"n_bins={n_bins!r} is not valid; choose a positive integer")
+        check_positive_int("n_bins", n_bins)
         check_choice("monotone", monotone, MONOTONE_RULES)
         check_choice("smooth", smooth, (True, False))
         check_choice("abscissa", abscissa, ABSCISSAE)
