@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import sys
 from pathlib import Path
 
+from unishift.made_from import verify, write_record
 
-def start_job(log_path: str, threads: int = 1) -> logging.Logger:
-    """Send logging and warnings to the rule's log file, cap BLAS/OpenMP pools at ``threads`` and
-    check that the job computes with the configured CPU kernels (:mod:`unishift.kernels`).
+
+def start_job(job, threads: int | None = None) -> logging.Logger:
+    """Set up one workflow job: logging and warnings to the rule's log file, BLAS/OpenMP pools capped
+    at ``threads``, the configured CPU kernels checked (:mod:`unishift.kernels`), and, given the
+    job's ``snakemake`` object, its inputs checked against their records and its outputs recorded
+    when it succeeds (:mod:`unishift.made_from`). ``job`` is that object, or a log path alone.
 
     Capping the pools keeps parallel jobs from oversubscribing the cores. Where a result would
     depend on the thread count, the library pins it itself (the classifiers fit and predict on one
@@ -20,6 +25,9 @@ def start_job(log_path: str, threads: int = 1) -> logging.Logger:
 
     from unishift.kernels import PROFILE_VARIABLE, assert_pinned
 
+    log_path = job if isinstance(job, (str, os.PathLike)) else job.log[0]
+    if threads is None:
+        threads = getattr(job, "threads", 1)
     threadpool_limits(limits=max(1, int(threads)))
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="w")
@@ -35,4 +43,34 @@ def start_job(log_path: str, threads: int = 1) -> logging.Logger:
     profile = os.environ.get(PROFILE_VARIABLE)
     if profile:
         logger.info("CPU kernels: %s (OpenBLAS %s)", profile, assert_pinned(profile))
+    if not isinstance(job, (str, os.PathLike)):
+        _check_inputs_and_record_outputs(job)
     return logger
+
+
+def _files(named) -> list[str]:
+    return [str(p) for p in named if isinstance(p, (str, os.PathLike))]
+
+
+def _check_inputs_and_record_outputs(job) -> None:
+    """Refuse inputs that are not what their jobs wrote; record the outputs once the script ends
+    without an exception (Snakemake removes the outputs of a failed job)."""
+    inputs = _files(job.input)
+    verify(p for p in inputs if Path(p).is_file())
+    failed = []
+    previous_hook = sys.excepthook
+
+    def note_failure(kind, value, traceback):
+        failed.append(kind)
+        previous_hook(kind, value, traceback)
+
+    def record_outputs():
+        if failed:
+            return
+        wildcards = dict(job.wildcards.items()) if hasattr(job.wildcards, "items") else {}
+        for output in _files(job.output):
+            if Path(output).is_file():
+                write_record(output, job.rule, wildcards, inputs)
+
+    sys.excepthook = note_failure
+    atexit.register(record_outputs)

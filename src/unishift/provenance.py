@@ -11,6 +11,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from unishift.made_from import file_sha256
+
 PACKAGES = (
     "unishift",
     "numpy",
@@ -73,9 +75,8 @@ def git_state(repository: str | Path) -> dict:
     return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
 
 
-def file_sha256(path: str | Path) -> str | None:
-    path = Path(path)
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+def lock_sha256(path: str | Path) -> str | None:
+    return file_sha256(path) if Path(path).is_file() else None
 
 
 def hub_revisions(manifests) -> dict:
@@ -106,7 +107,7 @@ def deployment(repository, lock_file, hub_manifests=(), lm_reports=()) -> dict:
     """The fields that say which code, environment, hub files and hardware produced the results."""
     return {
         "git": git_state(repository),
-        "lock_file_sha256": file_sha256(lock_file),
+        "lock_file_sha256": lock_sha256(lock_file),
         "hub": hub_revisions(hub_manifests),
         "gpus": gpus_used(lm_reports),
     }

@@ -22,6 +22,7 @@ from unishift.data.datasets import check_dataset_names, dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
 from unishift.io import REBUILD, csv_problem, npz_problem
+from unishift.made_from import problem_of as made_from_problem
 from unishift.plan import record_layout
 from unishift.records import ECE_CHOICES, TWO_CLASS
 from unishift.registry import get_method
@@ -310,7 +311,9 @@ def parquet_problem(path) -> str | None:
 
 
 def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
-    """(path, problem) of every intermediate file under ``results`` that is visibly cut or corrupt."""
+    """(path, problem) of every intermediate file under ``results`` that is visibly cut or corrupt,
+    or that is not what its job wrote (:mod:`unishift.made_from`: edited, copied from another
+    setup, or without a record)."""
     results = Path(results)
     found = []
     for folder, pattern, check in INTERMEDIATES:
@@ -318,7 +321,7 @@ def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
         for path in sorted((results / folder).glob(pattern)):
             if path.name.startswith("."):
                 continue
-            problem = check(path)
+            problem = check(path) or made_from_problem(path)
             if problem:
                 found.append((str(path), problem))
     return found

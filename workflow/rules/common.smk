@@ -10,6 +10,8 @@ from unishift.methods.base import SHIFTS, TASKS
 from unishift.plan import record_layout, results_folder
 from unishift.records import TWO_CLASS
 from unishift.registry import get_method, use_plugins
+from unishift.report.summary import run_summary
+from unishift.run_lock import hold_run_lock
 from unishift.workflow_checks import (
     check_config,
     check_config_files,
@@ -38,6 +40,19 @@ if workflow.is_main_process:
     # A damaged file of a previous run would make every job reading it fail after Snakemake removed
     # that job's good outputs, or be read partially: refuse to plan on top of it.
     check_intermediates(RESULTS)
+
+
+onstart:
+    # one run at a time per results folder (unishift.run_lock); --nolock skips it like Snakemake's
+    if workflow.execution_settings.lock:
+        hold_run_lock(RESULTS)
+
+
+onsuccess:
+    print(
+        run_summary(RESULTS, [(t, s) for s in enabled_shifts() for t in TASKS if methods_of(s, t)]),
+        file=sys.stderr,
+    )
 
 
 def evaluation_code_version(wildcards):

@@ -56,6 +56,7 @@ rule evaluation_records:
     resources:
         mem_mb=1000,
     params:
+        allow_failed=config["allow_failed_methods"],
         code=code_version("evaluation_records.py"),
     script:
         "../scripts/evaluation_records.py"

@@ -1,7 +1,7 @@
 from unishift.jobs import start_job
 from unishift.report.pipeline import build_accuracy
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 comparison = build_accuracy(
     snakemake.input[0], snakemake.wildcards.shift, snakemake.output.tex, snakemake.output.csv
 )

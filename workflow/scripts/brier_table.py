@@ -3,7 +3,7 @@ from pathlib import Path
 from unishift.jobs import start_job
 from unishift.report.pipeline import build_table
 
-start_job(snakemake.log[0])
+start_job(snakemake)
 params = snakemake.params
 build_table(
     snakemake.input,

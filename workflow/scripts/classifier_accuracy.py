@@ -6,7 +6,7 @@ from unishift.data.label_shift import read_posteriors
 from unishift.io import write_csv
 from unishift.jobs import start_job
 
-start_job(snakemake.log[0])
+start_job(snakemake)
 datasets, classifiers = snakemake.params.datasets, snakemake.params.classifiers
 pairs = list(itertools.product(datasets, classifiers))
 rows = [

@@ -4,7 +4,7 @@ from unishift.io import write_npz
 from unishift.jobs import start_job
 from unishift.protocols.mixture import mixture_indices
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 n_source = len(read_split(snakemake.input.source))
 n_target = len(read_split(snakemake.input.target))
 for pool in (n_source, n_target):

@@ -3,7 +3,7 @@ from unishift.data.label_shift import read_label_setup
 from unishift.domain_weight_artifacts import compute_domain_weights, write_domain_weights
 from unishift.jobs import start_job
 
-log = start_job(snakemake.log[0], snakemake.threads)
+log = start_job(snakemake)
 params, inputs, wildcards = snakemake.params, snakemake.input, snakemake.wildcards
 
 if snakemake.rule == "domain_weights_label":

@@ -5,7 +5,7 @@ from unishift.evaluation import evaluate_method
 from unishift.io import write_csv
 from unishift.jobs import start_job
 
-log = start_job(snakemake.log[0], snakemake.threads)
+log = start_job(snakemake)
 shift, task, method = (
     snakemake.wildcards.shift,
     snakemake.wildcards.task,

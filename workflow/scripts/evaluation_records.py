@@ -1,7 +1,18 @@
+import pandas as pd
+
+from unishift.evaluation import check_not_all_failed
 from unishift.io import concat_csv
 from unishift.jobs import start_job
+from unishift.report.tables import read_records
 
-log = start_job(snakemake.log[0], snakemake.threads)
+log = start_job(snakemake)
+wildcards = snakemake.wildcards
+# every per-setup file whole and in one layout before anything is written; a damaged one is named
+records = pd.concat([read_records(path) for path in snakemake.input.records], ignore_index=True)
+if not snakemake.params.allow_failed:
+    check_not_all_failed(
+        records, wildcards.method, f"{wildcards.task} under {wildcards.shift} shift"
+    )
 for kind in ("records", "runtime"):
     rows = concat_csv(snakemake.input[kind], snakemake.output[kind])
     log.info("%s: %d rows from %d setups", snakemake.output[kind], rows, len(snakemake.input[kind]))

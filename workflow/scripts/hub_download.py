@@ -2,7 +2,7 @@ from unishift.hub import download_dataset, download_model, use_cache_dir
 from unishift.io import write_json
 from unishift.jobs import start_job
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 use_cache_dir(snakemake.params.cache)
 entry = snakemake.params.entry
 download = download_model if snakemake.wildcards.kind == "models" else download_dataset

@@ -2,7 +2,7 @@ from unishift.data.label_shift import label_shift_samples, read_splits
 from unishift.io import write_npz
 from unishift.jobs import start_job
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 samples = label_shift_samples(
     read_splits(snakemake.input.splits),
     sample_size=snakemake.params.sample_size,

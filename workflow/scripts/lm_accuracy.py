@@ -2,7 +2,7 @@ from unishift.data.covariate import lm_accuracies
 from unishift.io import write_csv
 from unishift.jobs import start_job
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 caches = {tuple(key): path for key, path in zip(snakemake.params.pairs, snakemake.input)}
 table = lm_accuracies(caches, snakemake.params.domains)
 log.info("\n%s", table.to_string(index=False))

@@ -15,7 +15,7 @@ from unishift.lm.device import choose_device, gpu_description  # noqa: E402
 from unishift.lm.finetune import FinetuneSettings  # noqa: E402
 from unishift.lm.pipeline import finetune_workload, run_finetune, save_head  # noqa: E402
 
-log = start_job(snakemake.log[0], snakemake.threads)
+log = start_job(snakemake)
 # the Trainer prints its metrics to stdout; keep them in the rule's log
 sys.stdout = sys.stderr
 settings = FinetuneSettings.from_config(snakemake.params.settings)

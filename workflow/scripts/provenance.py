@@ -2,7 +2,7 @@ from unishift.io import write_json
 from unishift.jobs import start_job
 from unishift.provenance import deployment, provenance
 
-start_job(snakemake.log[0])
+start_job(snakemake)
 record = provenance(dict(snakemake.params.config), code_version=snakemake.params.code)
 record.update(
     deployment(

@@ -8,7 +8,7 @@ def captioned(paths):
     return [(Path(p).stem.replace("_", " "), Path(p)) for p in paths]
 
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 content = ReportContent(
     tables=captioned(snakemake.input.tables),
     cd=captioned(snakemake.input.cd),

@@ -1,7 +1,7 @@
 from unishift.jobs import start_job
 from unishift.report.pipeline import build_reproduction
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 table = build_reproduction(
     snakemake.input.cells,
     snakemake.input.summary,

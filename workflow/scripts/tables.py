@@ -3,7 +3,7 @@ from pathlib import Path
 from unishift.jobs import start_job
 from unishift.report.pipeline import build_cd, build_table
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 params, wildcards = snakemake.params, snakemake.wildcards
 result = build_table(
     snakemake.input,

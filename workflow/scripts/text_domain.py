@@ -9,7 +9,7 @@ from unishift.data.text import load_domain, split_summary, write_split  # noqa: 
 from unishift.io import write_json  # noqa: E402
 from unishift.jobs import start_job  # noqa: E402
 
-log = start_job(snakemake.log[0], snakemake.threads)
+log = start_job(snakemake)
 domain, source = snakemake.wildcards.domain, snakemake.params.text_source
 hub = snakemake.input.get("hub")
 commit = json.loads(open(hub).read())["commit"] if hub else None

@@ -4,7 +4,7 @@ from unishift.data.label_shift import read_samples, read_splits, train_and_predi
 from unishift.io import atomic_path, write_npz
 from unishift.jobs import start_job
 
-log = start_job(snakemake.log[0], snakemake.threads)
+log = start_job(snakemake)
 splits = read_splits(snakemake.input.splits)
 model, posteriors = train_and_predict(
     splits,

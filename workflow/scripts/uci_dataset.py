@@ -2,7 +2,7 @@ from unishift.data.label_shift import prepare_splits
 from unishift.io import write_npz
 from unishift.jobs import start_job
 
-log = start_job(snakemake.log[0])
+log = start_job(snakemake)
 arrays, source = prepare_splits(
     snakemake.wildcards.dataset,
     data_home=snakemake.params.data_home,

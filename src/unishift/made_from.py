@@ -1,0 +1,133 @@
+"""What made each intermediate file, so that nothing is read that its job did not write
+(docs/evaluation-jobs.md, "What made a file").
+
+Every workflow job records, next to each file it writes, a small JSON sibling
+``.<name>.made.json``: the file's path as the job wrote it, its size, modification time and sha256,
+the rule and wildcards of the job, and the sha256 of each input the job read. Before a job reads
+its inputs, and before the workflow plans on top of a previous run, each file is checked against
+its record:
+
+* a file whose content changed after its job wrote it (an edited number, a file cut at a line end,
+  a renamed header) no longer has the recorded sha256;
+* a file copied over another setup's (yeast's samples replaced by cmc.3's) has either the other
+  setup's record, whose path differs, or no matching sha256;
+* a file without a record was not written by a job of this version of the workflow.
+
+Each is refused with the file's name and the fix (delete it; snakemake then rebuilds it and what is
+computed from it). Size and modification time only spare the hashing of files that were not touched;
+the sha256 decides. Standard library only: the planning process reads it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+FORMAT = 1
+FIX = "delete it and rerun snakemake, which rebuilds it and what is computed from it"
+
+
+class ProvenanceError(ValueError):
+    """A file whose record says it is not what its job wrote."""
+
+    def __init__(self, path, problem: str):
+        self.path, self.problem = str(path), problem
+        super().__init__(f"{path}: {problem}; {FIX}")
+
+
+def record_path(path: str | os.PathLike) -> Path:
+    path = Path(path)
+    return path.with_name(f".{path.name}.made.json")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_size, info.st_mtime_ns
+
+
+def read_record(path: str | os.PathLike) -> dict | None:
+    try:
+        return json.loads(record_path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def recorded_sha256(path: str | os.PathLike) -> str:
+    """The sha256 of a file: its record's when the file was not touched since, else computed."""
+    path = Path(path)
+    record = read_record(path)
+    if record and [record.get("size"), record.get("mtime_ns")] == list(_stat(path)):
+        return record["sha256"]
+    return file_sha256(path)
+
+
+def write_record(path, rule: str, wildcards: dict, inputs: Iterable[str | os.PathLike]) -> dict:
+    """Record what made ``path`` (written by ``rule`` with ``wildcards`` from ``inputs``)."""
+    path = Path(path)
+    size, mtime = _stat(path)
+    record = {
+        "format": FORMAT,
+        "path": os.path.normpath(path),
+        "size": size,
+        "mtime_ns": mtime,
+        "sha256": file_sha256(path),
+        "rule": rule,
+        "wildcards": {str(k): str(v) for k, v in wildcards.items()},
+        "inputs": {os.path.normpath(p): recorded_sha256(p) for p in inputs if Path(p).is_file()},
+    }
+    target = record_path(path)
+    partial = target.with_name(target.name + ".partial")
+    partial.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(partial, target)
+    return record
+
+
+def problem_of(path: str | os.PathLike) -> str | None:
+    """Why ``path`` is not the file its job wrote, or None when it is."""
+    path = Path(path)
+    record = read_record(path)
+    if record is None or record.get("format") != FORMAT:
+        return "no record of the job that wrote it (.made.json), so it cannot be trusted"
+    if record.get("path") != os.path.normpath(path):
+        return (
+            f"its record says it was written as {record.get('path')} by rule {record.get('rule')}: "
+            "a file of another setup copied here"
+        )
+    if [record.get("size"), record.get("mtime_ns")] != list(_stat(path)):
+        if file_sha256(path) != record.get("sha256"):
+            return (
+                f"its content changed after rule {record.get('rule')} wrote it (sha256 differs "
+                "from its record)"
+            )
+    return None
+
+
+def verify(paths: Iterable[str | os.PathLike]) -> None:
+    """Raise :class:`ProvenanceError` for the first file that is not what its job wrote."""
+    for path in paths:
+        problem = problem_of(path)
+        if problem:
+            raise ProvenanceError(path, problem)
+
+
+__all__ = [
+    "ProvenanceError",
+    "file_sha256",
+    "problem_of",
+    "read_record",
+    "record_path",
+    "recorded_sha256",
+    "verify",
+    "write_record",
+]

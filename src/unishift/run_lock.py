@@ -1,0 +1,57 @@
+"""One workflow run at a time per results folder (docs/evaluation-jobs.md, "One run at a time").
+
+Snakemake locks its working directory, but a second run that has nothing to do releases the locks
+by deleting their folder, after which a third run with overlapping targets starts jobs beside the
+first (seen with Snakemake 9.27.1). This lock is the operating system's: an exclusive ``flock`` on
+``<results>/.run.lock`` held by the snakemake process for as long as it runs, so it is released when
+that process ends, however it ends (``kill -9`` included), and nothing else can remove it. The
+workflow takes it when it starts executing jobs (``onstart``: dry runs, ``--lint``, ``--unlock``
+and runs with nothing to do take no lock); ``--nolock`` skips it as it skips Snakemake's.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+from pathlib import Path
+
+LOCK_NAME = ".run.lock"
+_held: dict[str, int] = {}
+
+
+class RunLockError(RuntimeError):
+    """Another run holds the results folder."""
+
+
+def hold_run_lock(results: str | os.PathLike) -> Path:
+    """Take the run lock of ``results`` for the life of this process, or raise
+    :class:`RunLockError` naming the run that holds it."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: Snakemake's own lock is all there is
+        return Path(results) / LOCK_NAME
+    path = Path(results) / LOCK_NAME
+    key = str(path.resolve())
+    if key in _held:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = path.read_text(encoding="utf-8", errors="replace").strip() or "another process"
+        os.close(descriptor)
+        raise RunLockError(
+            f"another snakemake run is writing to {results}/ ({holder}); no job was started. Wait "
+            "for it to finish (its lock is released when it ends, however it ends), or give this "
+            "run another `results` folder"
+        ) from None
+    started = datetime.datetime.now().isoformat(timespec="seconds")
+    os.ftruncate(descriptor, 0)
+    os.write(descriptor, f"pid {os.getpid()}, started {started}: {' '.join(sys.argv)}\n".encode())
+    _held[key] = descriptor  # kept open: closing it would release the lock
+    return path
+
+
+__all__ = ["LOCK_NAME", "RunLockError", "hold_run_lock"]
