@@ -50,7 +50,10 @@ onstart:
 
 onsuccess:
     print(
-        run_summary(RESULTS, [(t, s) for s in enabled_shifts() for t in TASKS if methods_of(s, t)]),
+        run_summary(
+            RESULTS,
+            [(t, s) for s in enabled_shifts() for t in TASKS if methods_of(s, t)],
+        ),
         file=sys.stderr,
     )
 
@@ -95,7 +98,10 @@ def method_info(shift, task):
     """name -> [display, group] of the configured methods: a parameter of the report rules, whose
     jobs then import no method (and re-run when a display name or group changes)."""
     return {
-        name: [get_method(task, name, shift).display, get_method(task, name, shift).group]
+        name: [
+            get_method(task, name, shift).display,
+            get_method(task, name, shift).group,
+        ]
         for name in methods_of(shift, task)
     }
 
