@@ -272,6 +272,35 @@ def check_method_params(spec, params, where: str, method: str, classes=None) -> 
             raise ConfigError(f"{where} (under {shift} shift): {err}") from None
 
 
+def _schema_integers(schema: dict, root: dict, path: tuple = ()):
+    """The key paths a JSON schema types as integers (following local $refs)."""
+    if "$ref" in schema and schema["$ref"].startswith("#/"):
+        target = root
+        for part in schema["$ref"][2:].split("/"):
+            target = target[part]
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    kinds = schema.get("type")
+    if kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds):
+        yield path
+    for name, child in (schema.get("properties") or {}).items():
+        yield from _schema_integers(child, root, (*path, name))
+
+
+def check_integers(config: dict, schema_path: str | Path) -> None:
+    """A JSON schema accepts 3.0 as an integer; the code downstream does not (``range(3.0)``):
+    refuse a float where the schema says integer, naming the key."""
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    for path in _schema_integers(schema, schema):
+        value = config
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, float):
+            raise ConfigError(
+                f"config key {'.'.join(path)}: {value!r} is not an integer; write "
+                f"{int(value) if value.is_integer() else 'a whole number'}"
+            )
+
+
 def check_config(config: dict) -> None:
     """Everything a valid schema does not guarantee; raises :class:`ConfigError`."""
     _check_branches(config)

@@ -1,6 +1,7 @@
 import os
 import shutil
 import sys
+from pathlib import Path
 
 from snakemake.utils import validate
 
@@ -15,6 +16,7 @@ from unishift.run_lock import hold_run_lock
 from unishift.workflow_checks import (
     check_config,
     check_config_files,
+    check_integers,
     check_intermediates,
 )
 
@@ -22,6 +24,7 @@ from unishift.workflow_checks import (
 # all before any job runs.
 check_config_files(workflow.overwrite_configfiles or workflow.configfiles)
 validate(config, schema="../schemas/config.schema.yaml")
+check_integers(config, Path(workflow.current_basedir) / "../schemas/config.schema.yaml")
 # Plugin modules register their methods before the method names are checked, here and (through the
 # environment the jobs inherit) in every job that reads the registry.
 use_plugins(config["plugins"])
