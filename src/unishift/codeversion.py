@@ -131,6 +131,13 @@ def normalise(source: str) -> str:
     return ast.dump(_without_docstrings(ast.parse(source)), include_attributes=False)
 
 
+def script_source(script: str | Path) -> str:
+    """A workflow script's own code, normalised: an edit to a comment or the layout (or a new file
+    timestamp) leaves it unchanged, any change to what it does does not (the profiles leave
+    Snakemake's own "code" rerun trigger out for that reason)."""
+    return normalise(Path(script).read_text(encoding="utf-8"))
+
+
 def normalised_source(name: str) -> str:
     return _analyse(name)[1]
 
@@ -201,7 +208,9 @@ def script_code_version(script: str | Path, registry: bool = False) -> str:
     and the method packages, which count (as the registry's code and every registry entry) only
     with ``registry=True``, for the rules that read method names, display names or groups."""
     skip = {*_method_packages(), REGISTRY}
-    version = version_of(module_closure(script_imports(script), skip))
+    version = _combine(
+        version_of(module_closure(script_imports(script), skip)), [script_source(script)]
+    )
     if not registry:
         return version
     from unishift.registry import all_methods
@@ -260,6 +269,7 @@ def method_code_version(
     return _combine(
         version_of(code),
         [
+            script_source(script),
             *_registrations(specs),
             repr(sorted((overrides or {}).items())),
             *_external_sources(modules),
