@@ -290,6 +290,13 @@ def _external_sources(modules: Iterable[str]) -> list[str]:
     return sources
 
 
+def plugin_code_version(module: str) -> str | None:
+    """The code version of a plugin module outside the package (its normalised source; None when
+    it has no Python source)."""
+    sources = _external_sources([module])
+    return _combine("", sources) if sources else None
+
+
 def clear_caches() -> None:
     """Forget what was read (a process that edits the sources it hashes must call this)."""
     for cached in (_analyse, _package_data, _version):

@@ -54,7 +54,27 @@ def provenance(config: dict, code_version: str | None = None) -> dict:
         "platform": platform.platform(),
         "packages": versions,
         "cpu_kernels": kernels_in_effect(),
+        "plugins": plugin_records(),
     }
+
+
+def plugin_records() -> list[dict]:
+    """Each plugin source of the registry: where it came from, its package and version, the code
+    version of its module, and why it could not be imported where it could not."""
+    from unishift.codeversion import plugin_code_version
+    from unishift.registry import plugins
+
+    return [
+        {
+            "origin": plugin.origin,
+            "module": plugin.module,
+            "package": plugin.package,
+            "version": plugin.version,
+            "code_version": None if plugin.error else plugin_code_version(plugin.module),
+            "error": plugin.error or None,
+        }
+        for plugin in plugins()
+    ]
 
 
 def git_state(repository: str | Path) -> dict:

@@ -20,8 +20,15 @@ import importlib
 import inspect
 import os
 import pkgutil
+import warnings
 from collections.abc import Iterable
-from importlib.metadata import entry_points
+from dataclasses import dataclass
+from importlib.metadata import (
+    PackageNotFoundError,
+    distribution,
+    entry_points,
+    packages_distributions,
+)
 from types import ModuleType
 from typing import Any
 
@@ -80,7 +87,12 @@ def register(spec: MethodSpec) -> MethodSpec:
     _check(spec)
     key = (spec.task, spec.name)
     if key in _REGISTRY and _REGISTRY[key] != spec:
-        raise ValueError(f"method {spec.name!r} is registered twice for task {spec.task!r}")
+        first, second = _REGISTRY[key].factory, spec.factory
+        raise ValueError(
+            f"{spec.task} method {spec.name!r} is registered twice: by "
+            f"{first.__module__}.{first.__qualname__} and by {second.__module__}."
+            f"{second.__qualname__}; rename one of them (its class's name attribute)"
+        )
     _REGISTRY[key] = spec
     return spec
 
@@ -141,14 +153,59 @@ def plugin_modules() -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class Plugin:
+    """One source of plugin methods: an entry point of an installed package, or a module named by
+    the ``plugins:`` config key; ``error`` says why it could not be imported ("" when it could)."""
+
+    origin: str
+    module: str
+    package: str | None = None
+    version: str | None = None
+    error: str = ""
+
+
+_PLUGINS: list[Plugin] = []
+
+
+def _entry_point_plugin(entry_point, error: str = "") -> Plugin:
+    dist = getattr(entry_point, "dist", None)
+    package = dist.name if dist is not None else None
+    origin = f"entry point {entry_point.name!r} ({entry_point.value})" + (
+        f" of package {package}" if package else ""
+    )
+    return Plugin(
+        origin,
+        entry_point.value.split(":")[0],
+        package,
+        dist.version if dist is not None else None,
+        error,
+    )
+
+
 def plugin_objects() -> list[tuple[Any, str]]:
     """What the installed plugins provide, as (loaded object, origin) pairs: each entry point of the
     ``unishift.methods`` group (a module, a method class or a list of them) and each module named in
-    ``UNISHIFT_PLUGINS``."""
-    found = [
-        (entry_point.load(), f"entry point {entry_point.value!r}")
-        for entry_point in entry_points(group=ENTRY_POINT_GROUP)
-    ]
+    ``UNISHIFT_PLUGINS``. An entry point that cannot be imported is left out with a warning naming it
+    and its package (:func:`plugins` lists it), so that configs that do not use it still run; a
+    module the config names must import."""
+    found = []
+    _PLUGINS.clear()
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = entry_point.load()
+        except Exception as err:  # any error of a third-party import: report, do not stop
+            plugin = _entry_point_plugin(entry_point, f"{type(err).__name__}: {err}")
+            _PLUGINS.append(plugin)
+            warnings.warn(
+                f"unishift plugin {plugin.origin} cannot be imported ({plugin.error}); its methods "
+                f"are not available. Fix or reinstall {plugin.package or 'its package'}, or "
+                "uninstall it",
+                stacklevel=2,
+            )
+            continue
+        _PLUGINS.append(_entry_point_plugin(entry_point))
+        found.append((loaded, _PLUGINS[-1].origin))
     for module in plugin_modules():
         try:
             loaded = importlib.import_module(module)
@@ -157,8 +214,28 @@ def plugin_objects() -> list[tuple[Any, str]]:
                 f"plugin module {module!r} (from {PLUGINS_VARIABLE} / the plugins: config key) "
                 f"cannot be imported: {err}; install the package that provides it"
             ) from err
-        found.append((loaded, f"module {module!r}"))
+        package = (packages_distributions().get(module.split(".")[0]) or [None])[0]
+        version = _version_of(package)
+        _PLUGINS.append(
+            Plugin(f"module {module!r} (plugins: config key)", module, package, version)
+        )
+        found.append((loaded, _PLUGINS[-1].origin))
     return found
+
+
+def _version_of(package: str | None) -> str | None:
+    if package is None:
+        return None
+    try:
+        return distribution(package).version
+    except PackageNotFoundError:
+        return None
+
+
+def plugins() -> list[Plugin]:
+    """The plugin sources of the last scan, those that failed to import included."""
+    _load_all()
+    return list(_PLUGINS)
 
 
 def _load_plugin(loaded: Any, origin: str) -> None:
@@ -225,8 +302,14 @@ def method_names(task: str, shift: str | None = None, n_classes: int | None = No
 def get_method(task: str, name: str, shift: str | None = None) -> MethodSpec:
     specs = all_methods()
     if (task, name) not in specs:
+        broken = [p for p in _PLUGINS if p.error]
+        hint = "".join(
+            f"; the plugin {p.origin} could not be imported ({p.error}) and may provide it"
+            for p in broken
+        )
         raise KeyError(
-            f"unknown {task} method {name!r}; valid {task} methods are {method_names(task, shift)}"
+            f"unknown {task} method {name!r}; valid {task} methods are "
+            f"{method_names(task, shift)}{hint}"
         )
     spec = specs[(task, name)]
     if shift is not None and shift not in spec.shifts:
@@ -247,6 +330,7 @@ __all__ = [
     "METHOD_MODULES",
     "METHOD_PACKAGES",
     "PLUGINS_VARIABLE",
+    "Plugin",
     "all_methods",
     "declared_methods",
     "get_method",
@@ -255,6 +339,7 @@ __all__ = [
     "package_modules",
     "plugin_modules",
     "plugin_objects",
+    "plugins",
     "register",
     "register_class",
     "register_module",
