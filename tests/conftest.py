@@ -70,3 +70,11 @@ def _plugin_variable_does_not_leak():
     before = os.environ.get("UNISHIFT_PLUGINS")
     yield
     assert os.environ.get("UNISHIFT_PLUGINS") == before, "a test left UNISHIFT_PLUGINS changed"
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that uses a finished workflow run starts snakemake (through the session fixture), so
+    it is a workflow test whatever its module says: `-m "not workflow"` stays a fast loop."""
+    for item in items:
+        if "finished_test_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.workflow)
