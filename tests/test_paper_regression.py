@@ -2,7 +2,7 @@
 printed precision (3 decimals).
 
 Each cell is the mean error over the 100 UPP samples of 250 items of one (data set, classifier,
-method), computed as the workflow computes it (``tests/paper_cells.py``). The cells are
+method), computed as the workflow computes it (:mod:`unishift.report.paper_cells`). The cells are
 deterministic in the reference code, so equality is exact at 3 decimals, and every method family
 of the quantification and CAP tables is represented: QuaPy's quantifiers, the CAP methods, the
 α2ρ / ζ2ρ / ρ2α / ζ2α adaptations, the domain-classifier methods (whose draws continue the
@@ -19,7 +19,7 @@ from collections import defaultdict
 
 import pytest
 
-from tests.paper_cells import cell_value, paper_value
+from unishift.report.paper_cells import cell_value, paper_value
 
 # (task, method, data set, classifier), grouped by setup (each setup is prepared once). Chosen
 # among the equal cells of a config/paper.yaml run, at least 1e-4 away from a rounding boundary.

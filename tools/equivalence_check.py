@@ -21,7 +21,9 @@ derived per-sample seeds (the multiclass branch's), and a synthetic 3-class cova
     OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
         python tools/equivalence_check.py --old /work/baseline/src [--samples 5]
 
-(the script sets those variables for its subprocesses). Exit status 1 when anything differs.
+(the script sets those variables for its subprocesses). Exit status 1 when anything differs. The
+stored outputs that tests/test_method_regression.py pins are written from the old library by
+``python -m tests.regression_fixture`` (docs/developing.md).
 """
 
 from __future__ import annotations
@@ -108,11 +110,6 @@ def _synthetic(k: int, seed: int, n_samples: int, d: int = 64):
 
 def prepare(out: Path, n_samples: int) -> None:
     import numpy as np
-    from unishift.data.label_shift_multiclass import (
-        multiclass_label_shift_samples,
-        prepare_multiclass_splits,
-        train_and_predict_k,
-    )
 
     from unishift.data.label_shift import label_shift_samples, prepare_splits, train_and_predict
     from unishift.protocols.sampling import stream_state_from_arrays
@@ -148,11 +145,13 @@ def prepare(out: Path, n_samples: int) -> None:
             )
     setups.append(_synthetic(2, seed=11, n_samples=n_samples))
     for dataset in sorted({d for d, _ in MULTICLASS_LABEL}):
-        splits, _ = prepare_multiclass_splits(dataset, home)
+        # the one data layer writes the arrays of the old multiclass data modules, bit for bit
+        # (tools/data_equivalence_check.py); the multiclass branch used the test pool's posteriors
+        splits, _ = prepare_splits(dataset, home, collection="uci_multiclass")
         k = int(splits["n_classes"])
-        samples = multiclass_label_shift_samples(splits, 250, n_samples, seed=0)
+        samples = label_shift_samples(splits, 250, n_samples, seed=0)
         for _, classifier in (p for p in MULTICLASS_LABEL if p[0] == dataset):
-            _, post = train_and_predict_k(splits, classifier, seed=0)
+            _, post = train_and_predict(splits, classifier, seed=0)
             setups.append(
                 {
                     "name": f"{dataset}/{classifier}",
@@ -227,7 +226,7 @@ def _contexts(SampleContext, setup, stream: bool):
 
 
 def old_side(setups_path: Path, out: Path, only: set | None) -> None:
-    from unishift.multiclass.base import (
+    from unishift.multiclass.base import (  # noqa: I001 (the old library)
         MulticlassLabelledSet,
         MulticlassSample,
         MulticlassSetting,
@@ -401,64 +400,6 @@ def compare_meta(old: dict, new: dict) -> list[str]:
     return problems
 
 
-# ---------------------------------------------------------------------------------------------
-# The stored two-class outputs of tests/test_two_class_regression.py (computed by the old library)
-
-
-def fixture_side(setups_path: Path, out: Path) -> None:
-    """The old library's outputs of the regression cases: the binary registry's methods on the
-    two-class setups, the multiclass catalogue's on the k-class ones."""
-    import json
-
-    sys.path.insert(0, str(REPO))
-    from tests.regression_cases import overrides_of, run  # noqa: I001 (the old library)
-    from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting
-    from unishift.multiclass import catalogue
-    from unishift.multiclass.base import MulticlassLabelledSet, MulticlassSample, MulticlassSetting
-    from unishift.registry import all_methods
-
-    setups = pickle.loads(setups_path.read_bytes())
-    for k, specs, containers in (
-        (2, [s for _, s in sorted(all_methods().items())], (LabelledSet, Sample, Setting)),
-        (
-            3,
-            sorted(catalogue.all_methods(), key=lambda s: (s.task, s.name)),
-            (lambda *a: MulticlassLabelledSet(a[0], a[1], 3, *a[2:]), MulticlassSample,
-             MulticlassSetting),
-        ),
-    ):  # fmt: skip
-        jobs = []
-        for spec in specs:
-            for shift in spec.shifts:
-                overrides = overrides_of(spec.params(shift), shift)
-                build = lambda s=spec, h=shift, o=overrides: s.build(h, o)  # noqa: E731
-                jobs.append((spec.task, spec.name, shift, build))
-        results = run(jobs, setups[k], containers, SampleContext)
-        name = "two_class_outputs.json" if k == 2 else "k_class_outputs.json"
-        (out / name).write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-
-
-def fixture(args) -> int:
-    work = Path(args.work or tempfile.mkdtemp(prefix="fixture-"))
-    setups = work / "regression_setups.pkl"
-    env = {**os.environ, **PINNED}
-    prepare = (
-        "import pickle, sys, tempfile; sys.path.insert(0, sys.argv[1]); "
-        "from tests.regression_cases import setup_arrays; home = tempfile.mkdtemp(); "
-        "open(sys.argv[2], 'wb').write(pickle.dumps({k: setup_arrays(home, k) for k in (2, 3)}))"
-    )
-    subprocess.run(
-        [sys.executable, "-c", prepare, str(REPO), str(setups)],
-        env={**env, "PYTHONPATH": args.new}, check=True,
-    )  # fmt: skip
-    subprocess.run(
-        [sys.executable, __file__, "--role", "fixture", "--setups", str(setups), "--out", args.fixture],
-        env={**env, "PYTHONPATH": args.old}, check=True,
-    )  # fmt: skip
-    print(f"wrote the regression outputs into {args.fixture}")
-    return 0
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", default="/work/baseline/src", help="the old library's src")
@@ -466,13 +407,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=5, help="samples per setup")
     parser.add_argument("--only", nargs="*", help="run only these method names")
     parser.add_argument("--work", help="folder for the intermediate files (default: a temp one)")
-    parser.add_argument(
-        "--fixture",
-        help="write the old library's outputs of tests/regression_cases.py into this folder",
-    )
-    parser.add_argument(
-        "--role", choices=["prepare", "old", "new", "fixture"], help=argparse.SUPPRESS
-    )
+    parser.add_argument("--role", choices=["prepare", "old", "new"], help=argparse.SUPPRESS)
     parser.add_argument("--setups", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     parser.add_argument("--jobs", help=argparse.SUPPRESS)
@@ -489,11 +424,6 @@ def main() -> int:
             Path(args.setups), Path(args.out), only, pickle.loads(Path(args.jobs).read_bytes())
         )
         return 0
-    if args.role == "fixture":
-        fixture_side(Path(args.setups), Path(args.out))
-        return 0
-    if args.fixture:
-        return fixture(args)
 
     work = Path(args.work or tempfile.mkdtemp(prefix="equivalence-"))
     work.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 Each draw multiplies every fitted coefficient and intercept by (1 + eps * z), z standard normal
 from a seeded generator (eps = 1e-14 is a few units in the last place), predicts the posteriors
-again and recomputes the cells as the workflow does (``tests/paper_cells.py``). A cell whose value
+again and recomputes the cells as the workflow does (``unishift.report.paper_cells``). A cell whose value
 crosses a 3-decimal boundary under such draws depends on the last bits of the classifier, which
 differ between machines, BLAS builds and CPUs (docs/reproduction.md, "The printed cells that
 differ")::
@@ -15,8 +15,6 @@ differ")::
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import tempfile
 
 
@@ -44,28 +42,27 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=8, help="draws per size (seeds 1..draws)")
     args = parser.parse_args()
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import numpy as np
 
-    from tests.paper_cells import _samples, _splits, paper_value
     from unishift.data.label_shift import load_label_setup, train_and_predict
     from unishift.evaluation import evaluate_method
+    from unishift.report.paper_cells import paper_value, samples, splits
 
     data_home = tempfile.mkdtemp(prefix="quapy_home")
     cells = [tuple(cell.split("/")) for cell in args.cells.split(",")]
     sizes = [float(eps) for eps in args.eps.split(",")]
     for dataset in args.datasets.split(","):
-        splits = _splits(dataset, data_home, args.data_root)
-        samples = _samples(dataset, data_home, args.data_root)
-        model, unperturbed = train_and_predict(splits, "LR", 0, samples=samples)
+        arrays = splits(dataset, data_home, args.data_root)
+        drawn = samples(dataset, data_home, args.data_root)
+        model, unperturbed = train_and_predict(arrays, "LR", 0, samples=drawn)
         draws = [(None, None, unperturbed)] + [
-            (eps, seed, perturbed_posteriors(model, splits, samples, eps, seed))
+            (eps, seed, perturbed_posteriors(model, arrays, drawn, eps, seed))
             for eps in sizes
             for seed in range(1, args.draws + 1)
         ]
         values = {cell: [] for cell in cells}
         for _, _, posteriors in draws:
-            setup = load_label_setup(splits, posteriors, samples, dataset, "LR", 0)
+            setup = load_label_setup(arrays, posteriors, drawn, dataset, "LR", 0)
             for task, method in cells:
                 records, _ = evaluate_method(task, method, "label", [setup])
                 values[(task, method)].append(float(np.mean(records["error"])))

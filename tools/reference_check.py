@@ -15,8 +15,9 @@ Two steps, two environments (docs/reproduction.md, "How the numbers were checked
    RLLS solve is memoised on its inputs (it is a deterministic function of them). Build the QuaPy
    cache with this project's environment first::
 
-       .venv/bin/python -c "from unishift.data.uci import DATASETS, seed_quapy_cache as s; \\
-           [s(d, '<dir>/quapy_data', '<data_root>') for d in DATASETS]"
+       .venv/bin/python -c "from unishift.data.datasets import dataset_names; \\
+           from unishift.data.uci import seed_quapy_cache as s; \\
+           [s(d, '<dir>/quapy_data', '<data_root>') for d in dataset_names('uci_binary')]"
 
 2. ``compare`` -- with this project's environment: our per-sample records of the same setups
    (computed through the library as the workflow does) against the reference's CSVs::
@@ -129,8 +130,7 @@ def compare(args) -> None:
     import numpy as np
     import pandas as pd
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from tests.paper_cells import sample_records
+    from unishift.report.paper_cells import sample_records
 
     folder = SCRIPTS[args.script][1]
     data_home = args.data_home or tempfile.mkdtemp(prefix="quapy_home")

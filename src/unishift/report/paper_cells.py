@@ -1,8 +1,11 @@
-"""Recompute single cells of the paper's label-shift tables through the library (no Snakemake).
+"""One cell of the paper's label-shift tables, recomputed through the library (no Snakemake).
 
-The same steps as the workflow's rules: QuaPy's 70/30 split and 50/50 split (seed 0), the
-classifier, the 100 UPP samples of 250 items with the reference random stream, and one method
-evaluated on every sample; a cell is the mean error over the samples.
+The steps of the workflow's rules for one (data set, classifier) of the paper's grid: QuaPy's 70/30
+split and the 50/50 split (seed 0), the classifier, the 100 UPP samples of 250 items with the
+reference random stream, then one method evaluated on every sample; a cell is the mean error over
+the samples. Used by the paper-cell tests and by ``tools/perturbation_check.py`` and
+``tools/reference_check.py`` (docs/reproduction.md, "How the numbers were checked"). Splits, samples
+and posteriors are cached per process, keyed by the data folders.
 """
 
 from __future__ import annotations
@@ -24,21 +27,25 @@ SAMPLE_SIZE, N_SAMPLES, SEED = 250, 100, 0
 
 
 @cache
-def _splits(dataset: str, data_home: str, data_root: str | None):
+def splits(dataset: str, data_home: str, data_root: str | None) -> dict:
+    """The workflow's split arrays of a data set of the paper's grid."""
     arrays, _ = prepare_splits(dataset, data_home, data_root, seed=SEED)
     return arrays
 
 
 @cache
-def _samples(dataset: str, data_home: str, data_root: str | None):
-    return label_shift_samples(_splits(dataset, data_home, data_root), SAMPLE_SIZE, N_SAMPLES, SEED)
+def samples(dataset: str, data_home: str, data_root: str | None) -> dict:
+    """The paper's 100 UPP samples of 250 items of a data set (with the persisted random stream)."""
+    return label_shift_samples(splits(dataset, data_home, data_root), SAMPLE_SIZE, N_SAMPLES, SEED)
 
 
 @cache
 def _posteriors(dataset: str, classifier: str, data_home: str, data_root: str | None):
-    splits = _splits(dataset, data_home, data_root)
     _, posteriors = train_and_predict(
-        splits, classifier, SEED, samples=_samples(dataset, data_home, data_root)
+        splits(dataset, data_home, data_root),
+        classifier,
+        SEED,
+        samples=samples(dataset, data_home, data_root),
     )
     return posteriors
 
@@ -49,9 +56,9 @@ def label_setup(
     """The :class:`SetupData` the workflow builds for (dataset, classifier) of the paper grid."""
     key = (dataset, str(data_home), None if data_root is None else str(data_root))
     return load_label_setup(
-        _splits(*key),
+        splits(*key),
         _posteriors(dataset, classifier, *key[1:]),
-        _samples(*key),
+        samples(*key),
         dataset,
         classifier,
         SEED,
@@ -79,7 +86,7 @@ def cell_value(
     task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options
 ) -> float:
     """Our value of one table cell: the mean error over the 100 samples (every sample must have
-    one: an errored sample fails the caller's check instead of silently shrinking the mean)."""
+    one: an errored sample raises instead of silently shrinking the mean)."""
     records = sample_records(task, method, dataset, classifier, data_home, data_root, **options)
     if (records["status"] == "error").any():
         raise AssertionError(
@@ -89,6 +96,7 @@ def cell_value(
 
 
 def paper_value(task: str, method: str, dataset: str, classifier: str) -> float:
+    """The printed value of one label-shift cell (``unishift/report/paper/cells.csv``)."""
     cells = load_paper("cells")
     row = cells[
         (cells["task"] == task)
@@ -100,3 +108,6 @@ def paper_value(task: str, method: str, dataset: str, classifier: str) -> float:
     if len(row) != 1:
         raise KeyError(f"no printed cell {task}/{method} {dataset}/{classifier}")
     return float(row["value"].iloc[0])
+
+
+__all__ = ["cell_value", "label_setup", "paper_value", "sample_records", "samples", "splits"]
