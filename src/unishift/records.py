@@ -1,6 +1,6 @@
 """The columns of a per-sample result file (``results/eval/...``): one row per (setup, sample).
 
-Two layouts, one per kind of run (docs/reporting.md §1.4). A shift whose data sets all have two
+Two layouts, one per kind of run (docs/reporting.md §1.7). A shift whose data sets all have two
 classes writes the ``two_class`` layout, the reference's view: a calibrator's ``true_value`` and
 ``estimate`` are the positive class's prevalence and mean calibrated probability, ``ece_positive``
 the paper's positive-class ECE. A shift with a data set of more classes writes the ``k_class``
