@@ -1,6 +1,7 @@
-"""The multiclass covariate-shift branch end to end, outside the workflow: three-class tweet domains,
+"""The multiclass covariate shift end to end, outside the workflow: three-class tweet domains,
 all-MiniLM-L6-v2 encodings, a 3-class head per source trained on the cached encodings with the
-embedded default's schedule, mixture samples, and every catalogued covariate-shift method.
+embedded default's schedule, mixture samples, and every covariate-shift method with a k-class form
+(records in the k-class layout, per-sample seeds).
 
     python benchmarks/bench_multiclass_covariate.py --out /tmp/mc_cs --domains airline apple coachella
 
@@ -19,15 +20,15 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from unishift.data.covariate_multiclass import accuracy_k, load_covariate_setup_k
-from unishift.data.text_multiclass import load_tweet_domain_3class
-from unishift.multiclass.evaluation import MULTICLASS_RECORD_COLUMNS, evaluate_multiclass_setup
 
-from unishift.data.text import read_tweet_corpus
+from unishift.data.covariate import accuracy, load_covariate_setup
+from unishift.data.text import load_tweet_domain, read_tweet_corpus
+from unishift.evaluation import evaluate_setup
 from unishift.lm.finetune import FinetuneSettings, train_head_on_cache
 from unishift.lm.models import freeze_backbone, head_logits, load_classifier
 from unishift.lm.pipeline import encode_domain
 from unishift.protocols.mixture import mixture_indices
+from unishift.records import COLUMNS, K_CLASS
 from unishift.registry import all_methods
 
 # the embedded default's covariate_shift.lm section (config/config.yaml)
@@ -65,7 +66,7 @@ def main() -> None:
     encoded = {}
     for domain in args.domains:
         cpu = time.process_time()
-        splits = load_tweet_domain_3class(domain, args.seed, corpus=corpus)
+        splits = load_tweet_domain(domain, args.seed, corpus=corpus, classes=3)
         encoded[domain], _ = encode_domain("all-MiniLM-L6-v2", splits, settings, "cpu")
         stage = f"encode {domain} ({sum(len(f) for f in splits.values())} texts)"
         stages[stage] = time.process_time() - cpu
@@ -102,7 +103,7 @@ def main() -> None:
                 "hidden": arrays["hidden"],
                 "labels": arrays["labels"],
             }
-        accuracies[source] = {name: accuracy_k(arrays) for name, arrays in sets.items()}
+        accuracies[source] = {name: accuracy(arrays) for name, arrays in sets.items()}
         stages[f"head {source}"] = time.process_time() - cpu
         print(
             json.dumps({"stage": f"head {source}", "cpu_seconds": stages[f"head {source}"]}),
@@ -118,16 +119,18 @@ def main() -> None:
                 args.n_samples,
                 args.seed,
             )
-            setup = load_covariate_setup_k(sets, samples, "MiniLM", source, target, args.seed)
+            setup = load_covariate_setup(sets, samples, "MiniLM", source, target, args.seed, 3)
             threadpool_limits(limits=1)
             torch.set_num_threads(1)
             for spec in specs:
                 cpu = time.process_time()
-                rows, timing = evaluate_multiclass_setup(
+                rows, timing = evaluate_setup(
                     spec.task,
                     spec.name,
                     lambda spec=spec, k=setup.n_classes: spec.build("covariate", k),
                     setup,
+                    domain_stream="per_sample",
+                    layout=K_CLASS,
                 )
                 timing.update(
                     task=spec.task,
@@ -147,7 +150,7 @@ def main() -> None:
                 f"{setup.dataset}: {sum(t['cpu_seconds'] for t in timings if t['dataset'] == setup.dataset):.1f} cpu-s",
                 flush=True,
             )
-    pd.DataFrame.from_records(records, columns=list(MULTICLASS_RECORD_COLUMNS)).to_csv(
+    pd.DataFrame.from_records(records, columns=list(COLUMNS[K_CLASS])).to_csv(
         out / "records.csv", index=False
     )
     frame = pd.DataFrame.from_records(timings)

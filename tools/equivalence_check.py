@@ -108,11 +108,6 @@ def _synthetic(k: int, seed: int, n_samples: int, d: int = 64):
 
 def prepare(out: Path, n_samples: int) -> None:
     import numpy as np
-    from unishift.data.label_shift_multiclass import (
-        multiclass_label_shift_samples,
-        prepare_multiclass_splits,
-        train_and_predict_k,
-    )
 
     from unishift.data.label_shift import label_shift_samples, prepare_splits, train_and_predict
     from unishift.protocols.sampling import stream_state_from_arrays
@@ -148,11 +143,15 @@ def prepare(out: Path, n_samples: int) -> None:
             )
     setups.append(_synthetic(2, seed=11, n_samples=n_samples))
     for dataset in sorted({d for d, _ in MULTICLASS_LABEL}):
-        splits, _ = prepare_multiclass_splits(dataset, home)
+        # the one data layer writes the multiclass branch's arrays bit for bit
+        # (tools/data_equivalence_check.py)
+        splits, _ = prepare_splits(
+            dataset, home, collection="uci_multiclass", min_class_support=100
+        )
         k = int(splits["n_classes"])
-        samples = multiclass_label_shift_samples(splits, 250, n_samples, seed=0)
+        samples = label_shift_samples(splits, 250, n_samples, seed=0)
         for _, classifier in (p for p in MULTICLASS_LABEL if p[0] == dataset):
-            _, post = train_and_predict_k(splits, classifier, seed=0)
+            _, post = train_and_predict(splits, classifier, seed=0)
             setups.append(
                 {
                     "name": f"{dataset}/{classifier}",
@@ -227,14 +226,10 @@ def _contexts(SampleContext, setup, stream: bool):
 
 
 def old_side(setups_path: Path, out: Path, only: set | None) -> None:
-    from unishift.multiclass.base import (
-        MulticlassLabelledSet,
-        MulticlassSample,
-        MulticlassSetting,
-    )
-
-    from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting
+    # the old library (main 661200d): unishift.multiclass exists only there
+    from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting  # noqa: I001
     from unishift.multiclass import catalogue
+    from unishift.multiclass.base import MulticlassLabelledSet, MulticlassSample, MulticlassSetting
     from unishift.registry import all_methods
 
     setups = pickle.loads(setups_path.read_bytes())
@@ -402,7 +397,7 @@ def compare_meta(old: dict, new: dict) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The stored two-class outputs of tests/test_two_class_regression.py (computed by the old library)
+# The stored outputs of tests/test_method_regression.py (computed by the old library)
 
 
 def fixture_side(setups_path: Path, out: Path) -> None:
