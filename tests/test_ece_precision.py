@@ -1,5 +1,6 @@
-"""The faithful (float32) top-label ECE against an oracle that lets PyTorch do the arithmetic the
-reference describes (reporting.md §1.1), and the float64 switch."""
+"""The faithful (float32) ECEs against an oracle that lets PyTorch do the arithmetic the reference
+describes (reporting.md §1.1): the top-label ECE for two and more classes, the class-wise ECE (the
+mean of its float32 per-class sums, rounded as a float32), and the float64 switch."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,21 @@ import torch
 from unishift.data.containers import LabelledSet, Setting
 from unishift.evaluation import SetupData, evaluate_setup
 from unishift.methods.base import Calibrator
-from unishift.metrics import ece_top_label
+from unishift.metrics import ece_classwise, ece_top_label
+
+
+def torch_binned_gap(scores, targets, n_bins=15):
+    """The unrounded float32 sum over bins (l, u] of share * gap^2, computed by torch with its
+    default dtype for the edges, the shares, the target means and the accumulator."""
+    edges = torch.linspace(0, 1, n_bins + 1)  # float32
+    total = torch.zeros(1)  # float32 accumulator
+    for lower, upper in zip(edges[:-1].tolist(), edges[1:].tolist()):
+        member = (scores > lower) & (scores <= upper)
+        share = member.float().mean()
+        if share.item() > 0:
+            gap = torch.abs(scores[member].mean() - targets[member].float().mean())
+            total += share * gap**2
+    return total
 
 
 def torch_oracle(posteriors, labels, n_bins=15):
@@ -16,15 +31,15 @@ def torch_oracle(posteriors, labels, n_bins=15):
     p = torch.softmax(torch.log(torch.from_numpy(posteriors)), dim=1)  # float64
     confidence, predicted = torch.max(p, dim=1)
     correct = predicted.eq(torch.from_numpy(labels))
-    edges = torch.linspace(0, 1, n_bins + 1)  # float32
-    total = torch.zeros(1)  # float32 accumulator
-    for lower, upper in zip(edges[:-1].tolist(), edges[1:].tolist()):
-        member = (confidence > lower) & (confidence <= upper)
-        share = member.float().mean()
-        if share.item() > 0:
-            gap = torch.abs(confidence[member].mean() - correct[member].float().mean())
-            total += share * gap**2
-    return torch.round(total, decimals=4).item() * 100
+    return torch.round(torch_binned_gap(confidence, correct, n_bins), decimals=4).item() * 100
+
+
+def torch_classwise_oracle(posteriors, labels, n_bins=15):
+    """Class-wise ECE x 100: torch's float32 gap of (p_k, [y = k]) per class, their float32 mean,
+    rounded as a float32."""
+    p, y = torch.from_numpy(posteriors), torch.from_numpy(labels)
+    per_class = [torch_binned_gap(p[:, k], y.eq(k), n_bins) for k in range(p.shape[1])]
+    return torch.round(torch.cat(per_class).mean(), decimals=4).item() * 100
 
 
 def _rows(positive):
@@ -77,6 +92,51 @@ def test_the_float32_value_is_a_float32_number(knn_like):
 def test_precision_is_checked():
     with pytest.raises(ValueError, match="precision='half'.*float32"):
         ece_top_label(_rows([0.7]), np.array([1]), precision="half")
+
+
+def k_class_cases(seed, min_classes, trials=60):
+    """(trial, posteriors, labels): odd trials on a grid of the simplex (confidences on and next to
+    the bin edges, many ties), even ones from a Dirichlet (no score near an edge)."""
+    rng = np.random.default_rng(seed)
+    for trial in range(trials):
+        k = int(rng.integers(min_classes, 6))
+        n = int(rng.integers(1, 260))
+        if trial % 2:
+            resolution = int(rng.choice([5, 10, 15]))
+            P = rng.multinomial(resolution, np.ones(k) / k, size=n) / resolution
+        else:
+            P = rng.dirichlet(np.ones(k), size=n)
+        yield trial, P, rng.integers(0, k, n)
+
+
+def test_k_class_float32_top_label_equals_the_torch_oracle():
+    for trial, P, y in k_class_cases(6, min_classes=3):
+        assert ece_top_label(P, y) == torch_oracle(P, y), trial
+
+
+def test_float32_classwise_ece_equals_the_torch_oracle():
+    for trial, P, y in k_class_cases(7, min_classes=2):
+        value = ece_classwise(P, y)
+        assert value == torch_classwise_oracle(P, y), trial
+        assert value / 100 == float(np.float32(value / 100))  # a float32 number
+        if trial % 2 == 0:  # no score near an edge: the float64 definition up to the rounding
+            assert value == pytest.approx(ece_classwise(P, y, precision="float64"), abs=0.02)
+
+
+def test_a_class_score_of_0_6_is_binned_as_the_reference_bins_it():
+    # p_0 = 0.6 lies above torch's float32 edge 0.59999996: in float32 it shares the bin (0.6, 0.667]
+    # with p_0 = 0.65; in float64 it is in (0.533, 0.6]. Class 1's scores 0.4 and 0.35 share the bin
+    # (0.333, 0.4] in both arithmetics.
+    P = np.array([[0.6, 0.4], [0.65, 0.35]])
+    y = np.array([0, 1])
+    class_1 = 0.5 * 2 * (0.375 - 0.5) ** 2
+    shared = 0.5 * 2 * (0.625 - 0.5) ** 2
+    separate = 0.5 * (0.6 - 1) ** 2 + 0.5 * (0.65 - 0) ** 2
+    assert ece_classwise(P, y) == pytest.approx(round((shared + class_1) / 2, 4) * 100, abs=1e-5)
+    assert ece_classwise(P, y, precision="float64") == pytest.approx(
+        round((separate + class_1) / 2, 4) * 100
+    )
+    assert ece_classwise(P, y) == torch_classwise_oracle(P, y)
 
 
 class Shrink(Calibrator):

@@ -23,8 +23,8 @@ spec.loader.exec_module(environments)
 ENV_FILES = sorted((REPO / "workflow" / "envs").glob("*.yaml"))
 # Imported only under a guard, for information (the GPU driver version), never needed to run.
 # pynvml: GPU descriptions, optional. cvxpy: LasCal's oracle solver (solver="cvxpy"), imported
-# inside that function only, which no workflow path calls (the multiclass CPCS/TransCal wrap the
-# binary classes, whose module holds it; the binary rules reach it through the registry alike).
+# inside that function only, which no workflow path calls (the registry reaches the LasCal module
+# that holds it).
 OPTIONAL_IMPORTS = {"pynvml", "cvxpy"}
 
 
@@ -126,12 +126,10 @@ def _imported_modules(path: Path, seen: set[Path]) -> set[str]:
         return set()
     seen.add(path)
     modules = set()
-    if path.name == "evaluation.py" and path.parent.name in ("unishift", "multiclass"):
-        # the evaluation drivers fit and apply methods the registry imports by name (strings the AST
-        # walk cannot follow): a script that reaches a driver may run any method's code
+    if path == REPO / "src" / "unishift" / "evaluation.py":
+        # the evaluation driver fits and applies methods the registry imports by name (strings the
+        # AST walk cannot follow): a script that reaches the driver may run any method's code
         for method_file in sorted((REPO / "src" / "unishift" / "methods").rglob("*.py")):
-            modules |= _imported_modules(method_file, seen)
-        for method_file in sorted((REPO / "src" / "unishift" / "multiclass").rglob("*.py")):
             modules |= _imported_modules(method_file, seen)
     for node in ast.walk(ast.parse(path.read_text())):
         names = []

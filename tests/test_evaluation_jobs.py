@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.k_class_problems import synthetic_problem
 from tests.test_calibration_support import make_setting
 from tests.test_workflow import snakemake
 from tests.test_workflow_reruns import copy_run, planned_jobs
@@ -24,7 +25,7 @@ from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_method
 from unishift.io import DamagedFileError, concat_csv, write_csv
-from unishift.records import RECORD_COLUMNS
+from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
 
 
 def _setup(dataset, classifier, seed, stream_seed, n_samples=5):
@@ -73,6 +74,35 @@ def test_per_setup_jobs_concatenate_to_the_one_job_over_every_setup(tmp_path, ta
     ]
 
 
+def _k_class_setup(dataset, seed, k, n_samples=4):
+    setting, draw = synthetic_problem(seed=seed, k=k, n_val=200, n_train=200)
+    pool = draw(500, np.random.default_rng(seed).dirichlet(np.ones(k)))
+    indices = np.random.default_rng(seed).integers(0, 500, size=(n_samples, 100))
+    setting = dataclasses.replace(setting, key=f"{dataset}/LR")
+    return SetupData("label", "LR", dataset, setting, pool, indices, np.linspace(0, 1, n_samples))
+
+
+@pytest.mark.parametrize(
+    "task, method", [("quantification", "EMQ"), ("calibration", "DMCal"), ("cap", "ATC")]
+)
+def test_k_class_per_setup_jobs_concatenate_to_the_one_job_over_every_setup(tmp_path, task, method):
+    """The k-class layout too (prevalence vectors are quoted JSON lists), with setups of three and
+    four classes in one file."""
+    setups = [_k_class_setup("c", 1, 3), _k_class_setup("y", 2, 4)]
+    options = dict(layout=K_CLASS, domain_stream="per_sample")
+    whole, _ = evaluate_method(task, method, "label", setups, **options)
+    assert list(whole.columns) == list(COLUMNS[K_CLASS]) and (whole["status"] == "ok").all()
+    write_csv(tmp_path / "whole.csv", whole)
+    parts = []
+    for i, setup in enumerate(setups):
+        parts.append(tmp_path / f"part{i}.csv")
+        write_csv(parts[-1], evaluate_method(task, method, "label", [setup], **options)[0])
+    assert concat_csv(parts, tmp_path / "joined.csv") == len(whole) == 8
+    assert (tmp_path / "joined.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    if task != "cap":
+        assert '"[' in (tmp_path / "whole.csv").read_text()  # the vectors, quoted
+
+
 def test_concatenation_equals_writing_the_records_at_once_nan_and_quotes_included(tmp_path):
     """The rows of one setup may all be errors (empty score cells) while another's are whole
     numbers as floats: each column's text must not depend on the other setups' rows."""
@@ -102,7 +132,7 @@ def test_concatenation_equals_writing_the_records_at_once_nan_and_quotes_include
         )  # fmt: skip
         for i in range(2)
     ]
-    columns = list(RECORD_COLUMNS)
+    columns = list(COLUMNS[TWO_CLASS])
     write_csv(tmp_path / "whole.csv", pd.DataFrame.from_records(ok + failed, columns=columns))
     write_csv(tmp_path / "ok.csv", pd.DataFrame.from_records(ok, columns=columns))
     write_csv(tmp_path / "failed.csv", pd.DataFrame.from_records(failed, columns=columns))

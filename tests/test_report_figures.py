@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from unishift.evaluation import RECORD_COLUMNS
+from tests.test_report_tables import k_class_records
+from unishift.records import COLUMNS, TWO_CLASS
 from unishift.report import document
 from unishift.report.appendix import write_accuracy_tex
 from unishift.report.cd import cd_groups_frame, latex_to_mathtext, write_cd, xticks
@@ -39,7 +40,7 @@ def _records(shift="label", n=40, seed=0):
                              "error": err[s], "ece": err[s], "ece_positive": err[s], "brier": 0.2, "status": "ok",
                              "reason": ""}
                     )  # fmt: skip
-    return pd.DataFrame(rows, columns=RECORD_COLUMNS)
+    return pd.DataFrame(rows, columns=COLUMNS[TWO_CLASS])
 
 
 def test_write_cd_outputs(tmp_path):
@@ -102,6 +103,9 @@ def test_error_by_shift_points_and_density(tmp_path):
         sel.shift_intensity.mean()
     )  # x = mean shift, not bin centre
     assert row["error"] == pytest.approx(sel.error.mean())
+    # the records of the k-class layout give the same points
+    k_class = k_class_records(records)
+    pd.testing.assert_frame_equal(error_by_shift(k_class, ["B", "A1"]), points)
     dens = density(records, "label")
     assert dens.sum() == pytest.approx(1.0) and len(dens) == 10
     assert density(records, "covariate").tolist() == [0.1] * 10

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from unishift.evaluation import RECORD_COLUMNS
+from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.report.paper import load_paper
 from unishift.report.pipeline import (
     build_accuracy,
@@ -11,6 +11,7 @@ from unishift.report.pipeline import (
     build_error_by_shift,
     build_reproduction,
     build_table,
+    with_class_counts,
 )
 
 # config order; the baseline CC moves to the front
@@ -41,7 +42,7 @@ def _write_results(tmp_path, alter=None):
                 )  # fmt: skip
         path = tmp_path / "eval" / f"{method}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
-        pd.DataFrame(rows, columns=RECORD_COLUMNS).to_csv(path, index=False)
+        pd.DataFrame(rows, columns=COLUMNS[TWO_CLASS]).to_csv(path, index=False)
         paths.append(path)
     return paths
 
@@ -112,3 +113,57 @@ def test_build_accuracy_against_paper(tmp_path):
         r"\multirow{3}{*}{BERT} & \texttt{imdb} & 0.751 & 0.689 & 0.734 \\"
         in (tmp_path / "lm.tex").read_text()
     )
+
+
+def _k_class_results(tmp_path, classes):
+    """Per-sample files of two quantifiers in the k-class layout on data sets of ``classes``
+    (data set -> number of classes), with one classifier."""
+    rng = np.random.default_rng(1)
+    paths = []
+    for method in ("CC", "PACC"):
+        rows = []
+        for dataset, k in classes.items():
+            for s in range(20):
+                error = rng.uniform(0, 0.1) + (0.05 if method == "CC" else 0.0)
+                rows.append(
+                    {"shift": "label", "task": "quantification", "method": method, "classifier": "LR",
+                     "dataset": dataset, "n_classes": k, "sample_id": s, "shift_intensity": s / 20,
+                     "error": error, "true_prevalence": "[]", "estimated_prevalence": "[]",
+                     "ae": error, "rae": 2 * error, "status": "ok", "reason": ""}
+                )  # fmt: skip
+        path = tmp_path / "eval" / f"{method}.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame(rows, columns=COLUMNS[K_CLASS]).to_csv(path, index=False)
+        paths.append(path)
+    return paths
+
+
+def test_k_class_tables_name_each_data_sets_classes_in_the_tex_only(tmp_path):
+    paths = _k_class_results(tmp_path, {"cmc": 3, "yeast": 4})
+    info = {"CC": ("CC", "baseline"), "PACC": ("PACC", "reference")}
+    result = build_table(
+        paths, "quantification", "label", ["CC", "PACC"], tmp_path / "tables",
+        classifiers=["LR"], datasets=["cmc", "yeast"], n_samples=20, method_info=info,
+    )  # fmt: skip
+    assert [d for _, d in result.setups] == ["cmc", "yeast"]  # the keys of the files
+    tex = (tmp_path / "tables" / "quantification_label.tex").read_text()
+    assert r"\texttt{cmc (k=3)}" in tex and r"\texttt{yeast (k=4)}" in tex
+    cells = pd.read_csv(tmp_path / "tables" / "quantification_label.csv")
+    assert sorted(set(cells["dataset"])) == ["cmc", "yeast"]
+    # the two-class layout names no number of classes
+    two = _write_results(tmp_path / "two")
+    build_table(two, "quantification", "covariate", METHODS, tmp_path / "two_tables")
+    assert "(k=" not in (tmp_path / "two_tables" / "quantification_covariate.tex").read_text()
+
+
+def test_with_class_counts_reads_the_records_of_the_k_class_layout(tmp_path):
+    paths = _k_class_results(tmp_path, {"cmc": 3, "wine-quality": 5})
+    records = pd.concat([pd.read_csv(p) for p in paths])
+    info = {"CC": ("CC", "baseline"), "PACC": ("PACC", "reference")}
+    result = build_table(
+        paths, "quantification", "label", ["CC", "PACC"], tmp_path / "t", method_info=info
+    )
+    named = with_class_counts(result, records)
+    assert named.setups == [("LR", "cmc (k=3)"), ("LR", "wine-quality (k=5)")]
+    assert named.means is result.means  # only the row names change
+    assert with_class_counts(result, records.drop(columns="n_classes")) is result

@@ -1,14 +1,17 @@
+import json
 import re
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from unishift.evaluation import RECORD_COLUMNS
+from unishift.io import DamagedFileError, write_csv
+from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.report.appendix import render_accuracy_covariate_tex, render_accuracy_label_tex
 from unishift.report.tables import (
     compute_table,
     load_records,
+    read_records,
     render_table_tex,
     write_table_csv,
     write_table_tex,
@@ -37,7 +40,21 @@ def _records(values: dict, status: dict | None = None) -> pd.DataFrame:
                      "error": np.nan if st == "error" else e, "ece": np.nan, "ece_positive": np.nan,
                      "brier": np.nan, "status": st, "reason": "boom" if st != "ok" else ""}
             )  # fmt: skip
-    return pd.DataFrame(rows, columns=RECORD_COLUMNS).sample(frac=1.0, random_state=0)
+    return pd.DataFrame(rows, columns=COLUMNS[TWO_CLASS]).sample(frac=1.0, random_state=0)
+
+
+def k_class_records(frame: pd.DataFrame, n_classes: int = 3) -> pd.DataFrame:
+    """The same records in the k-class layout (a run whose data have ``n_classes`` classes): the
+    same errors, prevalence vectors, AE and RAE columns, the class-wise ECE for the positive one."""
+    frame = frame.assign(
+        n_classes=n_classes,
+        true_prevalence=json.dumps([1 / n_classes] * n_classes),
+        estimated_prevalence=json.dumps([1 / n_classes] * n_classes),
+        ae=frame["error"],
+        rae=frame["error"],
+        ece_classwise=frame["ece_positive"],
+    )
+    return frame[list(COLUMNS[K_CLASS])]
 
 
 def _values(seed=0):
@@ -187,6 +204,37 @@ def test_load_records_roundtrip(tmp_path):
     records.drop(columns="brier").to_csv(bad, index=False)
     with pytest.raises(ValueError, match="columns"):
         load_records([bad])
+
+
+def test_records_of_either_layout_are_read_and_a_mix_is_refused(tmp_path):
+    two = _records(_values())
+    k = k_class_records(two)
+    write_csv(tmp_path / "two.csv", two)
+    write_csv(tmp_path / "k.csv", k)
+    assert list(read_records(tmp_path / "two.csv").columns) == list(COLUMNS[TWO_CLASS])
+    loaded = read_records(tmp_path / "k.csv")
+    assert list(loaded.columns) == list(COLUMNS[K_CLASS])
+    # the vectors stay text (JSON), the numbers are numbers
+    assert loaded["true_prevalence"].iloc[0] == json.dumps([1 / 3] * 3)
+    assert loaded["n_classes"].dtype.kind in "iu" and loaded["ae"].dtype.kind == "f"
+    assert len(load_records([tmp_path / "k.csv", tmp_path / "k.csv"])) == 2 * len(k)
+    with pytest.raises(ValueError, match=r"mix the record layouts \['k_class', 'two_class'\]"):
+        load_records([tmp_path / "two.csv", tmp_path / "k.csv"])
+    # the tables do not depend on the layout: the same errors give the same numbers
+    from_two = compute_table(two, "cap", "label", list(INFO), method_info=INFO)
+    from_k = compute_table(loaded, "cap", "label", list(INFO), method_info=INFO)
+    np.testing.assert_array_equal(from_two.means, from_k.means)
+    assert render_table_tex(from_two) == render_table_tex(from_k)
+
+
+def test_columns_of_no_layout_are_refused(tmp_path):
+    k = k_class_records(_records(_values()))
+    k.drop(columns="rae").to_csv(tmp_path / "k.csv", index=False)
+    with pytest.raises(DamagedFileError, match="are not those of a record layout"):
+        read_records(tmp_path / "k.csv")
+    k[list(reversed(COLUMNS[K_CLASS]))].to_csv(tmp_path / "order.csv", index=False)
+    with pytest.raises(DamagedFileError, match="are not those of a record layout"):
+        read_records(tmp_path / "order.csv")
 
 
 def test_brier_metric_uses_brier_column():

@@ -1,8 +1,9 @@
-"""The multiclass branch end to end: a run of .test/multiclass.yaml writes every table, CD diagram,
-plot and accuracy appendix under results/multiclass/ (and nothing of the binary branch), and its
-per-sample records and table cells agree with a recomputation in this process from the data (QuaPy's
-loader, the splits, the classifiers, the UPP samples) and the metrics' definitions, without the
-workflow's evaluation driver. Bad input fails before any job.
+"""k classes end to end: a run of .test/multiclass.yaml (QuaPy's multiclass UCI collection, the
+three-class tweets; the same rules as every run) writes every table, CD diagram, plot and accuracy
+appendix under its results folder, results/multiclass/ (and nothing under results/ itself), in the
+k-class record layout, and its per-sample records and table cells agree with a recomputation in this
+process from the data (QuaPy's loader, the splits, the classifiers, the UPP samples) and the metrics'
+definitions, without the workflow's evaluation driver. Bad input fails before any job.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ import pandas as pd
 import pytest
 import yaml
 from threadpoolctl import threadpool_limits
-from unishift.multiclass.base import MulticlassSample
-from unishift.multiclass.catalogue import get_method
 
 from tests.conftest import REPO
 from tests.test_workflow import copy_workflow, snakemake
+from unishift.data.containers import Sample
 from unishift.data.label_shift import (
     label_shift_samples,
     load_label_setup,
@@ -26,14 +26,16 @@ from unishift.data.label_shift import (
     train_and_predict,
 )
 from unishift.methods.base import SampleContext
-from unishift.metrics import multiclass as mcm
+from unishift.metrics import ece_classwise, ece_top_label
+from unishift.records import COLUMNS, K_CLASS
+from unishift.registry import get_method
 
 pytestmark = pytest.mark.workflow
 
 CONFIG_FILE = ".test/multiclass.yaml"
 CONFIG = yaml.safe_load((REPO / CONFIG_FILE).read_text())
 LABEL = CONFIG["label_shift"]
-RESULTS = "results/multiclass"
+RESULTS = CONFIG["results"]  # results/multiclass
 CLOSE = {"rtol": 1e-7, "atol": 1e-10}
 TASKS = ("calibration", "quantification", "cap")
 
@@ -45,7 +47,7 @@ def multiclass_run(tmp_path_factory):
     return work, output
 
 
-def test_the_run_writes_every_report_and_nothing_of_the_binary_branch(multiclass_run):
+def test_the_run_writes_every_report_under_its_results_folder(multiclass_run):
     work, _ = multiclass_run
     results = work / RESULTS
     for shift in CONFIG["shifts"]:
@@ -64,12 +66,19 @@ def test_the_run_writes_every_report_and_nothing_of_the_binary_branch(multiclass
         assert r"\texttt{cmc (k=3)}" in tex and r"\texttt{yeast (k=4)}" in tex
     assert sorted(p.name for p in (work / "results").iterdir()) == ["multiclass", "quapy_home"]
     provenance = json.loads((results / "provenance.json").read_text())
-    assert provenance["config"]["regime"] == "multiclass"
+    config = provenance["config"]
+    assert "regime" not in config and config["results"] == RESULTS == "results/multiclass"
+    assert config["label_shift"]["benchmark"] == "uci_multiclass"
+    assert config["covariate_shift"]["tweets"]["classes"] == 3
 
 
-def test_records_hold_every_sample_with_k_columns(multiclass_run):
+def test_records_hold_every_sample_in_the_k_class_layout(multiclass_run):
     work, _ = multiclass_run
     k_of = {"cmc": 3, "yeast": 4}
+    paths = sorted((work / RESULTS / "eval").glob("*/*/*.csv"))
+    assert {p.parent.parent.name for p in paths} == {"label", "covariate"}
+    for path in paths:
+        assert pd.read_csv(path, nrows=0).columns.tolist() == list(COLUMNS[K_CLASS]), path
     for path in sorted((work / RESULTS / "eval" / "label").glob("*/*.csv")):
         records = pd.read_csv(path)
         assert (
@@ -121,13 +130,13 @@ def recompute(task, name, setup) -> pd.DataFrame:
 
 
 def _recompute(task, name, setup) -> pd.DataFrame:
-    method = get_method(task, name).build("label")
+    method = get_method(task, name, "label").build("label", setup.n_classes)
     method.fit(setup.setting)
     k, rows = setup.n_classes, []
     for sample_id, indices in enumerate(setup.sample_indices):
         labels = setup.pool.labels[indices]
         posteriors = setup.pool.posteriors[indices]
-        sample = MulticlassSample(posteriors, setup.pool.features[indices])
+        sample = Sample(posteriors, setup.pool.features[indices])
         output = method.apply(
             sample, SampleContext(setup.setting.key, sample_id, setup.setting.seed)
         )
@@ -136,10 +145,18 @@ def _recompute(task, name, setup) -> pd.DataFrame:
         # shift intensity: QuaPy's AE between the sample's and the 70 % portion's prevalence
         row["shift_intensity"] = float(np.mean(np.abs(truth - setup_prevalence(setup))))
         if task == "calibration":
-            row["error"] = mcm.ece_top_label(output, labels, arithmetic=CONFIG["ece_precision"])
+            precision = CONFIG["ece_precision"]
+            assert CONFIG["ece"] == "top_label"
+            row["error"] = ece_top_label(output, labels, precision=precision)
+            row["ece_classwise"] = ece_classwise(output, labels, precision=precision)
             row["brier"] = float(np.mean(np.sum((np.eye(k)[labels] - output) ** 2, axis=1)))
         elif task == "quantification":
-            row["error"] = float(np.mean(np.abs(truth - np.asarray(output))))
+            estimate = np.asarray(output)
+            row["error"] = float(np.mean(np.abs(truth - estimate)))
+            # QuaPy's RAE: both vectors smoothed with eps = 1 / (2 * sample size)
+            eps = 1 / (2 * len(labels))
+            smooth_truth, smooth_estimate = ((v + eps) / (eps * k + 1) for v in (truth, estimate))
+            row["rae"] = float(np.mean(np.abs(smooth_estimate - smooth_truth) / smooth_truth))
         else:
             accuracy = float(np.mean(np.argmax(posteriors, axis=1) == labels))
             row["true_value"], row["estimate"] = accuracy, float(output)
@@ -189,10 +206,11 @@ def test_a_binary_only_method_fails_before_any_job_with_its_reason(tmp_path):
     result = snakemake("-n", "--configfile", "bad.yaml", cwd=work, check=False)
     assert result.returncode != 0
     message = result.stdout + result.stderr
-    assert (
-        "'Platt' is binary-only in unishift: Platt scaling is a one-dimensional sigmoid" in message
-    )
-    assert not (work / "results" / "multiclass").exists()
+    reason = get_method("calibration", "Platt", "label").binary_only
+    assert "config methods.label.calibration" in message
+    assert f"'Platt' is binary-only ({reason})" in message
+    assert "more than two classes; remove it" in message
+    assert not (work / RESULTS).exists()
 
 
 def test_the_multiclass_rules_lint_clean():

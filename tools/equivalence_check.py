@@ -145,9 +145,11 @@ def prepare(out: Path, n_samples: int) -> None:
             )
     setups.append(_synthetic(2, seed=11, n_samples=n_samples))
     for dataset in sorted({d for d, _ in MULTICLASS_LABEL}):
-        # the one data layer writes the arrays of the old multiclass data modules, bit for bit
-        # (tools/data_equivalence_check.py); the multiclass branch used the test pool's posteriors
-        splits, _ = prepare_splits(dataset, home, collection="uci_multiclass")
+        # the one data layer writes the multiclass branch's arrays bit for bit
+        # (tools/data_equivalence_check.py)
+        splits, _ = prepare_splits(
+            dataset, home, collection="uci_multiclass", min_class_support=100
+        )
         k = int(splits["n_classes"])
         samples = label_shift_samples(splits, 250, n_samples, seed=0)
         for _, classifier in (p for p in MULTICLASS_LABEL if p[0] == dataset):

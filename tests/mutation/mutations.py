@@ -27,7 +27,7 @@ class Mutation:
 
 
 AREA_TESTS = {
-    "metrics": ("tests/test_metrics.py", "tests/test_evaluation.py"),
+    "metrics": ("tests/test_metrics.py", "tests/test_ece_precision.py", "tests/test_evaluation.py"),
     "binning": (
         "tests/test_binning.py",
         "tests/test_adapt_reductions.py",
@@ -110,24 +110,24 @@ MUTATIONS = [
         "M1",
         "metrics",
         ERRORS,
-        "in_bin = (confidence > lower) & (confidence <= upper)",
-        "in_bin = (confidence >= lower) & (confidence < upper)",
-        "top-label ECE bins [l, u) instead of (l, u] (float32 arithmetic, the default)",
+        "in_bin = (scores > lower) & (scores <= upper)",
+        "in_bin = (scores >= lower) & (scores < upper)",
+        "ECE bins [l, u) instead of (l, u] (float32 arithmetic, the default)",
     ),
     m(
         "M1b",
         "metrics",
         ERRORS,
-        "ece = _squared_binned_gap(confidence, correct, edges, right_closed=True)",
-        "ece = _squared_binned_gap(confidence, correct, edges, right_closed=False)",
-        "top-label ECE bins [l, u) instead of (l, u] (float64 option)",
+        "return _binned_gap_float64(scores, targets, np.linspace(0.0, 1.0, n_bins + 1), True)",
+        "return _binned_gap_float64(scores, targets, np.linspace(0.0, 1.0, n_bins + 1), False)",
+        "ECE bins [l, u) instead of (l, u] (float64 option)",
     ),
     m(
         "M2",
         "metrics",
         ERRORS,
-        "positive, np.asarray(labels, dtype=float), edges, right_closed=False",
-        "positive, np.asarray(labels, dtype=float), edges, right_closed=True",
+        "posteriors[:, 1], labels.astype(float), edges, right_closed=False",
+        "posteriors[:, 1], labels.astype(float), edges, right_closed=True",
         "positive-class ECE bins (l, u] instead of [l, u)",
     ),
     m(
@@ -142,9 +142,9 @@ MUTATIONS = [
         "M4",
         "metrics",
         ERRORS,
-        "predicted = (probabilities[:, 1] > probabilities[:, 0]).astype(int)",
-        "predicted = (probabilities[:, 1] >= probabilities[:, 0]).astype(int)",
-        "ECE: a 0.5 tie predicted as class 1",
+        "return np.argmax(np.asarray(posteriors), axis=1)",
+        "return np.shape(posteriors)[1] - 1 - np.argmax(np.asarray(posteriors)[:, ::-1], axis=1)",
+        "ECE and accuracy: a tie predicted as the highest class (a 0.5 tie as class 1)",
     ),
     m(
         "M5",
@@ -158,24 +158,24 @@ MUTATIONS = [
         "M6",
         "metrics",
         ERRORS,
-        "round_float32(float32_running_sum(np.asarray(terms)), 4)) * 100",
-        "round_float32(float32_running_sum(np.asarray(terms)) * 100, 4))",
-        "top-label ECE rounded after scaling by 100 (float32 arithmetic, the default)",
+        "return float(round_float32(value, 4)) * 100",
+        "return float(round_float32(value * 100, 4))",
+        "ECE rounded after scaling by 100 (float32 arithmetic, the default)",
     ),
     m(
         "M6b",
         "metrics",
         ERRORS,
-        "return round(ece, 4) * 100",
-        "return round(ece * 100, 4)",
-        "top-label ECE rounded after scaling by 100 (float64 option)",
+        "return round(float(value), 4) * 100",
+        "return round(float(value) * 100, 4)",
+        "ECE rounded after scaling by 100 (float64 option)",
     ),
     m(
         "M7",
         "metrics",
         ERRORS,
-        "return float(np.mean((np.asarray(labels, dtype=float) - posteriors[:, 1]) ** 2))",
-        "return float(np.mean((np.asarray(labels, dtype=float) - posteriors[:, 0]) ** 2))",
+        "return float(np.mean((labels.astype(float) - posteriors[:, 1]) ** 2))",
+        "return float(np.mean((labels.astype(float) - posteriors[:, 0]) ** 2))",
         "Brier score on the negative-class column",
     ),
     m(
@@ -550,8 +550,8 @@ MUTATIONS = [
         "P6",
         "cap",
         DOC,
-        "labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes\n            )\n        if protocol == \"app\"",
-        "labels, self.sample_size, self.repeats, self.seed + 1, n_classes=n_classes\n            )\n        if protocol == \"app\"",
+        'labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes\n            )\n        if protocol == "app"',
+        'labels, self.sample_size, self.repeats, self.seed + 1, n_classes=n_classes\n            )\n        if protocol == "app"',
         "DoC: validation samples drawn with the wrong seed",
     ),
     # ---------------------------------------------------------------- statistics
@@ -824,9 +824,84 @@ MUTATIONS = [
         "E2",
         "evaluation",
         EVALUATION,
-        "true_value = float(np.mean(sample.predictions == labels))",
+        "true_value = accuracy(sample.posteriors, labels)",
         "true_value = float(np.mean(labels))",
         "CAP truth is the prevalence instead of the accuracy",
+    ),
+]
+
+# ---------------------------------------------------------------- one library (issue 21): the record
+# layouts, the ECE each layout stores, and what the metrics and the driver refuse
+PLAN = SRC + "plan.py"
+CHECKS = SRC + "workflow_checks.py"
+REPORT_PIPELINE = SRC + "report/pipeline.py"
+MUTATIONS += [
+    m(
+        "L1",
+        "evaluation",
+        EVALUATION,
+        "    if ece not in ECE_CHOICES[layout]:\n        hint",
+        "    if ece not in ECE_CHOICES[TWO_CLASS] + ECE_CHOICES[K_CLASS]:\n        hint",
+        "the driver accepts an ECE its record layout does not store (ranks the other one)",
+    ),
+    m(
+        "L2",
+        "evaluation",
+        EVALUATION,
+        '"rae": quantification_rae(truth, estimate, sample_size=len(labels)),',
+        '"rae": quantification_rae(truth, estimate, sample_size=2 * len(labels)),',
+        "the k-class RAE smoothed with half QuaPy's eps",
+    ),
+    m(
+        "L3",
+        "evaluation",
+        EVALUATION,
+        'estimate = check_prevalence(output, k, "the quantifier\'s estimate")',
+        "estimate = np.asarray(output, dtype=float).reshape(-1)",
+        "a quantifier's output is scored without checking it is a prevalence vector on the simplex",
+    ),
+    m(
+        "L4",
+        "metrics",
+        ERRORS,
+        "    posteriors = check_posteriors(posteriors)\n    labels = check_labels(labels, "
+        "posteriors.shape[1])\n    return float(np.mean(argmax_predictions(posteriors) == labels))",
+        "    return float(np.mean(argmax_predictions(posteriors) == np.asarray(labels)))",
+        "the accuracy scores NaN rows, probabilities outside [0, 1] and unknown labels",
+    ),
+    m(
+        "L5",
+        "tables",
+        TABLES,
+        "if len(layouts) > 1:",
+        "if len(layouts) > 2:",
+        "per-sample files of both record layouts are read into one table",
+    ),
+    m(
+        "L6",
+        "tables",
+        REPORT_PIPELINE,
+        'f"{dataset} (k={int(classes[dataset])})" if dataset in classes else dataset',
+        "dataset",
+        "the k-class tables do not name each data set's number of classes",
+    ),
+    m(
+        "L7",
+        "evaluation",
+        CHECKS,
+        "        if ece not in ECE_CHOICES[layout]:\n            needs",
+        "        if False:\n            needs",
+        "the config check accepts an ECE the data of a shift do not store",
+        tests=("tests/test_config_checks.py",),
+    ),
+    m(
+        "L8",
+        "evaluation",
+        PLAN,
+        "return TWO_CLASS if two_class(collection, options) else K_CLASS",
+        "return TWO_CLASS",
+        "every shift planned in the two-class layout (binary-only methods pass on k-class data)",
+        tests=("tests/test_config_checks.py",),
     ),
 ]
 
@@ -892,8 +967,8 @@ HELD_OUT = [
         "H1",
         "metrics",
         ERRORS,
-        "    positive = posteriors[:, 1]\n",
-        "    positive = posteriors.max(axis=1)\n",
+        "        posteriors[:, 1], labels.astype(float), edges",
+        "        posteriors.max(axis=1), labels.astype(float), edges",
         "positive-class ECE on the top-label confidence",
     ),
     m(
@@ -1008,7 +1083,7 @@ HELD_OUT = [
 MUTATIONS += [replace(held, held_out=True) for held in HELD_OUT]
 
 # ---------------------------------------------------------------- multiclass branch (issue 14)
-MULTICLASS_TESTS = ("tests/test_multiclass_checks.py",)
+MULTICLASS_TESTS = ("tests/test_config_checks.py",)
 REGRESSION = ("tests/test_method_regression.py",)
 MUTATIONS += [
     m(
@@ -1032,20 +1107,29 @@ MUTATIONS += [
     m(
         "MC3",
         "multiclass",
-        SRC + "multiclass/checks.py",
-        "if shift not in spec.shifts:",
-        "if shift not in spec.shifts and False:",
-        "a method of the other shift passes the multiclass config check",
+        SRC + "registry.py",
+        "if shift is not None and shift not in spec.shifts:",
+        "if shift is not None and shift not in spec.shifts and False:",
+        "a method of the other shift passes the config check",
         tests=MULTICLASS_TESTS,
     ),
     m(
         "MC4",
         "multiclass",
-        SRC + "metrics/multiclass.py",
-        'if arithmetic == "float32":',
-        'if arithmetic == "float32" and False:',
-        "the multiclass float32 top-label ECE falls back to another arithmetic",
-        tests=("tests/test_multiclass_metrics.py",),
+        ERRORS,
+        'if precision == "float32":\n        return _binned_gap_float32(',
+        'if precision == "float32" and False:\n        return _binned_gap_float32(',
+        "the float32 ECEs (top-label and class-wise, any k) bin in float64",
+        tests=("tests/test_metrics.py", "tests/test_ece_precision.py"),
+    ),
+    m(
+        "MC12",
+        "multiclass",
+        ERRORS,
+        "return _rounded_percent(np.float32(np.mean(np.asarray(per_class, np.float32))), precision)",
+        'return _rounded_percent(np.float32(np.mean(np.asarray(per_class, np.float32))), "float64")',
+        "the float32 class-wise ECE rounded in float64 instead of as a float32",
+        tests=("tests/test_ece_precision.py",),
     ),
     # ---------------------------------------------------------------- shared domain weights
     m(
@@ -1076,9 +1160,9 @@ MUTATIONS += [
         tests=("tests/test_domain_weight_artifacts.py",),
     ),
 ]
-MC_LASCAL = ("tests/test_multiclass_lascal.py",)
-MC_HEAD2TAIL = ("tests/test_multiclass_head2tail.py", "tests/test_method_regression.py")
-MC_ADDED = ("tests/test_multiclass_added_methods.py",)
+MC_LASCAL = ("tests/test_calibration_lascal.py",)
+MC_HEAD2TAIL = ("tests/test_calibration_head2tail.py", "tests/test_method_regression.py")
+MC_ADDED = ("tests/test_k_class_methods.py",)
 MUTATIONS += [
     m(
         "MC5",

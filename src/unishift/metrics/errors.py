@@ -94,7 +94,9 @@ def prevalence_vector(labels, n_classes: int) -> np.ndarray:
 
 def accuracy(posteriors, labels) -> float:
     """Share of items whose argmax prediction (ties to the lowest class) is their label."""
-    return float(np.mean(argmax_predictions(posteriors) == np.asarray(labels)))
+    posteriors = check_posteriors(posteriors)
+    labels = check_labels(labels, posteriors.shape[1])
+    return float(np.mean(argmax_predictions(posteriors) == labels))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Head2Tail for k classes: the transfer weights against a literal computation with SciPy's
+"""Head2Tail (any k, tested for k classes): the transfer weights against a literal computation with SciPy's
 multivariate normal, the head rules, the temperature against an independent minimiser, properties
 of Head2Tail and Head2Tail_c2q. Their two-class numbers: tests/test_method_regression.py."""
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import optimize, special
 from scipy.stats import multivariate_normal
 
-from tests.test_multiclass_methods import samples, synthetic_problem
+from tests.k_class_problems import samples, synthetic_problem
 from unishift.data.containers import Setting
 from unishift.methods.base import fresh_context, simplex_check
 from unishift.methods.calibration.head2tail import (
