@@ -15,6 +15,7 @@ from snakemake.utils import validate
 
 from tests.conftest import REPO
 from unishift.io import write_npz
+from unishift.made_from import write_record
 from unishift.plan import record_layout, results_folder
 from unishift.records import K_CLASS, TWO_CLASS
 from unishift.registry import get_method
@@ -271,20 +272,25 @@ def test_the_eces_of_each_layout_pass(k_class_config):
 
 def test_posteriors_without_one_column_per_class_are_refused_before_planning(tmp_path):
     results = tmp_path / "results"
-    write_npz(results / "data/label/cmc/split.npz", n_classes=np.array(3))
+
+    def written(path, **arrays):  # as a job writes it: the file and its record
+        write_npz(path, **arrays)
+        write_record(path, "test", {}, [])
+
+    written(results / "data/label/cmc/split.npz", n_classes=np.array(3))
     good = {key: np.full((4, 3), 1 / 3) for key in ("P_h", "P_val", "P_test")}
-    write_npz(results / "posteriors/label/cmc/LR.npz", **good)
+    written(results / "posteriors/label/cmc/LR.npz", **good)
     assert posterior_column_problems(results) == []
     check_intermediates(results)
-    write_npz(results / "posteriors/label/cmc/kNN.npz", **{**good, "P_test": np.full((4, 2), 0.5)})
+    written(results / "posteriors/label/cmc/kNN.npz", **{**good, "P_test": np.full((4, 2), 0.5)})
     problems = posterior_column_problems(results)
     assert [p for p, _ in problems] == [str(results / "posteriors/label/cmc/kNN.npz")]
     assert "'P_test': (4, 2)" in problems[0][1] and "3 classes" in problems[0][1]
     with pytest.raises(DamagedIntermediatesError, match="no job was started"):
         check_intermediates(results)
     # a two-class data set's split has no n_classes: its posteriors must have two columns
-    write_npz(results / "data/label/cmc.3/split.npz", prevalence_full=np.array(0.4))
-    write_npz(results / "posteriors/label/cmc.3/LR.npz", **good)
+    written(results / "data/label/cmc.3/split.npz", prevalence_full=np.array(0.4))
+    written(results / "posteriors/label/cmc.3/LR.npz", **good)
     problems = posterior_column_problems(results)
     assert [p for p, _ in problems] == [
         str(results / "posteriors/label/cmc/kNN.npz"),

@@ -27,6 +27,9 @@ from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.base import SampleContext
 from unishift.registry import get_method
 
+# stored bits of the pinned CPU kernels (docs/determinism.md)
+pytestmark = pytest.mark.usefixtures("pinned_kernels")
+
 STORED = {
     k: json.loads((REPO / "tests" / "data" / f"{name}_outputs.json").read_text())
     for k, name in ((2, "two_class"), (3, "k_class"))

@@ -109,12 +109,14 @@ def data_home(tmp_path_factory):
     return tmp_path_factory.mktemp("quapy_home")
 
 
-def test_package_data_cells(data_home):
+@pytest.mark.workflow
+def test_package_data_cells(data_home, pinned_kernels):
     assert _mismatches(PACKAGE_CELLS + EARLIER_VERSION_PACKAGE, data_home) == []
 
 
+@pytest.mark.workflow
 @pytest.mark.needs_shared_data
-def test_shared_data_cells(data_home, data_root):
+def test_shared_data_cells(data_home, data_root, pinned_kernels):
     assert _mismatches(SHARED_CELLS + EARLIER_VERSION_SHARED, data_home, data_root) == []
 
 

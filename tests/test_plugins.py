@@ -141,7 +141,8 @@ def test_adding_a_method_is_adding_a_file(tmp_path, monkeypatch):
             "from unishift.methods.quantification.aggregative import PCC\n\n\n"
             "class MyPCC(PCC):\n"
             '    name = "PCC"\n',
-            "'PCC' is registered twice for task 'quantification'",
+            r"quantification method 'PCC' is registered twice: by "
+            r"unishift\.methods\.quantification\.aggregative\.PCC and by bad_plugin\.MyPCC",
         ),
         (
             "from unishift.methods.quantification.aggregative import PCC\n\n\n"

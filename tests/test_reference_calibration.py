@@ -37,7 +37,7 @@ def data_home(tmp_path_factory):
 
 @pytest.mark.parametrize("classifier", ["LR", "NB", "kNN"])
 def test_every_calibration_column_agrees_with_the_reference_per_sample(
-    oracle, data_home, classifier
+    oracle, data_home, classifier, pinned_kernels
 ):
     setup = label_setup("cmc.3", classifier, data_home)
     expected = oracle[oracle["classifier"] == classifier]
@@ -48,7 +48,7 @@ def test_every_calibration_column_agrees_with_the_reference_per_sample(
         records, _ = evaluate_setup(
             "calibration",
             method,
-            lambda spec=spec: spec.build("label"),
+            lambda spec=spec: spec.build("label", 2),
             setup,
             sample_ids=range(N_SAMPLES),
         )

@@ -307,22 +307,8 @@ def evaluate_method(
     return frame, pd.DataFrame.from_records(timings)
 
 
-def check_not_all_failed(records, method: str, where: str) -> None:
-    """Raise when every record of a method is an error, naming the method and the first reason
-    (config key ``allow_failed_methods`` keeps such a method as an empty column instead)."""
-    statuses = list(records["status"])
-    if statuses and all(status == "error" for status in statuses):
-        reason = records["reason"].iloc[0]
-        raise RuntimeError(
-            f"{method} failed on every one of its {len(statuses)} samples ({where}); the first "
-            f"reason: {reason}. Fix the method or its method_params, remove it from the config, or "
-            "set allow_failed_methods: true to keep it as an empty column"
-        )
-
-
 __all__ = [
     "DOMAIN_STREAMS",
-    "check_not_all_failed",
     "check_options",
     "evaluate_method",
     "evaluate_setup",

@@ -82,7 +82,21 @@ def layout_of_columns(columns) -> str | None:
     return None
 
 
+def check_not_all_failed(records, method: str, where: str) -> None:
+    """Raise when every record of a method is an error, naming the method and the first reason
+    (config key ``allow_failed_methods`` keeps such a method as an empty column instead)."""
+    statuses = list(records["status"])
+    if statuses and all(status == "error" for status in statuses):
+        reason = records["reason"].iloc[0]
+        raise RuntimeError(
+            f"{method} failed on every one of its {len(statuses)} samples ({where}); the first "
+            f"reason: {reason}. Fix the method or its method_params, remove it from the config, or "
+            "set allow_failed_methods: true to keep it as an empty column"
+        )
+
+
 __all__ = [
+    "check_not_all_failed",
     "CALIBRATION_VALUES",
     "COLUMNS",
     "ECE_CHOICES",

@@ -1,8 +1,8 @@
 import pandas as pd
 
-from unishift.evaluation import check_not_all_failed
 from unishift.io import concat_csv
 from unishift.jobs import start_job
+from unishift.records import check_not_all_failed
 from unishift.report.tables import read_records
 
 log = start_job(snakemake)
