@@ -55,7 +55,63 @@ def record_layout(config: dict, shift: str) -> str:
     return TWO_CLASS if two_class(collection, options) else K_CLASS
 
 
+# The config keys that decide a shift's samples and the arithmetic of its cells: a run whose values
+# differ from config/paper.yaml's computes other cells than the paper printed.
+PAPER_PROTOCOL = {
+    "label": (
+        "seed",
+        "label_shift.benchmark",
+        "label_shift.sample_size",
+        "label_shift.n_samples",
+        "label_shift.sample_posteriors",
+        "ece",
+        "ece_precision",
+        "domain_stream",
+    ),
+    "covariate": (
+        "seed",
+        "covariate_shift.text_source",
+        "covariate_shift.mixture.sample_size",
+        "covariate_shift.mixture.n_samples",
+        "covariate_shift.mixture.counts",
+        "covariate_shift.lm.mode",
+        "covariate_shift.lm.epochs",
+        "covariate_shift.lm.learning_rate",
+        "covariate_shift.lm.max_length",
+        "ece",
+        "ece_precision",
+        "domain_stream",
+    ),
+}
+
+
+def _value(config: dict, key: str):
+    for part in key.split("."):
+        config = config.get(part) if isinstance(config, dict) else None
+    return config
+
+
+def reproduction_caveat(config: dict, paper_config: dict, shift: str) -> str:
+    """A sentence for the top of a reproduction page when the run's samples or arithmetic are not
+    the paper's (the keys of :data:`PAPER_PROTOCOL` that differ from ``paper_config``), else ""."""
+    differing = [
+        f"{key} {_value(config, key)!r} (the paper's: {_value(paper_config, key)!r})"
+        for key in PAPER_PROTOCOL.get(shift, ())
+        if _value(config, key) != _value(paper_config, key)
+    ]
+    if not differing:
+        return ""
+    return (
+        "**Not comparable with the paper:** this run's samples or arithmetic are not the paper's "
+        f"({'; '.join(differing)}), so its cells are expected to differ from the printed ones and a "
+        "verdict below says nothing about the reproduction. `config/paper.yaml` runs the paper's "
+        "protocol."
+    )
+
+
 __all__ = [
+    "PAPER_PROTOCOL",
+    "reproduction_caveat",
     "PATHS",
     "collection_of",
     "path",

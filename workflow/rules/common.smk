@@ -8,7 +8,8 @@ from snakemake.utils import validate
 from unishift.codeversion import library_version, method_code_version
 from unishift.kernels import pin as pin_kernels
 from unishift.methods.base import SHIFTS, TASKS
-from unishift.plan import record_layout, results_folder
+from unishift.plan import record_layout, reproduction_caveat, results_folder
+from unishift.provenance import config_hash
 from unishift.records import TWO_CLASS
 from unishift.registry import get_method, use_plugins
 from unishift.report.summary import run_summary
@@ -18,6 +19,7 @@ from unishift.workflow_checks import (
     check_config_files,
     check_integers,
     check_intermediates,
+    load_config_file,
 )
 
 # YAML syntax and duplicate keys (with file and line), the schema, then what the schema cannot say:
@@ -38,6 +40,8 @@ include: "code_version.smk"
 
 
 RESULTS = results_folder(config)
+# the paper's protocol, against which a reproduction page says whether its cells are comparable
+PAPER_CONFIG = load_config_file(Path(workflow.basedir).parent / "config" / "paper.yaml")
 
 if workflow.is_main_process:
     # A damaged file of a previous run would make every job reading it fail after Snakemake removed

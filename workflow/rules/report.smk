@@ -104,6 +104,7 @@ rule reproduction:
     conda:
         "../envs/core.yaml"
     params:
+        caveat=lambda wc: reproduction_caveat(config, PAPER_CONFIG, wc.shift),
         code=code_version("reproduction.py", registry=True),
     script:
         "../scripts/reproduction.py"
@@ -161,7 +162,8 @@ rule provenance:
     conda:
         "../envs/core.yaml"
     params:
-        config=config,
+        # the hash, not the config: a changed config re-runs the job without printing itself
+        config_sha256=config_hash(config),
         code=library_version(),
         # relative to the working directory, so that a moved or copied run is not re-planned
         repository=os.path.relpath(REPOSITORY),

@@ -3,7 +3,7 @@ from unishift.jobs import start_job
 from unishift.provenance import deployment, provenance
 
 start_job(snakemake)
-record = provenance(dict(snakemake.params.config), code_version=snakemake.params.code)
+record = provenance(dict(snakemake.config), code_version=snakemake.params.code)
 record.update(
     deployment(
         snakemake.params.repository,

@@ -9,6 +9,7 @@ table = build_reproduction(
     snakemake.wildcards.shift,
     snakemake.output.csv,
     snakemake.output.md,
+    caveat=snakemake.params.caveat,
 )
 if len(table):
     log.info("verdicts: %s", table["verdict"].value_counts().to_dict())

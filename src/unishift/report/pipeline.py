@@ -177,9 +177,11 @@ def build_reproduction(
     shift: str,
     out_csv: str | Path,
     out_md: str | Path,
+    caveat: str = "",
 ) -> pd.DataFrame:
     """Compare one of our tables with the paper: cell-by-cell CSV and a markdown summary (share of
-    equal cells, bold agreement, largest differences, average ranks and first win rates).
+    equal cells, bold agreement, largest differences, average ranks and first win rates). A
+    ``caveat`` (:func:`unishift.plan.reproduction_caveat`) opens the page.
 
     Calibration under label shift has no published cells; its ranks are compared with the CD
     diagram's (3 decimals)."""
@@ -217,6 +219,9 @@ def build_reproduction(
         if len(repro)
         else _ranks_only_markdown(task, shift, ranks)
     )
+    if caveat:
+        title, _, rest = text.partition("\n")
+        text = f"{title}\n\n{caveat}\n{rest}"
     out_md.write_text(text, encoding="utf-8")
     return repro
 
