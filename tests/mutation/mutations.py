@@ -251,8 +251,8 @@ MUTATIONS = [
         "A1",
         "adapt",
         TO_CAL,
-        'abscissae.append(scores[mask].mean() if self.abscissa == "bin_mean" else centre)',
-        'abscissae.append(np.median(scores[mask]) if self.abscissa == "bin_mean" else centre)',
+        "abscissae.append(scores[mask].mean() if at_mean else centres[i])",
+        "abscissae.append(np.median(scores[mask]) if at_mean else centres[i])",
         "rho2zeta: abscissa at the bin median instead of the bin mean",
     ),
     m(
@@ -267,9 +267,9 @@ MUTATIONS = [
         "A3",
         "adapt",
         TO_CAL,
-        "                ordinates.append(np.nan)\n        x, y = postprocess_map(centres,",
-        "                ordinates.append(0.0)\n        x, y = postprocess_map(centres,",
-        "alpha2zeta: an empty bin gets ordinate 0 instead of being imputed",
+        "ordinates.append(np.nan)\n                abscissae.append(centres[i])",
+        "ordinates.append(0.0)\n                abscissae.append(centres[i])",
+        "rho2zeta / alpha2zeta on p_1 bins: an empty bin gets ordinate 0 instead of being imputed",
     ),
     m(
         "A4",

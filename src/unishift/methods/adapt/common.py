@@ -75,6 +75,28 @@ def part_context(context: SampleContext, tag: str) -> SampleContext:
     return context.cached(("part", tag), lambda: context.child(tag))
 
 
+class Adapter:
+    """Base of the adapters: the inner method (a factory or an instance, :func:`build_inner`) and
+    its parameters; by default one inner method fitted on the whole validation set and applied to
+    the whole sample."""
+
+    group = "adapted"
+    inner_task: str
+
+    def __init__(self, inner, inner_params: dict | None = None):
+        self.inner = inner
+        self.inner_params = inner_params
+
+    def domain_weight_plan(self):
+        # the inner method sees the whole sample and setting: its calls are the adapter's
+        return inner_domain_weight_plan(self)
+
+    def fit(self, setting: Setting):
+        self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
+        self.fit_notes = fit_notes_of(self.inner_)
+        return self
+
+
 def predicted_masks(data) -> dict[int, np.ndarray]:
     predictions = data.predictions
     return {cls: predictions == cls for cls in range(data.n_classes)}
@@ -90,8 +112,8 @@ def class_share(prevalence, cls: int) -> float:
     return float(prevalence[cls])
 
 
-class PartitionedFit:
-    """Mixin: one inner method per predicted class, fitted on that part of the validation set.
+class PartitionedFit(Adapter):
+    """One inner method per predicted class, fitted on that part of the validation set.
 
     Every non-empty part is fitted, also when it lacks classes: whether that is possible is the inner
     method's business (it handles it, recording a fallback, or raises and fails the setup). A class
@@ -104,8 +126,6 @@ class PartitionedFit:
     for k > 2 they are fitted in class order, for two classes in that visiting order (the order of
     the fit notes the binary tables recorded).
     """
-
-    inner_task: str
 
     def domain_weight_plan(self):
         # each part's inner method makes its calls on its part with its restricted setting
@@ -151,6 +171,7 @@ class PartitionedFit:
 
 
 __all__ = [
+    "Adapter",
     "PartitionedFit",
     "build_inner",
     "class_share",

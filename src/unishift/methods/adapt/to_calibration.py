@@ -38,6 +38,7 @@ import numpy as np
 from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Sample, Setting, argmax_predictions
 from unishift.methods.adapt.common import (
+    Adapter,
     build_inner,
     fit_notes_of,
     inner_domain_weight_plan,
@@ -71,25 +72,15 @@ def level_sets(scores: np.ndarray) -> list[tuple[float, np.ndarray]]:
     return [(float(value), scores == value) for value in np.unique(scores)]
 
 
-class _PositiveBinnedCalibrator(Calibrator):
-    inner_task: str
-    group = "adapted"
-    binary_only = P1_BINS
+class _BinnedCalibrator(Adapter, Calibrator):
+    tag: str
 
-    def __init__(
-        self,
-        inner,
-        inner_params: dict | None = None,
-        bins: int = 5,
-        binning: str = "isometric",
-        monotone: str = "running_max",
-        smooth: bool = True,
-    ):
+    def __init__(self, inner, inner_params, bins, binning, monotone, smooth):
         check_choice("binning", binning, BINNINGS)
         check_choice("monotone", monotone, MONOTONE_RULES)
+        check_choice("smooth", smooth, (True, False))
         check_positive_int("bins", bins)
-        self.inner = inner
-        self.inner_params = inner_params
+        super().__init__(inner, inner_params)
         self.bins = bins
         self.binning = binning
         self.monotone = monotone
@@ -99,26 +90,44 @@ class _PositiveBinnedCalibrator(Calibrator):
         # calls per cell of the posterior range: a pattern no shared artifact covers
         return None if inner_domain_weight_plan(self) is None else UNSHARED
 
+
+class _PositiveBinnedCalibrator(_BinnedCalibrator):
+    binary_only = P1_BINS
+
     def fit(self, setting: Setting):
         self.check_classes(setting)
         # ONE inner method on the whole validation set, reused for every cell of every sample
-        self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
-        self.fit_notes = fit_notes_of(self.inner_)
-        return self
+        return super().fit(setting)
 
     def _positive_rate(self, cell: Sample, context: SampleContext, upper_side: bool) -> float:
         raise NotImplementedError
 
-    def _calibrate_level_sets(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         scores = sample.posteriors[:, 1]
-        calibrated = np.empty(len(scores))
-        for value, mask in level_sets(scores):
-            cell = sample.subset(mask)
-            # a score class has one crisp prediction, which decides the side of a CAP answer
-            upper_side = bool(argmax_predictions(cell.posteriors[:1])[0] == 1)
-            tag = f"{self.tag}:level={value!r}"
-            calibrated[mask] = self._positive_rate(cell, part_context(context, tag), upper_side)
-        return as_posteriors(calibrated)
+        if self.binning == "level_sets":
+            calibrated = np.empty(len(scores))
+            for value, mask in level_sets(scores):
+                cell = sample.subset(mask)
+                # a score class has one crisp prediction, which decides the side of a CAP answer
+                upper_side = bool(argmax_predictions(cell.posteriors[:1])[0] == 1)
+                cell_context = part_context(context, f"{self.tag}:level={value!r}")
+                calibrated[mask] = self._positive_rate(cell, cell_context, upper_side)
+            return as_posteriors(calibrated)
+        edges = self._edges(self.bins)
+        centres = (edges[:-1] + edges[1:]) / 2
+        at_mean = getattr(self, "abscissa", "bin_centre") == "bin_mean"
+        abscissae, ordinates = [], []
+        for i, mask in enumerate(bin_membership(scores, edges)):
+            if mask.any():
+                cell_context = part_context(context, f"{self.tag}:{self.bins}B:bin{i}")
+                cell = sample.subset(mask)
+                ordinates.append(self._positive_rate(cell, cell_context, centres[i] > 0.5))
+                abscissae.append(scores[mask].mean() if at_mean else centres[i])
+            else:
+                ordinates.append(np.nan)
+                abscissae.append(centres[i])
+        x, y = postprocess_map(np.array(abscissae), np.array(ordinates), self.monotone, self.smooth)
+        return apply_map(x, y, scores)
 
 
 class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
@@ -132,6 +141,7 @@ class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
     inner_task = "quantification"
     tag = "q2c"
     binary_only = P1_BINS.format(kind="q2c_3B")
+    _edges = staticmethod(isometric_edges_q2c)
 
     def __init__(
         self,
@@ -150,24 +160,6 @@ class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
     def _positive_rate(self, cell, context, upper_side):
         return float(np.asarray(self.inner_.quantify(cell, context), dtype=float)[1])
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
-        if self.binning == "level_sets":
-            return self._calibrate_level_sets(sample, context)
-        scores = sample.posteriors[:, 1]
-        edges = isometric_edges_q2c(self.bins)
-        abscissae, ordinates = [], []
-        for i, mask in enumerate(bin_membership(scores, edges)):
-            centre = (edges[i] + edges[i + 1]) / 2
-            if mask.any():
-                cell_context = part_context(context, f"q2c:{self.bins}B:bin{i}")
-                ordinates.append(self._positive_rate(sample.subset(mask), cell_context, True))
-                abscissae.append(scores[mask].mean() if self.abscissa == "bin_mean" else centre)
-            else:
-                ordinates.append(np.nan)
-                abscissae.append(centre)
-        x, y = postprocess_map(np.array(abscissae), np.array(ordinates), self.monotone, self.smooth)
-        return apply_map(x, y, scores)
-
 
 class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
     """α2ζ on p_1 bins: a bin above 0.5 gets the CAP's accuracy estimate, a bin below it 1 - accuracy.
@@ -179,6 +171,7 @@ class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
     inner_task = "cap"
     tag = "a2c"
     binary_only = P1_BINS.format(kind="a2c_3B")
+    _edges = staticmethod(isometric_edges_a2c)
 
     def __init__(
         self,
@@ -197,23 +190,6 @@ class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
         accuracy = float(self.inner_.predict_accuracy(cell, context))
         return accuracy if upper_side else 1.0 - accuracy
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
-        if self.binning == "level_sets":
-            return self._calibrate_level_sets(sample, context)
-        scores = sample.posteriors[:, 1]
-        edges = isometric_edges_a2c(self.bins)
-        centres = (edges[:-1] + edges[1:]) / 2
-        ordinates = []
-        for i, mask in enumerate(bin_membership(scores, edges)):
-            if mask.any():
-                cell_context = part_context(context, f"a2c:{self.bins}B:bin{i}")
-                cell = sample.subset(mask)
-                ordinates.append(self._positive_rate(cell, cell_context, centres[i] > 0.5))
-            else:
-                ordinates.append(np.nan)
-        x, y = postprocess_map(centres, np.array(ordinates), self.monotone, self.smooth)
-        return apply_map(x, y, scores)
-
 
 def level_set_cells(posteriors: np.ndarray) -> list[np.ndarray]:
     """Masks of the exact score classes: items with identical posterior rows."""
@@ -222,30 +198,17 @@ def level_set_cells(posteriors: np.ndarray) -> list[np.ndarray]:
     return [inverse == cell for cell in range(inverse.max() + 1)] if len(inverse) else []
 
 
-class _TopLabelCalibrator(Calibrator):
-    inner_task: str
-    tag: str
-    group = "adapted"
+class _TopLabelCalibrator(_BinnedCalibrator):
     calibration_notion = "top-label"
 
     def __init__(self, inner, inner_params, bins, binning, monotone, smooth, cell_fit="auto"):
-        check_choice("binning", binning, BINNINGS)
+        super().__init__(inner, inner_params, bins, binning, monotone, smooth)
         check_choice("cell_fit", cell_fit, CELL_FITS)
-        check_positive_int("bins", bins)
         self.cell_fit = cell_fit
-        check_choice("monotone", monotone, MONOTONE_RULES)
-        check_choice("smooth", smooth, (True, False))
-        self.inner = inner
-        self.inner_params = inner_params
-        self.bins = bins
-        self.binning = binning
-        self.monotone = monotone
-        self.smooth = smooth
 
     def fit(self, setting):
         # one inner method on the whole validation set (the binary tables' rule) ...
-        self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
-        self.fit_notes = fit_notes_of(self.inner_)
+        super().fit(setting)
         # ... and, with cell_fit="per_cell", one per isometric cell on the validation items in it
         self.cell_inner_ = {}
         self.cell_fit_ = self.cell_fit
@@ -284,9 +247,6 @@ class _TopLabelCalibrator(Calibrator):
             for b in range(self.bins)
         }
 
-    def _inner_for(self, cls: int, b: int):
-        return self.cell_inner_.get((cls, b), self.inner_)
-
     def _class_rate(self, inner, cell, context, cls: int) -> float:
         """The inner method's estimate of the share of class ``cls`` in ``cell``."""
         raise NotImplementedError
@@ -294,28 +254,23 @@ class _TopLabelCalibrator(Calibrator):
     def _level_set_row(self, cell, context, cls: int, row: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
-    def _calibrate_level_sets(self, sample, context) -> np.ndarray:
-        posteriors = np.asarray(sample.posteriors, dtype=float)
-        out = np.empty_like(posteriors)
-        for mask in level_set_cells(posteriors):
-            row = posteriors[mask][0]
-            cls = int(argmax_predictions(row[None, :])[0])
-            tag = f"{self.tag}:level={tuple(row.tolist())!r}"
-            out[mask] = self._level_set_row(
-                sample.subset(mask), part_context(context, tag), cls, row
-            )
-        return out
-
     def calibrate(self, sample, context) -> np.ndarray:
         if self.binning == "level_sets":
-            return self._calibrate_level_sets(sample, context)
+            posteriors = np.asarray(sample.posteriors, dtype=float)
+            out = np.empty_like(posteriors)
+            for mask in level_set_cells(posteriors):
+                row = posteriors[mask][0]
+                cls = int(argmax_predictions(row[None, :])[0])
+                cell_context = part_context(context, f"{self.tag}:level={tuple(row.tolist())!r}")
+                out[mask] = self._level_set_row(sample.subset(mask), cell_context, cls, row)
+            return out
 
         def cell_rate(cls, b, mask):
             tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
-            inner = self._inner_for(cls, b)
+            inner = self.cell_inner_.get((cls, b), self.inner_)
             return self._class_rate(inner, sample.subset(mask), part_context(context, tag), cls)
 
-        centre = self.abscissa == "bin_centre" if hasattr(self, "abscissa") else True
+        centre = getattr(self, "abscissa", "bin_centre") == "bin_centre"
         return top_label_map(
             sample.posteriors, self.bins, cell_rate, centre, self.monotone, self.smooth
         )

@@ -25,12 +25,7 @@ from unishift.methods.base import AccuracyPredictor, SampleContext
 class CalibrationToCAP(PartitionedFit, AccuracyPredictor):
     """ζ2α (Lemma 2): acc = sum_j sum_{T_j} p~_j / n, each part calibrated by its own model."""
 
-    group = "adapted"
     inner_task = "calibration"
-
-    def __init__(self, inner, inner_params: dict | None = None):
-        self.inner = inner
-        self.inner_params = inner_params
 
     def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
         correct = 0.0
@@ -44,12 +39,7 @@ class QuantificationToCAP(PartitionedFit, AccuracyPredictor):
     """ρ2α (Lemma 4): acc = sum_j |T_j| q^(j)_j / n, one quantifier per predicted class (for two
     classes (p̂+ n+ + (1 - p̂-) n-) / n)."""
 
-    group = "adapted"
     inner_task = "quantification"
-
-    def __init__(self, inner, inner_params: dict | None = None):
-        self.inner = inner
-        self.inner_params = inner_params
 
     def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
         correct = 0.0

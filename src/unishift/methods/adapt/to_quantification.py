@@ -24,36 +24,17 @@ import numpy as np
 
 from unishift.choices import check_choice
 from unishift.data.containers import PREVALENCE_SOURCES, Sample, Setting
-from unishift.methods.adapt.common import (
-    PartitionedFit,
-    build_inner,
-    fit_notes_of,
-    inner_domain_weight_plan,
-)
+from unishift.methods.adapt.common import Adapter, PartitionedFit
 from unishift.methods.base import Quantifier, SampleContext
 from unishift.methods.quantification.qp_bridge import em
 
 SPLITS = ("validation", "recall")
 
 
-class CalibrationToQuantification(Quantifier):
+class CalibrationToQuantification(Adapter, Quantifier):
     """ζ2ρ (Lemma 1): the mean calibrated posterior vector of the whole sample."""
 
-    group = "adapted"
     inner_task = "calibration"
-
-    def __init__(self, inner, inner_params: dict | None = None):
-        self.inner = inner
-        self.inner_params = inner_params
-
-    def domain_weight_plan(self):
-        # the inner calibrator sees the whole sample and setting: its calls are the adapter's
-        return inner_domain_weight_plan(self)
-
-    def fit(self, setting: Setting):
-        self.inner_ = build_inner("calibration", self.inner, self.inner_params).fit(setting)
-        self.fit_notes = fit_notes_of(self.inner_)
-        return self
 
     def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
         calibrated = np.asarray(self.inner_.calibrate(sample, context), dtype=float)
@@ -66,13 +47,11 @@ class CalibrationToQuantification(Quantifier):
 class CAPToQuantification(PartitionedFit, Quantifier):
     """α2ρ (Lemma 5): one CAP model per predicted class; errors split like validation's (``split``)."""
 
-    group = "adapted"
     inner_task = "cap"
 
     def __init__(self, inner, inner_params: dict | None = None, split: str = "validation"):
         check_choice("split", split, SPLITS)
-        self.inner = inner
-        self.inner_params = inner_params
+        super().__init__(inner, inner_params)
         self.split = split
 
     def _fit_extra(self, setting: Setting):
@@ -122,31 +101,22 @@ class CAPToQuantification(PartitionedFit, Quantifier):
         return estimate / estimate.sum()
 
 
-class CalibratedEMQ(Quantifier):
+class CalibratedEMQ(Adapter, Quantifier):
     """EM (docs/methods.md §0.4, B4) run on the posteriors of an inner calibrator; returns the EM
-    prior (EMQ^LasCal, §3.3).
-
-    ``train_prevalence``: the EM starting prior, the label prevalence of the validation set (REF for
-    the quantification table) or of the classifier-training set.
+    prior (EMQ^LasCal, §3.3). ``train_prevalence``: the EM starting prior, the label prevalence of
+    the validation set (REF for the quantification table) or of the classifier-training set.
     """
 
-    group = "adapted"
     inner_task = "calibration"
     assumption = "label"
 
     def __init__(self, inner, inner_params=None, train_prevalence: str = "validation"):
         check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
-        self.inner = inner
-        self.inner_params = inner_params
+        super().__init__(inner, inner_params)
         self.train_prevalence = train_prevalence
 
-    def domain_weight_plan(self):
-        # the inner calibrator sees the whole sample and setting: its calls are the adapter's
-        return inner_domain_weight_plan(self)
-
     def fit(self, setting: Setting):
-        self.inner_ = build_inner("calibration", self.inner, self.inner_params).fit(setting)
-        self.fit_notes = fit_notes_of(self.inner_)
+        super().fit(setting)
         self.prior_ = setting.prevalence_of(self.train_prevalence)
         return self
 
