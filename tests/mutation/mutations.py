@@ -403,7 +403,7 @@ MUTATIONS = [
     m(
         "C11",
         "calibrators",
-        EMQ,
+        EMQ_QUANTIFIERS,  # the EM prior the EMQ calibrator shares with the quantifier
         "self.fit_notes = []\n        self.prior_ = setting.prevalence_of(self.train_prevalence)",
         "self.fit_notes = []\n        self.prior_ = setting.prevalence_of("
         '{"training": "validation", "validation": "training"}[self.train_prevalence])',

@@ -10,32 +10,19 @@ from __future__ import annotations
 import numpy as np
 
 from unishift.choices import check_choice
-from unishift.data.containers import PREVALENCE_SOURCES, Sample, Setting
+from unishift.data.containers import PREVALENCE_SOURCES, Sample
 from unishift.methods.base import Calibrator, SampleContext
+from unishift.methods.quantification.emq import EMFromPrior
 from unishift.methods.quantification.qp_bridge import em
 
 
-class EMQCalibrator(Calibrator):
-    """EMQ as a calibrator: the EM-adapted posteriors of the test sample (§2.6).
-
-    Args:
-        train_prevalence: the prior EM starts from, "training" (label prevalence of the
-            classifier-training set: both calibration tables) or "validation".
-    """
+class EMQCalibrator(EMFromPrior, Calibrator):
+    """EMQ as a calibrator: the EM-adapted posteriors of the test sample (§2.6); both calibration
+    tables start EM from the training prevalence."""
 
     name, group, display = "EMQ", "adapted", "EMQ"
     description = "EM-adapted posteriors from the classifier-training prevalence [REF EM]"
     adaptations = ()
-    assumption = "label"
-
-    def __init__(self, train_prevalence: str = "training"):
-        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
-        self.train_prevalence = train_prevalence
-
-    def fit(self, setting: Setting):
-        self.fit_notes = []
-        self.prior_ = setting.prevalence_of(self.train_prevalence)
-        return self
 
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         return em(self.prior_, sample.posteriors)[1]

@@ -7,10 +7,7 @@ from unishift.methods.calibration.transcal import TransCal
 
 
 class EMQTransCal(ThenEM, TransCal):
-    """TransCal (§2.4) followed by EM from the training prevalence (§2.8; CS table: logits "L").
-
-    Args: those of :class:`TransCal`, plus ``train_prevalence`` ("training" | "validation").
-    """
+    """TransCal (§2.4) followed by EM from the training prevalence (§2.8; CS table: logits "L")."""
 
     name, group, display = "EMQ_TransCal", "adapted", r"EMQ$^{\text{TransCal}}$"
     description = "TransCal then EM [REF EM-TransCal]"

@@ -12,16 +12,10 @@ from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, em, 
 from unishift.quapy_loader import load_quapy
 
 
-class EMQ(Quantifier):
-    """EM started from the class prevalence of ``train_prevalence``; returns the EM priors.
+class EMFromPrior:
+    """EM (B4) started from the class prevalence of ``train_prevalence``: "training" (the
+    classifier-training set) or "validation" (the binary covariate-shift quantification table)."""
 
-    ``train_prevalence``: "training" (the classifier-training set) or "validation" (the binary
-    covariate-shift tables).
-    """
-
-    name, description = "EMQ", "EM of Saerens et al."
-    binary_defaults = {"covariate": {"train_prevalence": "validation"}}
-    adaptations = ("q2c", "q2a")
     assumption = "label"
 
     def __init__(self, train_prevalence: str = "training"):
@@ -32,6 +26,14 @@ class EMQ(Quantifier):
         self.fit_notes = []
         self.prior_ = setting.prevalence_of(self.train_prevalence)
         return self
+
+
+class EMQ(EMFromPrior, Quantifier):
+    """EM of Saerens et al.; returns the EM priors."""
+
+    name, description = "EMQ", "EM of Saerens et al."
+    binary_defaults = {"covariate": {"train_prevalence": "validation"}}
+    adaptations = ("q2c", "q2a")
 
     def quantify(self, sample, context):
         return em(self.prior_, sample.posteriors)[0]
@@ -95,4 +97,4 @@ class EMQBCTS(Quantifier):
         return quiet(self.quantifier_.predict_proba, np.asarray(posteriors, dtype=float))
 
 
-__all__ = ["EMQ", "EMQBCTS"]
+__all__ = ["EMQ", "EMQBCTS", "EMFromPrior"]
