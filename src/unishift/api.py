@@ -30,6 +30,7 @@ from typing import Any
 
 import pandas as pd
 
+from unishift import API
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.data.setups import SetupData
@@ -443,18 +444,4 @@ def adapt(method: Method, kind: str, **params) -> Method:
     return spec.adapter(inner=method, **{**spec.defaults, **params})
 
 
-__all__ = [
-    "QuaPyQuantifier",
-    "AccuracyPredictor",
-    "Calibrator",
-    "Quantifier",
-    "adapt",
-    "cd_diagram",
-    "evaluate",
-    "from_quapy",
-    "load_records",
-    "load_setups",
-    "table",
-    "table_tex",
-    "task_of",
-]
+__all__ = [*API, "AccuracyPredictor", "Calibrator", "QuaPyQuantifier", "Quantifier", "task_of"]

@@ -69,7 +69,7 @@ def m(id, area, file, old, new, description, tests=(), slow=False) -> Mutation:
     return Mutation(id, area, file, old, new, description, tuple(tests), slow)
 
 
-ERRORS = SRC + "metrics/errors.py"
+ERRORS = SRC + "metrics.py"
 BINNING = SRC + "methods/binning.py"
 TO_CAL = SRC + "methods/adapt/to_calibration.py"
 TO_CAP = SRC + "methods/adapt/to_cap.py"

@@ -272,6 +272,7 @@ def absolute_error(true_value: float, estimate: float) -> float:
 
 __all__ = [
     "N_BINS",
+    "PROBABILITY_TOLERANCE",
     "absolute_error",
     "accuracy",
     "argmax_predictions",
