@@ -11,7 +11,7 @@ and the ζ2α adapter around it (plan ``predicted_classes``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -96,15 +96,8 @@ def method_domain_weight_plan(
 # per-sample artifacts
 
 FORMAT = 1
-_KEY_FIELDS = (
-    "setting_key",
-    "sample_id",
-    "feature_set",
-    "stream_before",
-    "sample_digest",
-    "n_training",
-    "n_validation",
-)
+_KEY_FIELDS = tuple(f.name for f in fields(CallKey))
+_INTEGERS = ("sample_id", "n_training", "n_validation")
 
 
 def write_domain_weights(
@@ -121,11 +114,9 @@ def write_domain_weights(
         plan=np.asarray(plan),
         domain_stream=np.asarray(domain_stream),
         **{
-            name: np.asarray(
-                values, dtype=np.int64 if name.startswith(("n_", "sample_id")) else str
-            )
+            name: np.asarray(values, dtype=np.int64 if name in _INTEGERS else str)
             for name, values in columns.items()
-        },  # fmt: skip
+        },
         stream_after=np.asarray([e.stream_after for e in entries], dtype=str),
         has_fallback=np.asarray([e.fallback is not None for e in entries], dtype=bool),
         fallback=np.asarray([e.fallback or "" for e in entries], dtype=str),
@@ -146,15 +137,7 @@ def read_domain_weights(path) -> tuple[dict, DomainWeightMemo]:
     memo = DomainWeightMemo()
     offsets, weights = arrays["offsets"], arrays["weights"]
     for i in range(len(arrays["setting_key"])):
-        key = CallKey(
-            str(arrays["setting_key"][i]),
-            int(arrays["sample_id"][i]),
-            str(arrays["feature_set"][i]),
-            str(arrays["stream_before"][i]),
-            str(arrays["sample_digest"][i]),
-            int(arrays["n_training"][i]),
-            int(arrays["n_validation"][i]),
-        )
+        key = CallKey(*((int if n in _INTEGERS else str)(arrays[n][i]) for n in _KEY_FIELDS))
         fallback = str(arrays["fallback"][i]) if arrays["has_fallback"][i] else None
         memo.add(
             key,

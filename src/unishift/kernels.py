@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 import warnings
 from pathlib import Path
 
@@ -164,10 +163,6 @@ def warn_if_unpinned(stacklevel: int = 2) -> bool:
         )
         return False
     return True
-
-
-def numpy_loaded() -> bool:
-    return "numpy" in sys.modules
 
 
 __all__ = [

@@ -25,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -450,7 +449,3 @@ def split_summary(splits: dict[str, pd.DataFrame]) -> dict:
         }
         for name, frame in splits.items()
     }
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)

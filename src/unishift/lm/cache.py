@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 
-FIELDS = ("logits", "hidden", "labels")
-
 
 def pack(sets: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """Flatten ``{set: {field: array}}`` into npz keys ``<set>__<field>``."""

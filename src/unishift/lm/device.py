@@ -177,14 +177,6 @@ def choose_device(
     return "cpu"
 
 
-def model_parameters(model) -> int:
-    """Parameters a forward pass multiplies: all but the token, position and type embeddings."""
-    embedded = sum(
-        p.numel() for name, p in model.named_parameters() if "embeddings" in name.split(".")
-    )
-    return int(sum(p.numel() for p in model.parameters()) - embedded)
-
-
 def gpu_description() -> dict | None:
     """Name, memory, CUDA runtime and driver of the GPU this process uses (None on the CPU)."""
     import torch

@@ -16,7 +16,6 @@ import time
 import numpy as np
 import pandas as pd
 
-from unishift.lm.cache import pack, unpack  # noqa: F401  (re-exported)
 from unishift.lm.device import Workload, cpu_threads, finetune_passes, tokens_per_text
 from unishift.lm.finetune import FinetuneSettings, train_faithful, train_head_on_cache
 from unishift.lm.models import (

@@ -124,16 +124,6 @@ class CDResult:
     groups: tuple[tuple[str, ...], ...]  # members of each drawn group (>= 2 methods), by rank
     alpha: float
 
-    def group_intervals(self) -> list[tuple[float, float]]:
-        index = {m: i for i, m in enumerate(self.methods)}
-        return [
-            (
-                float(min(self.avg_ranks[index[m]] for m in g)),
-                float(max(self.avg_ranks[index[m]] for m in g)),
-            )
-            for g in self.groups
-        ]
-
 
 def cd_analysis(
     errors: np.ndarray,
