@@ -11,10 +11,14 @@ def check_choice(name: str, value: Any, valid) -> None:
         raise ValueError(f"{name}={value!r} is not valid; choose one of {sorted(map(str, valid))}")
 
 
-def check_positive_int(name: str, value: Any) -> None:
-    """Raise unless ``value`` is an integer >= 1 (a bool or a float such as 3.0 is not one)."""
+def check_positive_int(name: str, value: Any, none: bool = False) -> None:
+    """Raise unless ``value`` is an integer >= 1 (a bool or a float such as 3.0 is not one), or
+    None when ``none`` allows it."""
+    if none and value is None:
+        return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name}={value!r} is not valid; choose a positive integer")
+        either = " or None" if none else ""
+        raise ValueError(f"{name}={value!r} is not valid; choose a positive integer{either}")
 
 
 __all__ = ["check_choice", "check_positive_int"]

@@ -33,10 +33,8 @@ def cpcs_temperature(logits, labels, weights) -> float:
 class CPCS(TemperatureCalibrator):
     """CPCS: temperature minimising the importance-weighted Brier score on validation.
 
-    Args:
-        logits: "L" | "S" | "P"; binary tables: CS "L", LS "P", ζ2ρ "P", ζ2α "S"; k classes "S".
-        weights: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform" (all ones: plain
-            Brier temperature scaling on validation; an ablation and a test oracle).
+    ``weights``: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform" (all ones: plain
+    Brier temperature scaling on validation; an ablation and a test oracle).
     """
 
     name, description = "CPCS", "CPCS (Park et al. 2020) [REF CPCS-P / CPCS]"

@@ -48,15 +48,8 @@ def cell_index(posteriors: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarra
 
 
 class DMCal(Calibrator):
-    """DMCal (§2.10): Bayes shares of DMy-mixed validation distributions, post-processed by B1.
-
-    Args:
-        n_bins: DMy histogram bins and map bins (8 in the calibration tables, 10 in DMCal_ζ2α).
-        monotone: B1 monotonicity rule ("running_max" = REF).
-        smooth: B1 three-point smoothing (REF: True).
-        abscissa: where a top-label cell's point sits ("bin_centre" or "bin_mean").
-        cells: "top_label" (any k) or "positive_class" (the binary tables' construction).
-    """
+    """DMCal (§2.10): Bayes shares of DMy-mixed validation distributions, post-processed by B1
+    (REF: running maximum and smoothing). ``n_bins``: DMy's histogram bins and the map's bins."""
 
     name, group = "DMCal", "adapted"
     description = "DMy(8 bins) mixture map, running max + smoothing [REF HDcal8-sm-mono]"

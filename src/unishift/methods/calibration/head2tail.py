@@ -28,7 +28,7 @@ import math
 import numpy as np
 from scipy import optimize
 
-from unishift.choices import check_choice
+from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Setting
 from unishift.methods.calibration.shared import LOGIT_CONVENTIONS
 from unishift.methods.calibration.temperature import TemperatureCalibrator
@@ -37,13 +37,6 @@ HEAD_RULES = ("frequency", "index")
 HEAD_SHARE = 0.2
 VARIANCE_FLOOR = 1e-6
 WEIGHT_CLIP = (0.3, 5.0)
-
-
-def check_pca_components(value) -> None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-        raise ValueError(
-            f"pca_components={value!r} is not valid; choose a positive integer or None"
-        )
 
 
 def pca_reduced(setting: Setting, train_features, features, n_components: int | None):
@@ -151,13 +144,9 @@ def head2tail_temperature(logits, labels, weights) -> float:
 class Head2Tail(TemperatureCalibrator):
     """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data).
 
-    Args:
-        logits: "L" | "S" | "P" (docs/methods.md §0.3); binary tables: LS "P", CS "S", ζ2ρ "P";
-            k classes "S".
-        pca_components: reduce the training/validation features with PCA fitted on the training
-            features when their dimension exceeds this (REF: 50); None disables it.
-        alpha: the tail class's own share in its shifted Gaussian (REF: 0.9).
-        head: "frequency" or "index" (see the module docstring; the binary tables: "index").
+    ``pca_components``: reduce the training/validation features with PCA fitted on the training
+    features when their dimension exceeds this (REF: 50; None: never). ``alpha``: the tail class's
+    own share in its shifted Gaussian (REF: 0.9).
     """
 
     name, description = "Head2Tail", "Head2Tail (Chen & Su 2023) [REF Head2Tail-P / Head2Tail]"
@@ -173,7 +162,7 @@ class Head2Tail(TemperatureCalibrator):
     ):
         check_choice("logits", logits, LOGIT_CONVENTIONS)
         check_choice("head", head, HEAD_RULES)
-        check_pca_components(pca_components)
+        check_positive_int("pca_components", pca_components, none=True)
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"alpha={alpha!r} is not valid; choose a value in [0, 1]")
         self.logits = logits
@@ -216,7 +205,6 @@ class Head2Tail(TemperatureCalibrator):
 
 __all__ = [
     "Head2Tail",
-    "check_pca_components",
     "head2tail_weights",
     "head_classes",
     "pca_reduced",

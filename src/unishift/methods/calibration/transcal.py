@@ -86,18 +86,13 @@ def transcal_temperature(
 
 class TransCal(TemperatureCalibrator):
     """TransCal: T >= 1 matching the target confidence to a variance-reduced importance-weighted
-    estimate of the target accuracy.
+    estimate of the target accuracy; top-label calibration (the mean max-confidence is matched).
 
-    Top-label calibration (the mean max-confidence is matched) for any number of classes.
-
-    Args:
-        logits: "L" | "S" | "P"; binary tables: CS "L", LS "S", ζ2ρ "P", ζ2α "S"; k classes "S".
-        weights: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform".
-        zero_posteriors: "faithful" keeps REF's behaviour when the S-logits of a validation item
-            are -inf for its true class (no finite source cross-entropy: sentinel T_s = -1, which
-            flips the logits; recorded as a fallback note); "clip" clips posteriors to
-            [1e-12, 1 - 1e-12] before taking logs (only affects logits="S").
-        variance_term: REF's control-variate correction (True); False uses the plain weighted error.
+    ``weights``: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform".
+    ``zero_posteriors``: "faithful" keeps REF's behaviour when the S-logits of a validation item are
+    -inf for its true class (no finite source cross-entropy: sentinel T_s = -1, which flips the
+    logits; recorded as a fallback note); "clip" clips posteriors to [1e-12, 1 - 1e-12] before taking
+    logs. ``variance_term``: REF's control-variate correction; False uses the plain weighted error.
     """
 
     name, description = "TransCal", "TransCal (Wang et al. 2020) [REF TransCal-S / TransCal]"
