@@ -91,7 +91,6 @@ def method_domain_weight_plan(
     return domain_weight_plan(get_method(task, name, shift).build(shift, n_classes, params))
 
 
-# ---------------------------------------------------------------------------------------------
 # The files: one per (setup, plan), attached to the setups an evaluation job reads as their
 # per-sample artifacts
 

@@ -99,7 +99,6 @@ def accuracy(posteriors, labels) -> float:
     return float(np.mean(argmax_predictions(posteriors) == labels))
 
 
-# ---------------------------------------------------------------------------------------------
 # Binned gaps: sum over non-empty bins of |B|/n (mean score - mean target)^2
 
 
@@ -217,7 +216,6 @@ def brier(posteriors, labels) -> float:
     return float(np.mean(np.sum((onehot - posteriors) ** 2, axis=1)))
 
 
-# ---------------------------------------------------------------------------------------------
 # Quantification and CAP
 
 

@@ -36,7 +36,6 @@ class DamagedIntermediatesError(ValueError):
     """Files of a previous run that are cut or corrupt."""
 
 
-# ---------------------------------------------------------------------------------------------
 # YAML files
 
 
@@ -93,7 +92,6 @@ def check_config_files(paths: Iterable[str | Path]) -> None:
         load_config_file(path)
 
 
-# ---------------------------------------------------------------------------------------------
 # The config's meaning
 
 
@@ -311,7 +309,6 @@ def check_config(config: dict) -> None:
     _check_methods(config)
 
 
-# ---------------------------------------------------------------------------------------------
 # Intermediate files of a previous run
 
 # (folder under results/, glob, cheap check); final tables and plots are rebuilt from these.

@@ -325,7 +325,6 @@ def two_class(collection: str, options: dict | None = None) -> bool:
     return n_classes(collection, options) == 2
 
 
-# --------------------------------------------------------------------------------------------------
 # The entries. Content checksums: collection_sha256 of the exact UCI copies.
 
 for _name, _group, _n, _sha in (

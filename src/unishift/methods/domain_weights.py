@@ -171,7 +171,6 @@ class DomainWeightMemo:
         return entry
 
 
-# ---------------------------------------------------------------------------------------------
 # The weights of one call (B5)
 
 

@@ -272,7 +272,6 @@ def load_paper(name: str) -> pd.DataFrame:
                        dtype={"classifier": str, "dataset": str, "method": str, "display": str})  # fmt: skip
 
 
-# ---------------------------------------------------------------------------------------------
 # Reproduction report
 
 VERDICTS = ("equal", "within 0.005", "differs", "missing")

@@ -54,7 +54,6 @@ RLLS_ALPHA = 0.01
 RLLS_DELTA = 0.05
 
 
-# ---------------------------------------------------------------------------------------------
 # RLLS: theta = argmin ||C theta - b|| + lam ||theta||  s.t. theta >= -1;  w = 1 + theta
 
 
@@ -210,7 +209,6 @@ def rlls_weights(
     return 1.0 + theta
 
 
-# ---------------------------------------------------------------------------------------------
 # Label-shift ECE estimator (LasCal's criterion, one class)
 
 
@@ -334,7 +332,6 @@ def ece_label_shift_vectorised(
     return total / np.float32(n_t)
 
 
-# ---------------------------------------------------------------------------------------------
 # The search
 
 
@@ -453,7 +450,6 @@ def lascal_temperature(
     return (-1.0 if best is None else float(temps[best])), losses
 
 
-# ---------------------------------------------------------------------------------------------
 # The temperature search, shared per sample through the context
 
 
@@ -469,8 +465,6 @@ class LasCalSearch:
 def lascal_key(
     convention: str, setting: Setting, solver: str = "auto", arithmetic: str = "reference"
 ) -> tuple:
-    """Context key of LasCal's temperature search for one logit convention, validation set,
-    RLLS solver and arithmetic."""
     return ("lascal_T", convention, setting.key, solver, arithmetic)
 
 
@@ -525,16 +519,9 @@ class LasCal(TemperatureCalibrator):
 
     The search is shared per sample through the context (:func:`lascal_search`). REF returned the
     uncalibrated posteriors on any exception; that fallback is kept and recorded. Class-wise
-    calibration by design (the loss averages the classes' ECE).
-
-    Args:
-        logits: "L" | "S" | "P"; binary tables: CS "L", LS "P", ζ2ρ "P", ζ2α "P", inside
-            EMQ^LasCal "S"; k classes: "S" (softmax(S / T) is temperature scaling of the
-            classifier's posteriors; P is a narrow family there), "L" under covariate shift.
-        solver: RLLS solver, "auto" (closed form for two classes, cvxpy otherwise), "closed_form"
-            (exact, two classes only) or "cvxpy" (abstention's formulation).
-        arithmetic: "reference" (REF's: PyTorch's log and softmax, float32 loss sums; decides the
-            temperature on near-ties) or "float64" (NumPy, float64 sums).
+    calibration by design (the loss averages the classes' ECE). For k classes the logits are "S"
+    (softmax(S / T) is temperature scaling of the classifier's posteriors; P is a narrow family
+    there).
     """
 
     name, description = "LasCal", "LasCal (Popordanoska et al. 2024) [REF LasCal-P / LasCal]"
