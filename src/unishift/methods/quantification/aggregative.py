@@ -16,13 +16,21 @@ from unishift.quapy_loader import load_quapy
 
 
 class _QuaPyQuantifier(Quantifier):
-    """Fits a QuaPy aggregative quantifier on validation posteriors and applies it to each sample."""
+    """Fits QuaPy's aggregative quantifier ``quapy_class`` on validation posteriors and applies it
+    to each sample."""
 
     assumption = "label"
-    fit_notes: list
+    quapy_class: str
+    quapy_options: dict = {"val_split": None}
 
     def _make(self, n_classes: int):
-        raise NotImplementedError
+        load_quapy()
+        from quapy.method import aggregative
+
+        quantifier = getattr(aggregative, self.quapy_class)
+        return quantifier(
+            PosteriorPassthrough(n_classes), fit_classifier=False, **self.quapy_options
+        )
 
     def _fit_data(self, setting: Setting):
         return setting.validation.posteriors, setting.validation.labels
@@ -42,46 +50,26 @@ class CC(_QuaPyQuantifier):
     name, group, description = "CC", "baseline", "classify and count"
     adaptations = ()
     assumption = "none"
-
-    def _make(self, n_classes):
-        load_quapy()
-        from quapy.method.aggregative import CC as QuaPyCC
-
-        return QuaPyCC(PosteriorPassthrough(n_classes), fit_classifier=False)
+    quapy_class, quapy_options = "CC", {}
 
 
 class PCC(_QuaPyQuantifier):
     name, description = "PCC", "probabilistic CC (exact when the posteriors are calibrated)"
     adaptations = ("q2c", "q2a")
     assumption = "covariate"
-
-    def _make(self, n_classes):
-        load_quapy()
-        from quapy.method.aggregative import PCC as QuaPyPCC
-
-        return QuaPyPCC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
+    quapy_class = "PCC"
 
 
 class ACC(_QuaPyQuantifier):
     name, description = "ACC", "adjusted CC: inverts the validation confusion matrix"
     adaptations = ()
-
-    def _make(self, n_classes):
-        load_quapy()
-        from quapy.method.aggregative import ACC as QuaPyACC
-
-        return QuaPyACC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
+    quapy_class = "ACC"
 
 
 class PACC(_QuaPyQuantifier):
     name, description = "PACC", "probabilistic adjusted CC"
     adaptations = ("q2c", "q2a")
-
-    def _make(self, n_classes):
-        load_quapy()
-        from quapy.method.aggregative import PACC as QuaPyPACC
-
-        return QuaPyPACC(PosteriorPassthrough(n_classes), fit_classifier=False, val_split=None)
+    quapy_class = "PACC"
 
 
 class KDEy(_QuaPyQuantifier):
@@ -95,6 +83,7 @@ class KDEy(_QuaPyQuantifier):
 
     name, description = "KDEy", "KDEy-ML, bandwidth 0.1"
     adaptations = ("q2c", "q2a")
+    quapy_class = "KDEyML"
 
     EMPTY_CLASS_RULES = ("uniform_kernel", "raise")
 
@@ -103,16 +92,9 @@ class KDEy(_QuaPyQuantifier):
         self.bandwidth = bandwidth
         self.empty_class = empty_class
 
-    def _make(self, n_classes):
-        load_quapy()
-        from quapy.method.aggregative import KDEyML
-
-        return KDEyML(
-            PosteriorPassthrough(n_classes),
-            fit_classifier=False,
-            val_split=None,
-            bandwidth=self.bandwidth,
-        )
+    @property
+    def quapy_options(self):
+        return {"val_split": None, "bandwidth": self.bandwidth}
 
     def _fit_data(self, setting):
         posteriors, labels = setting.validation.posteriors, setting.validation.labels
