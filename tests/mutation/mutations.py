@@ -550,8 +550,8 @@ MUTATIONS = [
         "P6",
         "cap",
         DOC,
-        'labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes\n            )\n        if protocol == "app"',
-        'labels, self.sample_size, self.repeats, self.seed + 1, n_classes=n_classes\n            )\n        if protocol == "app"',
+        "draw(labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes)",
+        "draw(labels, self.sample_size, self.repeats, self.seed + 1, n_classes=n_classes)",
         "DoC: validation samples drawn with the wrong seed",
     ),
     # ---------------------------------------------------------------- statistics

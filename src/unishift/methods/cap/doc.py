@@ -56,15 +56,10 @@ class DoC(AccuracyPredictor):
                 )
             )
             protocol = "npp"
-        if protocol == "upp":
-            return upp_indices(
-                labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes
-            )
-        if protocol == "app":
-            return app_indices(
-                labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes
-            )
-        return npp_indices(len(labels), self.sample_size, self.repeats, self.seed)
+        if protocol == "npp":
+            return npp_indices(len(labels), self.sample_size, self.repeats, self.seed)
+        draw = upp_indices if protocol == "upp" else app_indices
+        return draw(labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes)
 
     def fit(self, setting: Setting):
         self.fit_notes = []

@@ -84,7 +84,6 @@ class LEAP(AccuracyPredictor):
         self.quantifier = quantifier
 
     def _make_quantifier(self):
-        # a callable (a Quantifier class or factory) lets tests plug in an oracle quantifier
         if callable(self.quantifier):
             return self.quantifier()
         return KDEy() if self.quantifier == "KDEy" else PCC()
