@@ -80,7 +80,8 @@ def _check_precision(precision: str) -> None:
 
 
 def argmax_predictions(posteriors: np.ndarray) -> np.ndarray:
-    """Argmax of each row, ties to the lowest class index (the binary "ties to class 0" rule)."""
+    """Argmax of each row, ties to the lowest class index (the binary "ties to class 0" rule;
+    docs/methods.md §0.2): the crisp predictions of every layer above."""
     return np.argmax(np.asarray(posteriors), axis=1)
 
 

@@ -420,7 +420,7 @@ MUTATIONS = [
     m(
         "C13",
         "calibrators",
-        CONTAINERS,
+        ERRORS,  # data.containers takes its argmax_predictions from metrics
         "    return np.argmax(np.asarray(posteriors), axis=1)",
         "    return np.shape(posteriors)[1] - 1 - np.argmax(np.asarray(posteriors)[:, ::-1], axis=1)",
         "crisp predictions: a 0.5 tie predicted as class 1",

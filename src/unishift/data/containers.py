@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from unishift.choices import check_choice
+from unishift.metrics import argmax_predictions
 
 # Where a method takes a class prior from: the classifier-training set or the validation set.
 PREVALENCE_SOURCES = ("training", "validation")
@@ -31,11 +32,6 @@ def derive_seed(*parts: Any) -> int:
     """A stable 32-bit seed from any printable parts (independent of Python's hash randomisation)."""
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
     return int.from_bytes(digest[:4], "little")
-
-
-def argmax_predictions(posteriors: np.ndarray) -> np.ndarray:
-    """Argmax of each posterior row, ties to the lowest class index (docs/methods.md §0.2)."""
-    return np.argmax(np.asarray(posteriors), axis=1)
 
 
 def _subset(array, mask):
