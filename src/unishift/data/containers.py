@@ -1,16 +1,10 @@
-"""The data every method receives, for any number of classes k >= 2.
+"""The data every method receives, for any number of classes k >= 2: a :class:`Setting` (what a
+method is fitted on), :class:`LabelledSet` (items with labels 0..k-1 and their n x k posteriors) and
+:class:`Sample` (one unlabelled test sample: labels are never given to a method).
 
-A method is fitted once per *setting* (one trained classifier on one data set or domain pair) on a
-labelled validation set, and then applied to many unlabelled test samples:
-
-* a :class:`LabelledSet` holds items with labels 0..k-1 (the validation set, the
-  classifier-training set, a test pool) and their n x k posteriors;
-* a :class:`Sample` holds one unlabelled test sample (labels are never given to a method);
-* a :class:`Setting` holds what a method may learn from.
-
-Crisp predictions are the argmax with ties to the lowest class index, which for two classes is the
-rule "ties to class 0" of the reference code. Two classes are the case k = 2: column 1 is the
-positive class, and a prevalence is the vector (1 - p, p).
+Crisp predictions are the argmax with ties to the lowest class index, for two classes the reference
+code's "ties to class 0". Two classes are the case k = 2: column 1 is the positive class, and a
+prevalence is the vector (1 - p, p).
 """
 
 from __future__ import annotations
@@ -60,10 +54,9 @@ def _columns(*matrices) -> int | None:
 class LabelledSet:
     """Items with their labels 0..k-1: the validation set, the classifier-training set or a pool.
 
-    ``posteriors`` is n x k (for two classes column 1 is the positive class); ``logits`` (n x k)
-    exist only for language models; ``features`` are standardised covariates (label shift) or
-    hidden states (covariate shift). ``n_classes`` is read from the posteriors (or logits) when not
-    given.
+    ``logits`` exist only for language models; ``features`` are standardised covariates (label
+    shift) or hidden states (covariate shift). ``n_classes`` is read from the posteriors (or logits)
+    when not given.
     """
 
     posteriors: np.ndarray | None
@@ -160,12 +153,10 @@ class Sample:
 
 @dataclass(frozen=True)
 class Setting:
-    """What a method may learn from for one trained classifier.
-
-    ``validation`` is the labelled held-out set every method is fitted on; ``training`` is the set
-    the classifier was trained on (features and labels; used by domain classifiers, Head2Tail and as
-    the source of the EM training prevalence). ``key`` identifies the setting (e.g. ``"yeast/LR"``)
-    and feeds derived seeds.
+    """What a method may learn from for one trained classifier: the labelled held-out
+    ``validation`` set every method is fitted on, and the ``training`` set of the classifier (for
+    domain classifiers, Head2Tail and the EM training prevalence). ``key`` (e.g. ``"yeast/LR"``)
+    identifies the setting and feeds derived seeds.
     """
 
     validation: LabelledSet
@@ -190,7 +181,6 @@ class Setting:
         return self.training.prevalence
 
     def prevalence_of(self, source: str, parameter: str = "train_prevalence") -> np.ndarray:
-        """The class prevalence of the ``"training"`` or the ``"validation"`` set."""
         check_choice(parameter, source, PREVALENCE_SOURCES)
         return self.train_prevalence if source == "training" else self.validation.prevalence
 

@@ -1,10 +1,7 @@
 """A setup: one trained classifier on one data set (label shift) or one language model on one
-source->target pair (covariate shift), with what its methods are fitted on, the pool of labelled test
-items and the persisted sample indices into that pool.
-
-One class for any number of classes k >= 2 (the containers of :mod:`unishift.data.containers`). The
-data layer builds setups (:mod:`unishift.data.label_shift`, :mod:`unishift.data.covariate`,
-:func:`unishift.api.load_setups`); the evaluation layer consumes them.
+source->target pair (covariate shift), for any number of classes. The data layer builds setups
+(:mod:`unishift.data.label_shift`, :mod:`unishift.data.covariate`); the evaluation layer consumes
+them.
 """
 
 from __future__ import annotations
@@ -19,7 +16,8 @@ from unishift.data.containers import LabelledSet, Sample, Setting
 
 @dataclass
 class SetupData:
-    """One setup: what methods are fitted on, the test pool and the persisted samples."""
+    """What methods are fitted on, the pool of labelled test items and the persisted sample indices
+    into it."""
 
     shift: str
     classifier: str
