@@ -1,21 +1,10 @@
-"""The workbench from Python (a notebook, a script): load the setups a finished run persisted, score
-any method on exactly the same samples, and build the table and the critical-difference diagram from
-the records. On the ``results`` folder of a finished run (e.g. of ``.test/config.yaml``)::
+"""The workbench from Python (a notebook, a script; docs/api.md, ``examples/notebook_api.py``): load
+the setups a finished run persisted, score any method on exactly the same samples, and build the
+table and the critical-difference diagram from the records.
 
-    import pandas as pd
-    from quapy.method.aggregative import ACC
-
-    from unishift import evaluate, from_quapy, load_records, load_setups, table
-
-    setups = load_setups("results", shift="label")
-    mine = evaluate(from_quapy(ACC()), setups)  # named "ACC", after its QuaPy class
-    records = pd.concat([load_records("results", shift="label", task="quantification"), mine])
-    result = table(records, "quantification", "label", groups={"ACC": "adapted"})
-
-``examples/notebook_api.py`` runs this end to end (docs/api.md). The workflow computes with pinned
-CPU kernels (docs/determinism.md); importing this module warns when the notebook's NumPy runs with
-others, since its numbers may then differ from the workflow's in the last digits: call
-``unishift.kernels.pin()`` before the first ``import numpy``.
+The workflow computes with pinned CPU kernels (docs/determinism.md); importing this module warns when
+the notebook's NumPy runs with others, since its numbers may then differ from the workflow's in the
+last digits: call ``unishift.kernels.pin()`` before the first ``import numpy``.
 """
 
 from __future__ import annotations
@@ -76,14 +65,9 @@ def load_setups(
     seed: int = 0,
     sample_posteriors: str = "per_sample",
 ) -> list[SetupData]:
-    """The setups a run persisted under ``results`` (its files found by name), in table order.
-
-    Label shift: every ``(classifier, data set)`` whose split, samples and posteriors exist
-    (classifier-major, as the tables); covariate shift: every ``(model, source->target)`` whose
-    language-model cache and samples exist. ``datasets`` / ``classifiers`` (models) restrict and order
-    them; ``seed`` and ``sample_posteriors`` must be the run's config values (``seed``,
-    ``label_shift.sample_posteriors``) for the numbers to be the workflow's.
-    """
+    """The setups a run persisted under ``results`` (its files found by name), in table order
+    (classifier-major); ``seed`` and ``sample_posteriors`` must be the run's config values for the
+    numbers to be the workflow's."""
     if shift not in SHIFTS:
         raise ValueError(f"shift={shift!r} is not one of {list(SHIFTS)}")
     results = Path(results)
@@ -178,17 +162,10 @@ def evaluate(
     domain_stream: str = "reference",
     layout: str | None = None,
 ) -> pd.DataFrame:
-    """Per-sample records (the columns of ``results/eval``) of one method on every setup.
-
-    ``layout``: the record layout (:mod:`unishift.records`), by default the one a run on these
-    setups writes: ``two_class`` when every setup has two classes, else ``k_class``.
-
-    ``method``: a registered name (``task`` required, e.g. ``evaluate("LasCal", setups,
-    task="calibration")``; ``params`` override its defaults) or any object with the interface of one
-    task (``fit(setting)`` and ``calibrate`` / ``quantify`` / ``predict_accuracy(sample, context)``),
-    fitted afresh (a deep copy) per setup. The defaults of ``ece``, ``ece_precision`` and
-    ``domain_stream`` are the workflow's (config/README.md).
-    """
+    """Per-sample records (the columns of ``results/eval``, in the layout a run on these setups
+    writes) of one method on every setup: a registered name (with ``task``; ``params`` override its
+    defaults) or any object with the interface of one task, fitted afresh (a deep copy) per setup.
+    The defaults of ``ece``, ``ece_precision`` and ``domain_stream`` are the workflow's."""
     setups = list(setups)
     if isinstance(method, str):
         from unishift.registry import get_method
@@ -240,12 +217,8 @@ def load_records(
     methods: Iterable[str] | None = None,
 ) -> pd.DataFrame:
     """The per-sample records a run wrote for ``(shift, task)``: those of ``methods``, by default
-    the methods of the run's config (``methods.<shift>.<task>`` in ``results/provenance.json``).
-
-    ``results/eval`` keeps the files of methods an earlier config named; they are left out, with a
-    warning naming them (pass ``methods=`` to read them). A run without ``provenance.json`` (not
-    finished) has every method file read, with a warning that stale ones may be among them.
-    """
+    the methods of the run's config (``results/eval`` keeps the files of methods an earlier config
+    named: they are left out, with a warning)."""
     from unishift.report.tables import load_records as read_all
 
     folder = Path(results) / "eval" / shift / task
@@ -315,18 +288,10 @@ def table(
     display: dict[str, tuple[str, str]] | None = None,
     alpha: float = 0.05,
 ):
-    """Every number of one table (means, ranks, win rates, significance) from per-sample records.
-
-    ``methods`` gives the column order (default: the records' order). A method's group decides the
-    table's numbers (every non-reference method's win rates are counted against the reference
-    ones), so a method the registry does not know needs one: ``groups={"Mine": "adapted"}``
-    (measured against the references; the other methods' win rates stay as they are) or
-    ``"reference"`` (a new reference: a win-rate row more, and the others' win rates change) or
-    ``"baseline"``; an extra column moves the average ranks whatever its group. ``display`` maps a
-    method to ``(LaTeX display name, group)``. Returns a
-    :class:`unishift.report.tables.TableResult`: its :func:`~unishift.report.tables.table_frame` is
-    a DataFrame, :func:`table_tex` its LaTeX.
-    """
+    """Every number of one table (means, ranks, win rates, significance) from per-sample records,
+    as a :class:`unishift.report.tables.TableResult`. A method's group decides the table's numbers,
+    so a method the registry does not know needs one (``groups``, or ``display``: ``(LaTeX display
+    name, group)``; docs/api.md)."""
     from unishift.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 
@@ -396,11 +361,10 @@ def _check_quapy(quantifier: Any) -> None:
 
 
 class QuaPyQuantifier(Quantifier):
-    """Any QuaPy aggregative quantifier as a unishift quantifier: fitted on the validation set's
-    posteriors (the classifier's, passed through as QuaPy's classifier output), applied to each
-    sample's posteriors; a fresh copy of ``quantifier`` per fit. Named after the QuaPy class unless
-    ``name`` is given. QuaPy's threshold methods (MAX, T50, X, MS, MS2) sweep the positive posterior
-    as their classifier score (``qp_bridge.PosteriorPassthrough.decision_function``)."""
+    """Any QuaPy aggregative quantifier as a unishift quantifier: a fresh copy fitted on the
+    validation set's posteriors (passed through as its classifier's output) and applied to each
+    sample's posteriors. QuaPy's threshold methods sweep the positive posterior as their classifier
+    score (``qp_bridge.PosteriorPassthrough.decision_function``)."""
 
     def __init__(self, quantifier: Any, name: str | None = None):
         _check_quapy(quantifier)
@@ -423,10 +387,7 @@ class QuaPyQuantifier(Quantifier):
 
 def from_quapy(quantifier: Any, *, name: str | None = None) -> QuaPyQuantifier:
     """A unishift quantifier from a QuaPy aggregative quantifier (its classifier is ignored: the
-    setup's classifier posteriors are used), named ``name`` or after its QuaPy class (``"ACC"``).
-    A QuaPy method that does not aggregate a classifier's outputs (``MaximumLikelihoodPrevalence
-    Estimation``, ``DMx``, ...) is refused with a ValueError. :func:`adapt` turns it into a
-    calibrator (``"q2c"``) or an accuracy predictor (``"q2a"``)."""
+    setup's classifier posteriors are used), named ``name`` or after its QuaPy class (``"ACC"``)."""
     return QuaPyQuantifier(quantifier, name=name)
 
 
