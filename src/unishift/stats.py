@@ -1,0 +1,389 @@
+"""Statistics behind the result tables and CD diagrams (docs/reporting.md §2-§3).
+
+* Average ranks over experiments and the Friedman (Iman-Davenport) test (docs/reporting.md §2.5,
+  §3.2). Tables and CD diagrams use the same rank matrix (docs/reporting.md §2.5: computed once,
+  correctly, over all (setup, sample) blocks).
+* Per-row bolding (Wilcoxon against the row's best cell) and win rates against the reference
+  methods, following docs/reporting.md §2.3-§2.4, i.e. what the authors' table generator did to
+  produce the published tables, including two details the paper does not state: ties count as wins,
+  and the binomial test for ``i`` reference methods is only run if the test for ``i - 1`` rejected.
+* Critical-difference analysis: which methods are statistically indistinguishable (docs/reporting.md
+  §3.2). A re-implementation of the algorithm of the ``critdd`` package (not on PyPI): Friedman
+  gate, pairwise Wilcoxon signed-rank tests (Pratt zero handling), Holm adjustment, maximal cliques
+  of the "not significantly different" graph, each extended to every method whose average rank lies
+  inside the clique's rank interval, containment pruning and singleton removal. critdd asks SciPy for
+  the exact Wilcoxon null distribution; with thousands of paired observations we use the asymptotic
+  normal approximation instead (docs/reporting.md §3.2), which agrees to many digits at these sample
+  sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from scipy import stats
+
+ALPHA = 0.05
+RANK_DECIMALS = 8
+
+
+def failure_penalised(errors: np.ndarray) -> np.ndarray:
+    """Replace NaN errors (failed samples) by one common value worse than every finite error.
+
+    A failure thus loses to every method that produced a number and ties with other failures; the
+    value is finite so that paired tests on differences stay defined.
+    """
+    errors = np.asarray(errors, dtype=float)
+    finite = np.isfinite(errors)
+    if finite.all():
+        return errors.copy()
+    top = float(np.max(np.abs(errors[finite]))) if finite.any() else 0.0
+    return np.where(finite, errors, 2.0 * top + 1.0)
+
+
+def rank_matrix(errors: np.ndarray, decimals: int | None = RANK_DECIMALS) -> np.ndarray:
+    """Per-experiment ranks (1 = lowest error, ties averaged) of an (N, k) error matrix.
+
+    Errors are rounded to ``decimals`` first so that float near-ties (e.g. 0.1 + 0.2 vs 0.3) become
+    ties; NaN (failed) errors rank last.
+    """
+    errors = failure_penalised(errors)
+    if decimals is not None:
+        errors = np.round(errors, decimals)
+    return stats.rankdata(errors, method="average", axis=1)
+
+
+def average_ranks(errors: np.ndarray, decimals: int | None = RANK_DECIMALS) -> np.ndarray:
+    return rank_matrix(errors, decimals).mean(axis=0)
+
+
+def top_ranked(avg_ranks: np.ndarray, r: int) -> np.ndarray:
+    """Mask of the r lowest average ranks; ties at the cut-off go to the earlier column."""
+    order = np.argsort(np.asarray(avg_ranks), kind="stable")
+    mask = np.zeros(len(avg_ranks), dtype=bool)
+    mask[order[:r]] = True
+    return mask
+
+
+@dataclass(frozen=True)
+class FriedmanResult:
+    chi2: float
+    statistic: float  # Iman-Davenport F
+    df1: int
+    df2: int
+    pvalue: float
+
+
+def friedman_iman_davenport(avg_ranks: np.ndarray, n: int) -> FriedmanResult:
+    """F-distributed Friedman test from the average ranks of k methods over n experiments.
+
+    chi2 = 12n/(k(k+1)) * sum_j (R_j - (k+1)/2)^2 (no tie correction, as critdd), F = (n-1) chi2 /
+    (n(k-1) - chi2) with (k-1, (k-1)(n-1)) degrees of freedom, right-tailed.
+    """
+    avg_ranks = np.asarray(avg_ranks, dtype=float)
+    k = avg_ranks.size
+    if k < 2 or n < 2:
+        raise ValueError("the Friedman test needs at least 2 methods and 2 experiments")
+    chi2 = 12.0 * n / (k * (k + 1)) * float(np.sum((avg_ranks - (k + 1) / 2.0) ** 2))
+    df1, df2 = k - 1, (k - 1) * (n - 1)
+    denominator = n * (k - 1) - chi2
+    if denominator <= 0:
+        # Every experiment ranks the methods identically: the F statistic is unbounded.
+        return FriedmanResult(chi2, float("inf"), df1, df2, 0.0)
+    f = (n - 1) * chi2 / denominator
+    return FriedmanResult(chi2, float(f), df1, df2, float(stats.f.sf(f, df1, df2)))
+
+
+def wilcoxon_pvalue(x: np.ndarray, y: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p-value with SciPy's defaults (zero_method='wilcox', no
+    continuity correction, method='auto').
+
+    Pairs where either value is NaN are dropped (a sample on which a method errored has no paired
+    value). All-zero differences or fewer than one usable pair give NaN, which callers must read as
+    "not significantly different".
+    """
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape:
+        raise ValueError(f"paired samples differ in shape: {x.shape} vs {y.shape}")
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if x.size == 0 or np.all(x == y):
+        # SciPy answers this case inconsistently across versions (NaN, 1.0 or an exception).
+        return float("nan")
+    return float(stats.wilcoxon(x, y).pvalue)
+
+
+def not_significant(p: float, alpha: float = ALPHA) -> bool:
+    """A NaN p-value (identical columns) counts as "not different" (docs/reporting.md §2.3, REF behaviour)."""
+    return bool(np.isnan(p) or p >= alpha)
+
+
+@dataclass(frozen=True)
+class RowBold:
+    bold: np.ndarray  # (k,) bool
+    best: int  # column index of the Wilcoxon reference cell, -1 if every cell is n/a
+    pvalues: np.ndarray  # (k,) p-value of each cell against the best one (NaN for best and n/a)
+
+
+def bold_row(values: np.ndarray, alpha: float = ALPHA) -> RowBold:
+    """Bold flags of one table row.
+
+    ``values`` is (n_samples, k): the per-sample errors of the k methods of the row, aligned by sample
+    id (NaN where a method errored). Cells with the minimum mean are bold; every other cell is bold if
+    its paired Wilcoxon test against the first minimum cell does not reject at ``alpha``. A cell whose
+    samples all errored is never bold.
+    """
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2:
+        raise ValueError("values must be (n_samples, n_methods)")
+    k = values.shape[1]
+    means = cell_means(values)
+    bold = np.zeros(k, dtype=bool)
+    pvalues = np.full(k, np.nan)
+    available = np.isfinite(means)
+    if not available.any():
+        return RowBold(bold, -1, pvalues)
+    best_value = np.min(means[available])
+    minimum = available & (means == best_value)
+    best = int(np.flatnonzero(minimum)[0])
+    bold |= minimum
+    for j in np.flatnonzero(available & ~minimum):
+        pvalues[j] = wilcoxon_pvalue(values[:, j], values[:, best])
+        bold[j] = not_significant(pvalues[j], alpha)
+    return RowBold(bold, best, pvalues)
+
+
+def cell_means(values: np.ndarray) -> np.ndarray:
+    """Column means over the samples that did not error; NaN for a column with no usable sample."""
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values)
+    counts = finite.sum(axis=0)
+    sums = np.where(finite, values, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
+
+
+def row_colours(means: np.ndarray, max_tone: int = 40) -> list[str | None]:
+    """``green!N`` / ``red!N`` per cell (docs/reporting.md §2.2); None for an n/a cell.
+
+    The row's [min, max] is mapped linearly onto [-1, 1] with numpy's ``interp`` (so a row whose
+    means all coincide maps to +1, i.e. red, as in REF); the tone is the truncated |v| * max_tone.
+    """
+    means = np.asarray(means, dtype=float)
+    available = np.isfinite(means)
+    out: list[str | None] = [None] * means.size
+    if not available.any():
+        return out
+    lo, hi = float(np.min(means[available])), float(np.max(means[available]))
+    for j in np.flatnonzero(available):
+        v = float(np.interp(means[j], [lo, hi], [-1.0, 1.0]))
+        tone = int(abs(v) * max_tone)
+        out[j] = f"{'green' if v <= 0 else 'red'}!{tone}"
+    return out
+
+
+def binomial_greater_pvalue(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p): the one-sided test of "more successes than chance"."""
+    if k <= 0:
+        return 1.0
+    return float(stats.binom.sf(k - 1, n, p))
+
+
+@dataclass(frozen=True)
+class WinRates:
+    methods: tuple[str, ...]
+    references: tuple[str, ...]
+    n_experiments: int
+    counts: (
+        np.ndarray
+    )  # (r, k) int: k_i = #experiments where M beats >= i references; -1 for references
+    rates: np.ndarray  # (r, k) float in [0, 1]; NaN for reference columns
+    pvalues: np.ndarray  # (r, k) binomial p-value; NaN where the test was not run
+    dagger: np.ndarray  # (r, k) bool
+
+
+def win_rates(
+    errors: np.ndarray,
+    methods: list[str] | tuple[str, ...],
+    references: list[str] | tuple[str, ...],
+    alpha: float = ALPHA,
+) -> WinRates:
+    """Win rates of every non-reference method against the reference methods (docs/reporting.md §2.4).
+
+    ``errors`` is (N experiments, k methods). M beats reference R on experiment e iff
+    err_M(e) <= err_R(e) (ties are wins). NaN errors are failures: a NaN never beats anything, and
+    anything finite beats a NaN reference. The dagger for i needs a one-sided binomial test against
+    H0 p = 1 - i/(r+1) to reject, and is only attempted if it rejected for i - 1.
+    """
+    errors = np.asarray(errors, dtype=float)
+    methods = tuple(methods)
+    references = tuple(references)
+    n, k = errors.shape
+    if k != len(methods):
+        raise ValueError(f"{k} error columns for {len(methods)} methods")
+    missing = [m for m in references if m not in methods]
+    if missing:
+        raise ValueError(f"reference methods {missing} are not among the table's methods")
+    r = len(references)
+    ref_idx = [methods.index(m) for m in references]
+    counts = np.full((r, k), -1, dtype=int)
+    rates = np.full((r, k), np.nan)
+    pvalues = np.full((r, k), np.nan)
+    dagger = np.zeros((r, k), dtype=bool)
+    for j, name in enumerate(methods):
+        if name in references:
+            continue
+        mine = errors[:, j][:, None]
+        theirs = errors[:, ref_idx]
+        beats = (np.isfinite(mine) & ~np.isfinite(theirs)) | (mine <= theirs)
+        s = beats.sum(axis=1)
+        gate_open = True
+        for i in range(1, r + 1):
+            k_i = int(np.sum(s >= i))
+            counts[i - 1, j] = k_i
+            rates[i - 1, j] = k_i / n if n else np.nan
+            if gate_open and n:
+                p = binomial_greater_pvalue(k_i, n, 1.0 - i / (r + 1))
+                pvalues[i - 1, j] = p
+                dagger[i - 1, j] = p < alpha
+                gate_open = bool(dagger[i - 1, j])
+    return WinRates(methods, references, n, counts, rates, pvalues, dagger)
+
+
+def pairwise_wilcoxon(errors: np.ndarray) -> np.ndarray:
+    """(k, k) symmetric matrix of two-sided Wilcoxon p-values between every pair of columns.
+
+    zero_method='pratt', asymptotic null. A pair with all-zero differences is identical: p = 1.
+    """
+    errors = np.asarray(errors, dtype=float)
+    k = errors.shape[1]
+    p = np.ones((k, k))
+    for i, j in combinations(range(k), 2):
+        d = errors[:, i] - errors[:, j]
+        if np.all(d == 0):
+            value = 1.0
+        else:
+            value = float(
+                stats.wilcoxon(
+                    errors[:, i], errors[:, j], zero_method="pratt", method="asymptotic"
+                ).pvalue
+            )
+            if np.isnan(value):
+                value = 1.0
+        p[i, j] = p[j, i] = value
+    return p
+
+
+def holm(pvalues: np.ndarray) -> np.ndarray:
+    """Holm step-down adjustment: the j-th smallest of m p-values times (m - j + 1), then a running
+    maximum so that adjusted values keep the order of the raw ones. Not capped at 1 (only the
+    comparison with alpha matters); ties keep their input order."""
+    pvalues = np.asarray(pvalues, dtype=float)
+    m = pvalues.size
+    order = np.argsort(pvalues, kind="stable")
+    scaled = pvalues[order] * (m - np.arange(m))
+    adjusted = np.empty(m)
+    adjusted[order] = np.maximum.accumulate(scaled)
+    return adjusted
+
+
+def maximal_cliques(adjacency: np.ndarray) -> list[frozenset[int]]:
+    """All maximal cliques of an undirected graph (Bron-Kerbosch with pivoting), sorted."""
+    adjacency = np.asarray(adjacency, dtype=bool)
+    k = adjacency.shape[0]
+    neighbours = [set(np.flatnonzero(adjacency[i])) - {i} for i in range(k)]
+    found: list[frozenset[int]] = []
+
+    def expand(clique: set[int], candidates: set[int], excluded: set[int]) -> None:
+        if not candidates and not excluded:
+            found.append(frozenset(clique))
+            return
+        pivot = max(candidates | excluded, key=lambda u: len(neighbours[u] & candidates))
+        for v in sorted(candidates - neighbours[pivot]):
+            expand(clique | {v}, candidates & neighbours[v], excluded & neighbours[v])
+            candidates = candidates - {v}
+            excluded = excluded | {v}
+
+    expand(set(), set(range(k)), set())
+    return sorted(found, key=lambda c: sorted(c))
+
+
+def groups_from_graph(avg_ranks: np.ndarray, adjacency: np.ndarray) -> list[tuple[int, ...]]:
+    """Groups of indistinguishable methods from the graph of non-significant pairs.
+
+    Each maximal clique is widened to every method whose average rank lies in the clique's rank
+    interval; a group whose interval is strictly inside another group's interval is dropped, then
+    duplicates and singletons. Groups come sorted by (lowest rank, highest rank).
+    """
+    avg_ranks = np.asarray(avg_ranks, dtype=float)
+    intervals = []
+    for clique in maximal_cliques(adjacency):
+        ranks = avg_ranks[list(clique)]
+        intervals.append((float(ranks.min()), float(ranks.max())))
+    kept = []
+    for lo_g, hi_g in intervals:
+        contained = any(
+            not ((lo_h > lo_g or hi_h <= hi_g) and (lo_h >= lo_g or hi_h < hi_g))
+            for lo_h, hi_h in intervals
+        )
+        if not contained:
+            kept.append((lo_g, hi_g))
+    groups = set()
+    for lo, hi in kept:
+        members = tuple(int(i) for i in np.flatnonzero((avg_ranks >= lo) & (avg_ranks <= hi)))
+        if len(members) > 1:
+            groups.add(members)
+    return sorted(groups, key=lambda g: (min(avg_ranks[list(g)]), max(avg_ranks[list(g)]), g))
+
+
+@dataclass(frozen=True)
+class CDResult:
+    methods: tuple[str, ...]
+    avg_ranks: np.ndarray  # (k,)
+    n_experiments: int
+    friedman: FriedmanResult
+    pvalues: np.ndarray  # (k, k) raw pairwise p-values (ones when the Friedman gate did not open)
+    adjusted: np.ndarray  # (k, k) Holm-adjusted
+    groups: tuple[tuple[str, ...], ...]  # members of each drawn group (>= 2 methods), by rank
+    alpha: float
+
+
+def cd_analysis(
+    errors: np.ndarray,
+    methods: list[str] | tuple[str, ...],
+    alpha: float = ALPHA,
+    decimals: int | None = RANK_DECIMALS,
+) -> CDResult:
+    """Full CD analysis of an (N experiments, k methods) error matrix (lower is better).
+
+    Ranks and paired tests both use the errors rounded to ``decimals`` (the same matrix as the tables'
+    "Ave Rank" row); NaN errors are failures ranked last.
+    """
+    methods = tuple(methods)
+    errors = failure_penalised(errors)
+    if decimals is not None:
+        errors = np.round(errors, decimals)
+    n, k = errors.shape
+    if k != len(methods):
+        raise ValueError(f"{k} error columns for {len(methods)} methods")
+    avg = rank_matrix(errors, None).mean(axis=0)
+    friedman = friedman_iman_davenport(avg, n)
+    if friedman.pvalue >= alpha:
+        ones = np.ones((k, k))
+        groups = (tuple(range(k)),) if k > 1 else ()
+        return CDResult(methods, avg, n, friedman, ones, ones, _named(groups, methods, avg), alpha)
+    raw = pairwise_wilcoxon(errors)
+    iu = np.triu_indices(k, 1)
+    adjusted = np.ones((k, k))
+    adjusted[iu] = holm(raw[iu])
+    adjusted.T[iu] = adjusted[iu]
+    adjacency = adjusted >= alpha
+    np.fill_diagonal(adjacency, False)
+    groups = groups_from_graph(avg, adjacency)
+    return CDResult(methods, avg, n, friedman, raw, adjusted, _named(groups, methods, avg), alpha)
+
+
+def _named(groups, methods, avg) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(methods[i] for i in sorted(g, key=lambda i: (avg[i], i))) for g in groups)
