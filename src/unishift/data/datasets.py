@@ -325,74 +325,36 @@ def two_class(collection: str, options: dict | None = None) -> bool:
     return n_classes(collection, options) == 2
 
 
-# The entries. Content checksums: collection_sha256 of the exact UCI copies.
-
-for _name, _group, _n, _sha in (
-    ("cmc.3", "cmc", 1473, "1ce3ae8e0f134263f61bb9319ddff019e29c0c126c52a5dfa32ac9f279cbdb0b"),
-    ("yeast", "yeast", 1484, "4b15911ebc062bd67c21bcb07988c59ed1fca4f457ff6a58ce0d6e9be0b20825"),
-    (
-        "semeion",
-        "semeion",
-        1593,
-        "692bb19fb3b950b369cc4c8331a9c54051143aa3ad020731812ddb07d7d44650",
-    ),
-    (
-        "wine-q-red",
-        "wine-quality",
-        1599,
-        "db9167bebe4a98319d811fdc59b065e22792c14cf389110d5d90a89c88d8d6d8",
-    ),
-    ("ctg.1", "ctg", 2126, "30d9bbbb0213d4be4b696eece7ddca5a9b3727580a50e9f7f073126fa61922b0"),
-    ("ctg.2", "ctg", 2126, "ed2862e5c8c8f337da1a460e980096e060c7d356cd24985c180738ccfc7dd794"),
-    ("ctg.3", "ctg", 2126, "84ff416004adbc4fa9c161045a0ff148a01e109f136f588cc999941dda543685"),
-    (
-        "spambase",
-        "spambase",
-        4601,
-        "2777f969af4c78fb9e3dbba829eab1cb613807deb8e5cab885557d992bae95b5",
-    ),
-    (
-        "wine-q-white",
-        "wine-quality",
-        4898,
-        "1c9aa86647f2cc5135224415bdaffed9832dc87666b17f0d04c95a7b7fb9a641",
-    ),
-    (
-        "pageblocks.5",
-        "pageblocks",
-        5473,
-        "0efde1d4013fd14cb84d1c61b7ce9216faa18433ec75dfb46c678b131bdd0d43",
-    ),
-):
-    register_dataset(DatasetSpec(_name, "uci_binary", _n, _group, _sha))
+# The entries. UCI: name, group (raw files), rows, content sha256 (collection_sha256 of the exact
+# UCI copies).
+_UCI_BINARY = """
+cmc.3         cmc           1473  1ce3ae8e0f134263f61bb9319ddff019e29c0c126c52a5dfa32ac9f279cbdb0b
+yeast         yeast         1484  4b15911ebc062bd67c21bcb07988c59ed1fca4f457ff6a58ce0d6e9be0b20825
+semeion       semeion       1593  692bb19fb3b950b369cc4c8331a9c54051143aa3ad020731812ddb07d7d44650
+wine-q-red    wine-quality  1599  db9167bebe4a98319d811fdc59b065e22792c14cf389110d5d90a89c88d8d6d8
+ctg.1         ctg           2126  30d9bbbb0213d4be4b696eece7ddca5a9b3727580a50e9f7f073126fa61922b0
+ctg.2         ctg           2126  ed2862e5c8c8f337da1a460e980096e060c7d356cd24985c180738ccfc7dd794
+ctg.3         ctg           2126  84ff416004adbc4fa9c161045a0ff148a01e109f136f588cc999941dda543685
+spambase      spambase      4601  2777f969af4c78fb9e3dbba829eab1cb613807deb8e5cab885557d992bae95b5
+wine-q-white  wine-quality  4898  1c9aa86647f2cc5135224415bdaffed9832dc87666b17f0d04c95a7b7fb9a641
+pageblocks.5  pageblocks    5473  0efde1d4013fd14cb84d1c61b7ce9216faa18433ec75dfb46c678b131bdd0d43
+"""
+for _name, _group, _n, _sha in map(str.split, _UCI_BINARY.strip().splitlines()):
+    register_dataset(DatasetSpec(_name, "uci_binary", int(_n), _group, _sha))
 
 # QuaPy's multiclass data sets: the four whose raw files are the binary groups' (offline, verified,
 # by size), then the others in QuaPy's order. Why those cannot run offline: docs/multiclass.md §7.
-for _name, _uci, _n, _group, _sha in (
-    ("cmc", 30, 1473, "cmc", "482091e466c94e4e57ed1700fcf1034d355ea8dd4d14f08a5e4d4c1bec9575bb"),
-    (
-        "yeast",
-        110,
-        1484,
-        "yeast",
-        "3f125e5c6cbdf9dd92ca5231cb96a2bde6f00409ae677e8c35249df06f0779c3",
-    ),
-    (
-        "page_block",
-        78,
-        5473,
-        "pageblocks",
-        "a3a417c13087dba039e7328b9e94245ff39322cedb1b80f9a996b1974397fc46",
-    ),
-    (
-        "wine-quality",
-        186,
-        6497,
-        "wine-quality",
-        "1e9b53ce2993040cf59d9e8aa7a124ad8c5fdc234419dd6d44ab5eae19ac198c",
-    ),
-):
-    register_dataset(DatasetSpec(_name, "uci_multiclass", _n, _group, _sha, source_id=_uci))
+# name, UCI id, rows, group, content sha256
+_UCI_MULTICLASS = """
+cmc           30   1473  cmc           482091e466c94e4e57ed1700fcf1034d355ea8dd4d14f08a5e4d4c1bec9575bb
+yeast         110  1484  yeast         3f125e5c6cbdf9dd92ca5231cb96a2bde6f00409ae677e8c35249df06f0779c3
+page_block    78   5473  pageblocks    a3a417c13087dba039e7328b9e94245ff39322cedb1b80f9a996b1974397fc46
+wine-quality  186  6497  wine-quality  1e9b53ce2993040cf59d9e8aa7a124ad8c5fdc234419dd6d44ab5eae19ac198c
+"""
+for _name, _uci, _n, _group, _sha in map(str.split, _UCI_MULTICLASS.strip().splitlines()):
+    register_dataset(
+        DatasetSpec(_name, "uci_multiclass", int(_n), _group, _sha, source_id=int(_uci))
+    )
 
 _UNVERIFIED = (
     "no offline copy to measure its content checksum from; QuaPy's download is not verified"
