@@ -3,6 +3,7 @@ validated reading: a damaged or partial file is reported with its path and the f
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import zipfile
@@ -40,6 +41,14 @@ def atomic_path(path: str | os.PathLike):
     finally:
         if partial.exists():
             partial.unlink()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_npz(path, **arrays) -> None:

@@ -20,11 +20,12 @@ the sha256 decides. Standard library only: the planning process reads it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from unishift.io import file_sha256
 
 FORMAT = 1
 FIX = "delete it and rerun snakemake, which rebuilds it and what is computed from it"
@@ -41,14 +42,6 @@ class ProvenanceError(ValueError):
 def record_path(path: str | os.PathLike) -> Path:
     path = Path(path)
     return path.with_name(f".{path.name}.made.json")
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _stat(path: Path) -> tuple[int, int]:

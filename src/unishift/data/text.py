@@ -22,7 +22,6 @@ ordinal order). The stored row order of ``train`` matters: the covariate-shift m
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from sklearn.model_selection import train_test_split
 from unishift.data.containers import derive_seed
 from unishift.data.datasets import TEXT_SOURCES, dataset_names, dataset_spec, n_classes
 from unishift.data.text_files import read_split, text_frame, write_split  # noqa: F401
+from unishift.io import file_sha256
 
 SPLITS = ("train", "validation", "test")
 HF_IDS = {name: dataset_spec("hf", name).source_id for name in dataset_names("hf")}
@@ -50,19 +50,11 @@ TWEET_LABELS = {
 }
 
 
-def sha256_of(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def verify_sha256(path: str | Path, expected: str) -> Path:
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"offline data file {path} is missing")
-    actual = sha256_of(path)
+    actual = file_sha256(path)
     if actual != expected:
         raise ValueError(f"{path}: sha256 {actual} differs from the expected {expected}")
     return path

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.data.datasets import COLLECTIONS, DatasetSpec, dataset_spec
-from unishift.io import DamagedFileError, one_line
+from unishift.io import DamagedFileError, file_sha256, one_line
 from unishift.quapy_loader import load_quapy
 
 UCI_COLLECTIONS = ("uci_binary", "uci_multiclass")
@@ -55,14 +55,6 @@ def uci_spec(name: str, collection: str = BINARY) -> DatasetSpec:
     if collection not in UCI_COLLECTIONS:
         raise ValueError(f"{collection!r} is not a UCI collection; choose one of {UCI_COLLECTIONS}")
     return dataset_spec(collection, name)
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _package_root() -> Path | None:
@@ -86,7 +78,7 @@ def locate_offline_files(spec: DatasetSpec, data_root) -> list[Path] | None:
         path = Path(root) / file.path
         if not path.is_file():
             return None
-        actual = sha256_of(path)
+        actual = file_sha256(path)
         if actual != file.sha256:
             raise ChecksumError(
                 f"{path} has sha256 {actual}, expected {file.sha256}: it is not the exact UCI copy "
