@@ -19,6 +19,3 @@ def check_positive_int(name: str, value: Any, none: bool = False) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         either = " or None" if none else ""
         raise ValueError(f"{name}={value!r} is not valid; choose a positive integer{either}")
-
-
-__all__ = ["check_choice", "check_positive_int"]

@@ -163,17 +163,3 @@ def warn_if_unpinned(stacklevel: int = 2) -> bool:
         )
         return False
     return True
-
-
-__all__ = [
-    "DEFAULT_PROFILE",
-    "KEY",
-    "KernelError",
-    "PROFILES",
-    "assert_pinned",
-    "check_cpu",
-    "in_effect",
-    "kernel_environment",
-    "pin",
-    "warn_if_unpinned",
-]

@@ -112,15 +112,3 @@ def verify(paths: Iterable[str | os.PathLike]) -> None:
         problem = problem_of(path)
         if problem:
             raise ProvenanceError(path, problem)
-
-
-__all__ = [
-    "ProvenanceError",
-    "file_sha256",
-    "problem_of",
-    "read_record",
-    "record_path",
-    "recorded_sha256",
-    "verify",
-    "write_record",
-]

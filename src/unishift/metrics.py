@@ -267,24 +267,3 @@ def absolute_error(true_value: float, estimate: float) -> float:
     if not (np.isfinite(true_value) and np.isfinite(estimate)):
         raise ValueError(f"cannot score {estimate!r} against {true_value!r}: not finite")
     return float(abs(true_value - estimate))
-
-
-__all__ = [
-    "N_BINS",
-    "PROBABILITY_TOLERANCE",
-    "absolute_error",
-    "accuracy",
-    "argmax_predictions",
-    "brier",
-    "check_labels",
-    "check_posteriors",
-    "check_prevalence",
-    "ece_classwise",
-    "ece_positive_class",
-    "ece_top_label",
-    "prevalence_vector",
-    "quantification_ae",
-    "quantification_rae",
-    "smooth",
-    "top_label_confidence",
-]

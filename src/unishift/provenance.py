@@ -11,7 +11,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from unishift.made_from import file_sha256
+from unishift.io import file_sha256
 
 PACKAGES = (
     "unishift",

@@ -37,6 +37,3 @@ def load_quapy() -> ModuleType:
         return importlib.import_module("quapy")
     finally:
         sys.meta_path.remove(hide)
-
-
-__all__ = ["load_quapy"]

@@ -52,6 +52,3 @@ def hold_run_lock(results: str | os.PathLike) -> Path:
     os.write(descriptor, f"pid {os.getpid()}, started {started}: {' '.join(sys.argv)}\n".encode())
     _held[key] = descriptor  # kept open: closing it would release the lock
     return path
-
-
-__all__ = ["LOCK_NAME", "RunLockError", "hold_run_lock"]

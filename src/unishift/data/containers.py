@@ -190,13 +190,3 @@ class Setting:
 
     def derive_seed(self, *parts: Any) -> int:
         return derive_seed(self.seed, self.key, *parts)
-
-
-__all__ = [
-    "PREVALENCE_SOURCES",
-    "LabelledSet",
-    "Sample",
-    "Setting",
-    "argmax_predictions",
-    "derive_seed",
-]

@@ -282,25 +282,3 @@ def importance_weights(
     if result.fallback:
         context.note("fallback", f"{method}: {result.fallback}")
     return result.weights
-
-
-__all__ = [
-    "MEMO_KEY",
-    "WEIGHT_SOURCES",
-    "DomainWeights",
-    "domain_weights",
-    "domain_weights_key",
-    "fit_domain_weights",
-    "importance_weights",
-    "PLANS",
-    "PREDICTED_CLASSES",
-    "SAMPLE",
-    "SHARED_PLANS",
-    "UNSHARED",
-    "CallKey",
-    "DomainWeightMemo",
-    "call_key",
-    "domain_weight_plan",
-    "stream_fingerprint",
-    "upsampling_indices",
-]

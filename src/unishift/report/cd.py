@@ -249,17 +249,3 @@ def cd_groups_frame(cd: CDResult):
     frame = pd.DataFrame(rows)
     frame["friedman_pvalue"] = cd.friedman.pvalue
     return frame.sort_values(["avg_rank", "method"], kind="stable").reset_index(drop=True)
-
-
-__all__ = [
-    "CDLayout",
-    "cd_from_table",
-    "cd_groups_frame",
-    "cd_layout",
-    "latex_to_mathtext",
-    "plot_cd_png",
-    "render_cd_tikz",
-    "standalone",
-    "write_cd",
-    "xticks",
-]

@@ -108,6 +108,3 @@ def paper_value(task: str, method: str, dataset: str, classifier: str) -> float:
     if len(row) != 1:
         raise KeyError(f"no printed cell {task}/{method} {dataset}/{classifier}")
     return float(row["value"].iloc[0])
-
-
-__all__ = ["cell_value", "label_setup", "paper_value", "sample_records", "samples", "splits"]

@@ -38,6 +38,3 @@ def run_summary(results: str | Path, tables: list[tuple[str, str]]) -> str:
         lines.append(f"{head} every method scored every sample" if not found else head)
         lines += [f"    {line}" for line in found]
     return "\n".join(lines)
-
-
-__all__ = ["run_summary", "table_summary"]

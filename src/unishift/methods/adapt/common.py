@@ -168,16 +168,3 @@ class PartitionedFit(Adapter):
                     )
                     method = self.whole_
                 yield cls, method, sample.subset(masks[cls]), part_context(context, part_tag(cls))
-
-
-__all__ = [
-    "Adapter",
-    "PartitionedFit",
-    "build_inner",
-    "class_share",
-    "fit_notes_of",
-    "inner_domain_weight_plan",
-    "part_context",
-    "part_tag",
-    "predicted_masks",
-]

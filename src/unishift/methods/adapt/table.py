@@ -229,18 +229,3 @@ def derived_adaptations(specs) -> list[MethodSpec]:
     if unused:
         raise ValueError(f"adaptation table rows {sorted(unused)} match no registered method")
     return derived
-
-
-__all__ = [
-    "FAMILIES",
-    "KINDS",
-    "ROWS",
-    "Kind",
-    "Row",
-    "adaptation_spec",
-    "adapted_display",
-    "adapted_name",
-    "derived_adaptations",
-    "kinds_of",
-    "row_of",
-]

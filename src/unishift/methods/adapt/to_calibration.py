@@ -334,13 +334,3 @@ class CAPToCalibration(_TopLabelCalibrator):
     def _level_set_row(self, cell, context, cls, row):
         accuracy = float(self.inner_.predict_accuracy(cell, context))
         return replace_top(row[None, :], np.array([cls]), np.array([accuracy]))[0]
-
-
-__all__ = [
-    "CAPToCalibration",
-    "PositiveCAPToCalibration",
-    "PositiveQuantificationToCalibration",
-    "QuantificationToCalibration",
-    "level_set_cells",
-    "level_sets",
-]

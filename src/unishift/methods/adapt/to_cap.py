@@ -46,6 +46,3 @@ class QuantificationToCAP(PartitionedFit, AccuracyPredictor):
         for cls, inner, part, part_ctx in self._parts(sample, context):
             correct += len(part) * class_share(inner.quantify(part, part_ctx), cls)
         return correct / len(sample)
-
-
-__all__ = ["CalibrationToCAP", "QuantificationToCAP"]

@@ -122,6 +122,3 @@ class CalibratedEMQ(Adapter, Quantifier):
 
     def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
         return em(self.prior_, self.inner_.calibrate(sample, context))[0]
-
-
-__all__ = ["CAPToQuantification", "CalibratedEMQ", "CalibrationToQuantification"]

@@ -54,6 +54,3 @@ class CPCS(TemperatureCalibrator):
     def temperature(self, sample, context):
         w = importance_weights(self.weights, self.setting_, sample, context, "CPCS")
         return cpcs_temperature(self.source_logits_, self.setting_.validation.labels, w)
-
-
-__all__ = ["CPCS"]

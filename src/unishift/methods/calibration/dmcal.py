@@ -154,6 +154,3 @@ class DMCal(Calibrator):
         return top_label_map(
             sample.posteriors, self.n_bins, cell_rate, at_centres, self.monotone, self.smooth
         )
-
-
-__all__ = ["DMCal", "cell_index"]

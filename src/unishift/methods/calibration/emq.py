@@ -42,6 +42,3 @@ class ThenEM:
 
     def calibrate(self, sample, context):
         return em(self.prior_, super().calibrate(sample, context))[1]
-
-
-__all__ = ["EMQCalibrator", "ThenEM"]

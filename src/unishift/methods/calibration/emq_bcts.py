@@ -37,6 +37,3 @@ class EMQBCTSCalibrator(Calibrator):
         if not np.isclose(posteriors.sum(axis=1), 1).all():
             raise ValueError("EMQ_BCTS: the input does not look like posterior probabilities")
         return self.quantifier_.calibrated_posteriors(posteriors)
-
-
-__all__ = ["EMQBCTSCalibrator"]

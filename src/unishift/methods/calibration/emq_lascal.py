@@ -27,6 +27,3 @@ class EMQLasCal(ThenEM, LasCal):
     ):
         super().__init__(logits, solver, arithmetic)
         self._set_prior_source(train_prevalence)
-
-
-__all__ = ["EMQLasCal"]

@@ -27,6 +27,3 @@ class EMQTransCal(ThenEM, TransCal):
     ):
         super().__init__(logits, weights, zero_posteriors, variance_term)
         self._set_prior_source(train_prevalence)
-
-
-__all__ = ["EMQTransCal"]

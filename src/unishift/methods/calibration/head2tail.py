@@ -201,12 +201,3 @@ class Head2Tail(TemperatureCalibrator):
 
     def temperature(self, sample, context):
         return self.temperature_
-
-
-__all__ = [
-    "Head2Tail",
-    "head2tail_weights",
-    "head_classes",
-    "pca_reduced",
-    "transfer_matrix",
-]

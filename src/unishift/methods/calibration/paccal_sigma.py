@@ -89,6 +89,3 @@ class PacCalSigma(Calibrator):
             return softmax(adjusted)
         context.note("fallback", "PacCal: all adjusted posteriors in [0, 1]; returned unchanged")
         return adjusted
-
-
-__all__ = ["PacCalSigma"]

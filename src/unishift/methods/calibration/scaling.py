@@ -123,6 +123,3 @@ class VectorScaling(_AbstentionScaling):
         from abstention.calibration import VectorScaling as AbstentionVS
 
         return AbstentionVS()
-
-
-__all__ = ["BiasCorrectedTemperatureScaling", "TemperatureScaling", "VectorScaling"]

@@ -34,6 +34,3 @@ class TemperatureCalibrator(Calibrator):
 
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         return scaled_softmax(self._logits(sample), self.temperature(sample, context))
-
-
-__all__ = ["TemperatureCalibrator"]

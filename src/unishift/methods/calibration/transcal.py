@@ -146,6 +146,3 @@ class TransCal(TemperatureCalibrator):
         return transcal_temperature(
             self._logits(sample), w, self.error_, self.source_confidence_, self.variance_term
         )
-
-
-__all__ = ["TransCal"]

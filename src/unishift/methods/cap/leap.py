@@ -128,6 +128,3 @@ class LEAPPCC(LEAP):
 
     def __init__(self, quantifier="PCC"):
         super().__init__(quantifier)
-
-
-__all__ = ["LEAP", "LEAPPCC", "leap_equations", "leap_rhs", "solve_contingency"]

@@ -110,6 +110,3 @@ class KDEy(_QuaPyQuantifier):
                 )
             )
         return posteriors, labels
-
-
-__all__ = ["ACC", "CC", "KDEy", "PACC", "PCC"]

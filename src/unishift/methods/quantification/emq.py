@@ -95,6 +95,3 @@ class EMQBCTS(Quantifier):
         if self.fallback_prior_ is not None:
             return em(self.fallback_prior_, posteriors)[1]
         return quiet(self.quantifier_.predict_proba, np.asarray(posteriors, dtype=float))
-
-
-__all__ = ["EMQ", "EMQBCTS", "EMFromPrior"]

@@ -74,6 +74,3 @@ def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):
         EMQ.EM, np.asarray(prior, dtype=float), np.asarray(posteriors, dtype=float), epsilon
     )
     return np.asarray(priors, dtype=float), adapted
-
-
-__all__ = ["PosteriorPassthrough", "em", "quiet"]
