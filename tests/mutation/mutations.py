@@ -737,20 +737,16 @@ MUTATIONS = [
         "R1",
         "protocols",
         SAMPLING,
-        '        repeats=repeats,\n        random_state=seed,\n        return_type="index",\n'
-        "    )\n    items, state = _drain(protocol)",
-        '        repeats=repeats,\n        random_state=seed + 1,\n        return_type="index",\n'
-        "    )\n    items, state = _drain(protocol)",
+        '_draw("UPP", labels, n_classes, seed, sample_size',
+        '_draw("UPP", labels, n_classes, seed + 1, sample_size',
         "UPP drawn with the wrong seed",
     ),
     m(
         "R2",
         "protocols",
         SAMPLING,
-        "        _collection(np.zeros(n_items, dtype=int)),\n        sample_size=sample_size,\n"
-        "        repeats=repeats,\n        random_state=seed,",
-        "        _collection(np.zeros(n_items, dtype=int)),\n        sample_size=sample_size,\n"
-        "        repeats=repeats,\n        random_state=0,",
+        '_draw("NPP", np.zeros(n_items), 2, seed, sample_size',
+        '_draw("NPP", np.zeros(n_items), 2, 0, sample_size',
         "NPP drawn with the wrong seed",
     ),
     m(

@@ -46,31 +46,31 @@ def stream_state_from_arrays(arrays) -> tuple | None:
     )
 
 
-def _drain(protocol) -> tuple[list, tuple]:
-    """All items of a QuaPy seeded protocol and the global legacy state right after the first one
-    was generated (QuaPy draws every index set before yielding the first)."""
+def _draw(name: str, labels, n_classes: int, seed: int, **options) -> tuple[np.ndarray, tuple]:
+    """Every index set of QuaPy's protocol ``name`` and the global legacy state right after the
+    first one was generated (QuaPy draws every index set before yielding the first)."""
+    load_quapy()
+    from quapy import protocol as protocols
+    from quapy.data import LabelledCollection
+
+    labels = np.asarray(labels).astype(int)
+    missing = [c for c in range(n_classes) if not np.any(labels == c)]
+    if missing and name != "NPP":
+        raise ValueError(
+            f"{name} needs items of every one of the {n_classes} classes; class {missing} has none"
+        )
+    collection = LabelledCollection(
+        np.zeros((len(labels), 1)), labels, classes=list(range(n_classes))
+    )
+    protocol = getattr(protocols, name)(
+        collection, random_state=seed, return_type="index", **options
+    )
     items, state = [], None
     for item in protocol():
         if state is None:
             state = np.random.get_state()
         items.append(item)
-    return items, state
-
-
-def _collection(labels: np.ndarray, n_classes: int = 2):
-    load_quapy()
-    from quapy.data import LabelledCollection
-
-    labels = np.asarray(labels).astype(int)
-    return LabelledCollection(np.zeros((len(labels), 1)), labels, classes=list(range(n_classes)))
-
-
-def _check_every_class(labels: np.ndarray, n_classes: int, protocol: str) -> None:
-    missing = [c for c in range(n_classes) if not np.any(labels == c)]
-    if missing:
-        raise ValueError(
-            f"{protocol} needs items of every one of the {n_classes} classes; class {missing} has none"
-        )
+    return np.array(items, dtype=np.int64), state
 
 
 def upp_indices(
@@ -89,20 +89,7 @@ def upp_indices(
     With ``return_state`` also returns the legacy RNG state after the index draws (see the module
     docstring). Raises ``ValueError`` if a class has no items (UPP cannot draw from it).
     """
-    load_quapy()
-    from quapy.protocol import UPP
-
-    labels = np.asarray(labels).astype(int)
-    _check_every_class(labels, n_classes, "UPP")
-    protocol = UPP(
-        _collection(labels, n_classes),
-        sample_size=sample_size,
-        repeats=repeats,
-        random_state=seed,
-        return_type="index",
-    )
-    items, state = _drain(protocol)
-    indices = np.array(items, dtype=np.int64)
+    indices, state = _draw("UPP", labels, n_classes, seed, sample_size=sample_size, repeats=repeats)
     return (indices, state) if return_state else indices
 
 
@@ -116,36 +103,12 @@ def app_indices(
 ) -> np.ndarray:
     """QuaPy's APP: ``repeats`` samples at each point of the grid of ``n_prevalences`` evenly spaced
     values per class on the simplex (for two classes: ``n_prevalences * repeats`` samples at evenly
-    spaced positive prevalences in [0, 1]), per-class draws with replacement.
-
-    Raises ``ValueError`` if a class has no items.
-    """
-    load_quapy()
-    from quapy.protocol import APP
-
-    labels = np.asarray(labels).astype(int)
-    _check_every_class(labels, n_classes, "APP")
-    protocol = APP(
-        _collection(labels, n_classes),
-        sample_size=sample_size,
-        n_prevalences=n_prevalences,
-        repeats=repeats,
-        random_state=seed,
-        return_type="index",
-    )
-    return np.array(list(protocol()), dtype=np.int64)
+    spaced positive prevalences in [0, 1]), per-class draws with replacement; a class without items
+    raises ``ValueError``."""
+    options = {"sample_size": sample_size, "n_prevalences": n_prevalences, "repeats": repeats}
+    return _draw("APP", labels, n_classes, seed, **options)[0]
 
 
 def npp_indices(n_items: int, sample_size: int, repeats: int, seed: int) -> np.ndarray:
     """NPP: ``repeats`` uniform draws with replacement of ``sample_size`` items from ``n_items``."""
-    load_quapy()
-    from quapy.protocol import NPP
-
-    protocol = NPP(
-        _collection(np.zeros(n_items, dtype=int)),
-        sample_size=sample_size,
-        repeats=repeats,
-        random_state=seed,
-        return_type="index",
-    )
-    return np.array(list(protocol()), dtype=np.int64)
+    return _draw("NPP", np.zeros(n_items), 2, seed, sample_size=sample_size, repeats=repeats)[0]
