@@ -61,13 +61,19 @@ def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, r
     )
 
 
-def _encode_kwargs(settings: FinetuneSettings, device: str) -> dict:
-    return dict(
+def _encode(model, tokenizer, frame, settings: FinetuneSettings, device: str, desc: str):
+    """Every text of ``frame`` through the model, with its speed (rows, examples per second)."""
+    out = encode_texts(
+        model,
+        tokenizer,
+        frame["text"],
+        desc=desc,
         batch_size=settings.extract_batch_size,
         max_length=settings.max_length,
         padding=settings.padding,
         device=device,
     )
+    return out, {"rows": len(frame), "examples_per_second": out["examples_per_second"]}
 
 
 def encode_domain(
@@ -85,19 +91,14 @@ def encode_domain(
         sets, speed = {}, {}
         for split in ENCODED_SPLITS:
             frame = splits[split]
-            out = encode_texts(
-                model,
-                tokenizer,
-                frame["text"],
-                desc=f"encode {split}",
-                **_encode_kwargs(settings, device),
+            out, speed[split] = _encode(
+                model, tokenizer, frame, settings, device, f"encode {split}"
             )
             arrays = {"hidden": out["hidden"], "labels": frame["label"].to_numpy(np.int64)}
             # only BERT's head reads something other than the first-token vector (the pooled output)
             if model.config.model_type == "bert":
                 arrays["head_input"] = out["head_input"]
             sets[split] = arrays
-            speed[split] = {"rows": len(frame), "examples_per_second": out["examples_per_second"]}
     return sets, {"architecture": model.config.model_type, "encode": speed}
 
 
@@ -126,14 +127,10 @@ def finetune_cached(
     """Train the head on the encoded source training split; logits for every cached set."""
     _, model = load_classifier(model_name, settings.seed, num_labels=num_labels, revision=revision)
     frozen = freeze_backbone(model)
-    train = {
-        "head_input": _head_input(source_sets["train"]),
-        "labels": source_sets["train"]["labels"],
-    }
-    validation = {
-        "head_input": _head_input(source_sets["validation"]),
-        "labels": source_sets["validation"]["labels"],
-    }
+    train, validation = (
+        {"head_input": _head_input(source_sets[s]), "labels": source_sets[s]["labels"]}
+        for s in ("train", "validation")
+    )
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
         history = train_head_on_cache(model, train, validation, settings, scratch, device)
     model.to(device)
@@ -190,19 +187,12 @@ def finetune_faithful(
     }
     sets, speed = {}, {}
     for name, frame in frames.items():
-        out = encode_texts(
-            model,
-            tokenizer,
-            frame["text"],
-            desc=f"extract {name}",
-            **_encode_kwargs(settings, device),
-        )
+        out, speed[name] = _encode(model, tokenizer, frame, settings, device, f"extract {name}")
         sets[name] = {
             "logits": out["logits"],
             "hidden": out["hidden"],
             "labels": frame["label"].to_numpy(np.int64),
         }
-        speed[name] = {"rows": len(frame), "examples_per_second": out["examples_per_second"]}
     return sets, model, {"frozen": frozen, "training": history, "extract": speed}
 
 
