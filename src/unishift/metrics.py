@@ -1,26 +1,14 @@
 """Error measures computed on one test sample, for any number of classes k >= 2 (docs/reporting.md
-§1).
-
-* ``ece_top_label`` is what produced every ECE number of the paper (the reference code's metric):
-  top-label confidence (the largest posterior after a log/softmax round trip) against the
-  correctness of the argmax (ties to the lowest class index, for two classes "ties to class 0"), 15
-  equal-width bins closed on the right, squared gap, no square root, rounded to 4 decimals, times
-  100.
-* ``ece_positive_class`` (two classes): the formula the paper prints, positive-class reliability on
-  isometric bins.
-* ``ece_classwise``: the same binning and scaling per class on (p_k, [y = k]), averaged over the
-  classes (Kull et al. 2019's class-wise ECE with the tables' squared gap).
-* ``brier``: the mean over items of sum_k (p_k - [y = k])^2, halved for two classes (scikit-learn's
-  convention), which is the binary tables' mean (y - p_1)^2; for two classes it is computed as that.
-* ``quantification_ae`` / ``quantification_rae``: QuaPy's AE and RAE over the prevalence vector
-  (RAE smoothed with eps = 1 / (2 * sample size)); for two classes AE is |p_1 - p_hat_1|, computed as
-  that.
-* ``absolute_error``: |acc - acc_hat| (CAP).
+§1, docs/multiclass.md §5): ``ece_top_label`` (REF's measure, every ECE number of the paper),
+``ece_positive_class`` (two classes: the formula the paper prints), ``ece_classwise`` (Kull et al.
+2019's class-wise ECE with the tables' squared gap), ``brier``, ``quantification_ae`` /
+``quantification_rae`` (QuaPy's AE and RAE) and ``absolute_error`` (CAP).
 
 ``precision`` is the arithmetic of the ECEs: ``"float32"`` reproduces the reference code's
 (float32 bin edges from ``torch.linspace``, a float32 running sum and float32 rounding), ``"float64"``
-computes the same definition in float64. The two-class closed forms above are what the binary
-tables always computed; they equal the k-class formulas in real arithmetic and keep their last bits.
+computes the same definition in float64. For two classes the Brier score and AE are computed as the
+binary tables always computed them ((y - p_1)^2, |p_1 - p_hat_1|): they equal the k-class formulas
+in real arithmetic and keep their last bits.
 
 Every measure refuses what it cannot score (a NaN, a probability outside [0, 1], rows not summing
 to 1, labels outside 0..k-1) instead of dropping items.

@@ -1,31 +1,16 @@
-"""Domain-classifier weights computed once and shared across evaluation jobs (docs/domain-weights.md).
+"""Domain-classifier weights (B5, docs/methods.md §0.4: a logistic regression telling the
+classifier-training features from the test sample's, evaluated at the validation items), the costly
+step of CPCS, TransCal, EMQ^TransCal and their adaptations: computed once per sample context, or
+taken from a memo that an upstream rule filled once per (setup, plan) (docs/domain-weights.md).
 
-The B5 importance weights (docs/methods.md §0.4: a logistic regression telling the
-classifier-training features from the test sample's, evaluated at the validation items) are the
-costly step of CPCS, TransCal, EMQ^TransCal and their adaptations. :func:`domain_weights` computes
-them once per sample context; an upstream workflow rule computes them once per (setup, sample,
-feature set) and every job whose method needs them reads them instead of fitting its own domain
-classifier (the files: the workflow's domain-weight artifacts, above this layer).
-
-A shared artifact carries its own fallback reason (or ``None``) so that every method that consumes
-it records the fallback in its own result, not only the first method that computed it.
-
-Why a memo keyed by the random stream: under ``domain_stream: reference`` the up-sampling draw of a
-call continues a stream that each (method, setup) evaluation starts afresh, so the weights of sample
-``i`` depend on the draws the method made before it. A stored weight vector is therefore keyed by
-what determines it: the setting (its key names the validation part), the sample, the feature set, a
-fingerprint of the random state the call starts from and a digest of the sample's features. A
-consumer whose call matches an entry replays the up-sampling draw (cheap: it advances its stream
-exactly as the fit would have) and takes the stored weights; any other call, e.g. one the artifact
-did not foresee, fits the domain classifier itself. Results are identical with and without the
-artifact by construction.
-
-Which calls a method makes is its *domain-weight plan*, declared by the method
-(:meth:`Method.domain_weight_plan`): :data:`SAMPLE` (one call per sample on the whole sample and the
-whole setting: CPCS, TransCal, EMQ^TransCal, the ζ2ρ and EMQ adaptations of those),
-:data:`PREDICTED_CLASSES` (one call per non-empty predicted-class part, positives first, with the
-validation set restricted the same way: the ζ2α adaptations), :data:`UNSHARED` (calls in another
-pattern, computed in the job), or ``None`` (no domain classifier).
+Under ``domain_stream: reference`` a call's up-sampling draw continues a stream that each (method,
+setup) evaluation starts afresh, so a stored weight vector is keyed by what determines it (the
+setting, the sample, the feature set, a fingerprint of the random state the call starts from, a
+digest of the sample's features); a matching call replays the draw and takes the stored weights, any
+other call fits the domain classifier itself. Which calls a method makes is its *domain-weight plan*
+(:meth:`Method.domain_weight_plan`): :data:`SAMPLE`, :data:`PREDICTED_CLASSES`, :data:`UNSHARED` or
+``None`` (docs/domain-weights.md). A shared artifact carries its own fallback reason, so that every
+method that consumes it records the fallback in its own result.
 
 This module imports nothing above :mod:`unishift.methods.base`; the calibrators import it.
 """
