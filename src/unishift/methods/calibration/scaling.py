@@ -1,22 +1,15 @@
-"""Temperature, vector and bias-corrected temperature scaling: the IID calibrators of k classes.
+"""Temperature, vector and bias-corrected temperature scaling: the IID calibrators of k classes, the
+multiclass analogues of Platt scaling (Guo et al. 2017; Alexandari et al. 2020), fitted by negative
+log-likelihood on the validation set with ``abstention`` (which QuaPy's EMQ-BCTS also uses): TS
+softmax(z / T), BCTS softmax(z / T + b), VS softmax(w * z + b). None of them uses the test sample.
 
-They are the multiclass analogues of Platt scaling (Guo et al. 2017; Alexandari et al. 2020), fitted
-by negative log-likelihood on the validation set with the ``abstention`` package (the implementation
-QuaPy's EMQ-BCTS also uses):
-
-* TS: softmax(z / T), one parameter;
-* BCTS: softmax(z / T + b), a temperature and one bias per class;
-* VS: softmax(w * z + b), one scale and one bias per class.
-
-``logits``: ``"L"`` the language models' true logits; ``"S"`` log-posteriors (abstention's
-``posterior_supplied``; softmax is shift invariant so this is scaling of the true logits where they
-exist). A posterior of exactly 0 has no logarithm: ``zero_posteriors="clip"`` (default) clips the
-posteriors to [1e-12, 1] first and records it per sample; ``"raise"`` fails the fit.
-``on_fit_error``: when the likelihood fit fails (abstention asserts convergence; it does not converge
-when the validation set is separable, e.g. a prediction partition holding one class, where the
-optimal temperature tends to 0) ``"backup"`` (default, QuaPy's name for the same rule in EMQ-BCTS)
-returns the uncalibrated posteriors and records the fallback per sample; ``"raise"`` fails the fit.
-None of them uses the test sample, so they ignore the shift (the IID baseline of the tables).
+``logits="S"`` (log-posteriors, abstention's ``posterior_supplied``) is scaling of the true logits
+where they exist (softmax is shift invariant). A posterior of exactly 0 has no logarithm:
+``zero_posteriors="clip"`` clips the posteriors to [1e-12, 1] first and records it per sample.
+``on_fit_error="backup"`` (QuaPy's name for the same rule in EMQ-BCTS) returns the uncalibrated
+posteriors, recorded per sample, when the likelihood fit fails (abstention asserts convergence, which
+fails on a separable validation set, e.g. a prediction partition holding one class, where the
+optimal temperature tends to 0).
 """
 
 from __future__ import annotations
