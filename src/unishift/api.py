@@ -402,7 +402,7 @@ def adapt(method: Method, kind: str, **params) -> Method:
     spec = KINDS[kind]
     if task_of(method) != spec.source:
         raise ValueError(f"{kind} adapts a {spec.source} method, not a {task_of(method)} one")
-    return spec.adapter(inner=method, **{**spec.defaults, **params})
+    return spec.adapter(inner=method, **params)
 
 
 __all__ = [*API, "AccuracyPredictor", "Calibrator", "QuaPyQuantifier", "Quantifier", "task_of"]

@@ -2,26 +2,23 @@ r"""The adaptations between tasks (paper §4, docs/multiclass.md §2) and EM on 
 as one table for any number of classes.
 
 Every registered method gets the adaptations its class lists in ``adaptations`` (a family such as
-``"q2c"``, which stands for all its kinds, or a kind such as ``"q2c_5B"``; ``None``: every automatic
-kind its task has, see :data:`KINDS`): a method of another task, named ``<inner>_<suffix>``, that wraps
-it. A new method, built in or from a plugin, thereby appears in the other tasks' tables for free, with
-the inner method's own parameters and shifts, in the binary and in the k-class tables.
+``"q2c"`` for all its kinds, or a kind such as ``"q2c_5B"``; ``None``: every automatic kind of its
+task, :data:`KINDS`): a method of another task, named ``<inner>_<suffix>``, that wraps it. A new
+method, built in or from a plugin, thereby appears in the other tasks' binary and k-class tables,
+with its own parameters and shifts. The binned ρ2ζ and α2ζ come in two kinds: ``q2c_5B`` /
+``a2c_6B`` bin p_1 (the binary tables, two classes only), ``q2c_3B`` / ``a2c_3B`` the top-label
+confidence per predicted class (any k).
 
-The binned ρ2ζ and α2ζ come in two kinds: ``q2c_5B`` / ``a2c_6B`` bin the positive posterior p_1
-(the binary tables, two classes only) and ``q2c_3B`` / ``a2c_3B`` bin the top-label confidence per
-predicted class (any k).
-
-The paper's adapted columns state what differs from the inner method's own parameters (logit
-convention, EMQ prior, the shifts of each table) in :data:`ROWS`; each is checked against the paper's
-column list in ``docs/methods.md``. The inner method of an adaptation is built by its registry entry
-(:class:`unishift.methods.spec.MethodSpec`) with its own parameters for the same shift and number of
-classes, then the row's ``inner_params`` (``binary_inner_params`` for two classes).
+:data:`ROWS` states what the paper's adapted columns change from the inner method's own parameters
+(logit convention, EMQ prior, the shifts of each table), each checked against the paper's column list
+in ``docs/methods.md``. The inner method is built by its registry entry for the same shift and
+number of classes, then given the row's ``inner_params`` (``binary_inner_params`` for two classes).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from unishift.methods.adapt.to_calibration import (
@@ -50,7 +47,6 @@ class Kind:
     subscript: str  # LaTeX subscript of the display name
     superscript: str = ""
     words: str = ""
-    defaults: dict[str, Any] = field(default_factory=dict)
     prefix: bool = False  # name EMQ_<inner>, display EMQ$^{inner}$
     automatic: bool = True  # given to a method whose class leaves ``adaptations`` at None
 
@@ -59,20 +55,17 @@ class Kind:
         return self.suffix.split("_")[0] if self.suffix else "emq"
 
 
-_Q2C = {"bins": 5, "binning": "isometric", "abscissa": "bin_mean"}  # docs/methods.md §2.11
-_A2C = {"bins": 6, "binning": "isometric"}  # docs/methods.md §2.12
-_TOP_LABEL = {"bins": 3, "binning": "isometric"}  # docs/multiclass.md §2.3, §2.6
-
+# The binning of each kind is its adapter's constructor defaults (docs/methods.md §2.11, §2.12;
+# docs/multiclass.md §2.3, §2.6).
 KINDS = {
     "q2c_5B": Kind("quantification", "calibration", PositiveQuantificationToCalibration,
-                   "q2c_5B", r"\rho 2\zeta", r"5\text{B}", "rho2zeta", _Q2C),
+                   "q2c_5B", r"\rho 2\zeta", r"5\text{B}", "rho2zeta"),
     "q2c_3B": Kind("quantification", "calibration", QuantificationToCalibration, "q2c_3B",
-                   r"\rho 2\zeta", r"3\text{B}", "rho2zeta, 3 top-label bins per predicted class",
-                   {**_TOP_LABEL, "abscissa": "bin_mean"}),
+                   r"\rho 2\zeta", r"3\text{B}", "rho2zeta, 3 top-label bins per predicted class"),
     "a2c_6B": Kind("cap", "calibration", PositiveCAPToCalibration, "a2c_6B", r"\alpha 2\zeta",
-                   r"6\text{B}", "alpha2zeta", _A2C),
+                   r"6\text{B}", "alpha2zeta"),
     "a2c_3B": Kind("cap", "calibration", CAPToCalibration, "a2c_3B", r"\alpha 2\zeta",
-                   r"3\text{B}", "alpha2zeta, 3 top-label bins per predicted class", _TOP_LABEL),
+                   r"3\text{B}", "alpha2zeta, 3 top-label bins per predicted class"),
     "a2q": Kind("cap", "quantification", CAPToQuantification, "a2q", r"\alpha 2 \rho",
                 words="alpha2rho"),
     "c2q": Kind("calibration", "quantification", CalibrationToQuantification, "c2q",
@@ -82,7 +75,7 @@ KINDS = {
     "c2a": Kind("calibration", "cap", CalibrationToCAP, "c2a", r"\zeta 2 \alpha",
                 words="zeta2alpha"),
     "emq": Kind("calibration", "quantification", CalibratedEMQ, "", "", words="EM on",
-                defaults={"train_prevalence": "validation"}, prefix=True, automatic=False),
+                prefix=True, automatic=False),
 }  # fmt: skip
 FAMILIES = {kind.family for kind in KINDS.values()}
 
@@ -189,7 +182,6 @@ def adaptation_spec(kind: str, inner: MethodSpec) -> MethodSpec:
     defaults = {
         "inner": inner.name,
         **constructor_defaults(spec.adapter),
-        **spec.defaults,
         "inner_params": dict(row.inner_params) if row.inner_params is not None else None,
     }
     binary_defaults = {}

@@ -1,5 +1,5 @@
 """ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (docs/methods.md §2.11, §2.12;
-docs/multiclass.md §2.3, §2.6).
+docs/multiclass.md §2.3, §2.6, which give the lemmas and the reasons for each choice below).
 
 Both cut the test sample into cells, ask the inner method about each cell and turn the answers into
 a calibration map. Two cell constructions:
@@ -7,28 +7,16 @@ a calibration map. Two cell constructions:
 * **p_1 bins** (:class:`PositiveQuantificationToCalibration`, :class:`PositiveCAPToCalibration`; the
   binary tables' ``_q2c_5B`` / ``_a2c_6B``, two classes only): ``binning="isometric"`` cuts the
   positive posterior into B2 / B3 bins across both predicted classes, then B1's imputation, running
-  maximum and smoothing, then interpolation (docs/methods.md §0.4). ``binning="level_sets"`` uses the
-  exact score classes [x]_h of p_1 (Lemmas 3 and 6) and gives every item its cell's answer without
-  post-processing: with an oracle inside, that is exactly the lemmas' construction, which is how the
-  oracle tests exercise this same code.
+  maximum and smoothing, then interpolation (docs/methods.md §0.4). ``binning="level_sets"`` gives
+  every item the answer of its exact score class [x]_h of p_1 without post-processing: with an
+  oracle inside, exactly the lemmas' construction, which is how the oracle tests exercise this code.
 * **top-label cells** (:class:`QuantificationToCalibration`, :class:`CAPToCalibration`; ``_3B``, any
-  k): ``binning="isometric"`` cuts the items into (predicted class j) x (``bins`` isometric bins of
-  the top-label confidence on [1/k, 1]) — an isometric binning of the simplex has b^(k-1) cells and
-  is empty almost everywhere. The inner method estimates the share of class j in each non-empty cell
-  (ρ: the j-th entry of the quantifier's vector; α: the accuracy, every item of the cell being
-  predicted j), which is the cell's top-label calibrated confidence; per predicted class the points
-  go through B1 between (1/k, 1/k) and (1, 1) (:func:`unishift.methods.binning.top_label_map`) and the
-  other coordinates are rescaled. ``binning="level_sets"``: the exact score classes of whole
-  posterior vectors; ρ2ζ gives every item its cell's prevalence *vector* (Lemma 3: canonical), α2ζ
-  gives the cell's predicted class its accuracy and scales the other coordinates (Lemma 6).
-
-  Which inner method answers for a top-label cell (``cell_fit``): the binary tables fit one inner
-  method on the whole validation set. That is consistent for an inner method that assumes covariate
-  shift (P(y|x) is the same on every region of the input space), not for one that assumes label
-  shift: restricting to a cell keeps P(x|y) invariant only between the *same* cell of the validation
-  and the test data. ``"per_cell"`` therefore fits one inner method per cell on the validation items
-  in it; ``"auto"`` (default) does so exactly for inner methods whose ``assumption`` is ``"label"``
-  (PACC, EMQ, KDEy, LEAP) and keeps the whole-validation fit otherwise (PCC, ATC, DoC).
+  k): (predicted class j) x (``bins`` isometric bins of the top-label confidence on [1/k, 1]); the
+  inner method's share of class j in a cell is its calibrated top-label confidence, the points go
+  through B1 per predicted class (:func:`unishift.methods.binning.top_label_map`). With
+  ``binning="level_sets"``: the exact score classes of whole posterior vectors. ``cell_fit="auto"``
+  fits one inner method per cell on its validation items when the inner method assumes label shift,
+  one on the whole validation set otherwise (the binary tables' rule).
 """
 
 from __future__ import annotations

@@ -3,14 +3,6 @@
 
 Both fit one inner method per predicted class j on the validation items predicted j and combine the
 answers on the parts T_j of the test sample; an empty part contributes 0.
-
-* ζ2α (Lemma 2): acc = sum_j sum_{x in T_j} p~_j(x) / n with p~ the part's calibrated posteriors;
-  exact when each part's calibrator is calibrated for its own class j on T_j (class-wise for class j
-  suffices).
-* ρ2α (Lemma 4): acc = sum_j |T_j| q^(j)_j / n with q^(j) the part's prevalence vector; exact with a
-  perfect quantifier. Under label shift each part is itself label-shifted (its class-conditionals are
-  those of the whole restricted to a fixed region of the input space), so a label-shift quantifier
-  fitted on the validation part is consistent on the test part.
 """
 
 from __future__ import annotations

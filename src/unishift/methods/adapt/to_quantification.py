@@ -1,18 +1,13 @@
 """ζ2ρ, α2ρ and EMQ on calibrated posteriors: quantifiers built from other tasks (docs/methods.md
-§3.2-3.4, docs/multiclass.md §2.1, §2.5).
+§3.2-3.4; docs/multiclass.md §2.1, §2.5, which give the lemmas and what each variant assumes).
 
-* ζ2ρ (Lemma 1): the mean calibrated posterior vector. Exact when the calibrator is class-wise
-  calibrated on the sample (a fortiori canonically). For two classes (1 - p, p) with p the mean
+* ζ2ρ (Lemma 1): the mean calibrated posterior vector; for two classes (1 - p, p) with p the mean
   calibrated positive posterior, as the binary tables computed it.
 * α2ρ (Lemma 5): one CAP model per predicted class j gives the share α_j of class j among the items
-  predicted j. For k = 2 the remaining share 1 - α_j belongs to the other class and Lemma 5 is exact;
-  for k >= 3 it must be split over k - 1 classes, which one accuracy per part cannot say. ``split``
-  chooses the well-posed completion: ``"validation"`` (default) splits it like the validation errors
-  of that predicted class (the validation confusion matrix's off-diagonal column j; exact when the
-  test errors of each predicted class have the validation composition; for k = 2 it is Lemma 5);
-  ``"recall"`` uses label shift instead: the correct items of part j are q_j r_j n with r_j the
-  validation recall, so q_j = α_j n_j / (n r_j), renormalised (population-exact under label shift,
-  not Lemma 5 for k = 2).
+  predicted j; for k >= 3 the rest 1 - α_j must be split over k - 1 classes, which one accuracy per
+  part cannot say: ``split="validation"`` splits it like the validation errors of that predicted
+  class (for k = 2 it is Lemma 5), ``"recall"`` uses the validation recalls (exact under label
+  shift, not Lemma 5 for k = 2).
 * EMQ^ζ: EM run on the calibrated posteriors (EMQ^LasCal, §3.3; any calibrator).
 
 An empty test partition contributes 0 (its weight is 0; REF sets the missing accuracy to 0).
