@@ -1,21 +1,18 @@
-"""Sequence-classification language models with a frozen backbone (docs/protocols.md §3.3).
+"""Sequence-classification language models with a frozen backbone (``model.base_model``) and a
+trained head (docs/protocols.md §3.3), per architecture:
 
-What trains and what stays frozen, per architecture (``model.base_model`` is always frozen):
-
-* BERT (``bert``, also all-MiniLM-L6-v2, which is a BertModel): trains ``classifier`` (hidden -> 2).
-  The pooler (dense + tanh on the [CLS] vector) belongs to ``model.bert`` and stays frozen with its
-  pretrained weights; the head's input is the pooled output, followed by dropout. all-MiniLM-L6-v2 ships
-  pooler weights from its MiniLM pretraining (sentence-transformers itself uses mean pooling instead);
-  they are loaded and frozen. Its checkpoint has no classification head, so ``classifier`` starts
-  from the seeded random initialisation of ``AutoModelForSequenceClassification``.
-* DistilBERT (``distilbert``): trains ``pre_classifier`` (dim -> dim) and ``classifier`` (dim -> 2) on
-  the first-token vector of the last layer (ReLU and dropout in between).
-* RoBERTa (``roberta``): trains ``classifier.dense`` (hidden -> hidden, tanh) and
-  ``classifier.out_proj`` (hidden -> 2) on the first-token (``<s>``) vector of the last layer, with
-  dropout before each.
+* BERT (``bert``, also all-MiniLM-L6-v2, a BertModel): trains ``classifier`` on the pooled output
+  (dense + tanh on [CLS], part of the frozen backbone) after dropout. all-MiniLM-L6-v2 ships pooler
+  weights from its MiniLM pretraining (sentence-transformers itself uses mean pooling instead); they
+  are loaded and frozen. Its checkpoint has no classification head, so ``classifier`` starts from the
+  seeded random initialisation of ``AutoModelForSequenceClassification``.
+* DistilBERT (``distilbert``): ``pre_classifier`` and ``classifier`` on the first-token vector of the
+  last layer (ReLU and dropout in between).
+* RoBERTa (``roberta``): ``classifier.dense`` (tanh) and ``classifier.out_proj`` on the first-token
+  (``<s>``) vector of the last layer, with dropout before each.
 
 :class:`HeadOnInput` runs exactly those head modules on a precomputed head input, so the same
-parameters can be trained either through the full model (``faithful``) or on a cache (``cached``).
+parameters can be trained through the full model (``faithful``) or on a cache (``cached``).
 """
 
 from __future__ import annotations

@@ -1,16 +1,13 @@
 """Covariate-shift test samples: mixtures of source and target test items (docs/protocols.md §3.7).
 
 Sample k holds ``sample_size - m_k`` items drawn uniformly with replacement from the source test set,
-followed by ``m_k`` items drawn the same way from the target test set. Indices point into the
-concatenation ``[source test ; target test]`` (target indices are offset by the source size).
-
-``counts="round"`` (default, the reference code that produced the tables): m_k = round(linspace(0, S, R)).
+then ``m_k`` from the target test set; indices point into ``[source test ; target test]``.
+``counts="round"`` (the reference code that produced the tables): m_k = round(linspace(0, S, R));
 ``counts="ceil"`` (the paper's formula): n_A(i) = ceil(S (1 - (i-1)/(R-1))), m = S - n_A.
 
-Draws use NumPy's legacy global RNG seeded once per setup (as the reference code does), inside a
-temporary seeding that restores the caller's global state; all index sets are drawn before use. The
-legacy state after the draws is returned too (``stream_*`` arrays): the reference code's later draws
-(domain-classifier up-sampling) continue that stream, and the evaluation can do the same.
+Draws use NumPy's legacy global RNG seeded once per setup (as the reference code does, restoring the
+caller's state afterwards), all index sets before use; the state after the draws is returned
+(``stream_*`` arrays), which the reference code's domain-classifier up-sampling continued.
 """
 
 from __future__ import annotations
