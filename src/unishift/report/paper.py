@@ -373,37 +373,24 @@ def reproduction_markdown(
         n = len(frame)
         counts = frame["verdict"].value_counts()
         equal = int(counts.get("equal", 0))
-        out.append(f"## {task} under {shift} shift")
-        out.append("")
-        out.append(f"Cells: {n}; equal at printed precision: {equal} ({100 * equal / n:.1f}%).")
-        out.append("")
-        out.append("| verdict | cells |")
-        out.append("|---|---|")
-        for v in VERDICTS:
-            out.append(f"| {v} | {int(counts.get(v, 0))} |")
+        cells = f"Cells: {n}; equal at printed precision: {equal} ({100 * equal / n:.1f}%)."
+        out += [f"## {task} under {shift} shift", "", cells, "", "| verdict | cells |", "|---|---|"]
+        out += [f"| {v} | {int(counts.get(v, 0))} |" for v in VERDICTS]
         both = frame.dropna(subset=["ours"])
         if len(both):
             agree = int((both["ours_bold"].astype(bool) == both["paper_bold"].astype(bool)).sum())
-            out.append("")
-            out.append(f"Bold flags agreeing: {agree} of {len(both)}.")
-            worst = both.reindex(both["difference"].abs().sort_values(ascending=False).index).head(
-                5
-            )
-            out.append("")
-            out.append("Largest differences:")
-            out.append("")
-            out.append("| classifier | dataset | method | ours | paper | difference |")
+            worst = both.reindex(both["difference"].abs().sort_values(ascending=False).index)
+            out += ["", f"Bold flags agreeing: {agree} of {len(both)}.", "", "Largest differences:"]
+            out += ["", "| classifier | dataset | method | ours | paper | difference |"]
             out.append("|---|---|---|---|---|---|")
-            for r in worst.itertuples():
+            for r in worst.head(5).itertuples():
                 out.append(
                     f"| {r.classifier} | {r.dataset} | {r.method} | {r.ours:.3f} | {r.paper:.3f} | {r.difference:+.3f} |"
                 )
         if ranks is not None:
             sel = ranks[(ranks["task"] == task) & (ranks["shift"] == shift)]
             if len(sel):
-                out.append("")
-                out.append("| method | our rank | paper rank | verdict |")
-                out.append("|---|---|---|---|")
+                out += ["", "| method | our rank | paper rank | verdict |", "|---|---|---|---|"]
                 for r in sel.itertuples():
                     out.append(
                         f"| {r.method} | {r.avg_rank_ours:.2f} | {r.avg_rank_paper:.2f} | {r.verdict} |"
