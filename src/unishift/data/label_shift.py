@@ -1,11 +1,6 @@
 """Splits, trained classifiers, posteriors and samples of one label-shift setup, for any number of
 classes (docs/protocols.md §2, docs/multiclass.md §7).
 
-QuaPy's 70/30 split of a UCI data set (:func:`unishift.data.uci.fetch_dataset`, binary or multiclass
-benchmark), the 70 % split 50/50 stratified into the classifier-training half and the validation
-set, one of the tabular classifiers trained on the first half (k posterior columns), and QuaPy's UPP
-over the k classes on the 30 % test pool.
-
 The files keep two layouts, chosen by the number of classes (so each benchmark's files are the
 ones it always had): with two classes the split stores the positive prevalence of the 70 % portion
 (``prevalence_full``, a scalar) and no class count, and a sample's ``prevalence`` is its positive

@@ -1,4 +1,4 @@
-"""Head-only fine-tuning with the paper's Trainer schedule, in two modes (docs/protocols.md §3.3-3.4).
+"""Head-only fine-tuning with the paper's Trainer schedule (docs/protocols.md §3.3-3.4), in two modes:
 
 * ``faithful``: the Hugging Face ``Trainer`` runs the whole model at every step; the backbone is frozen
   but in train mode (its dropout is active), exactly like the reference code.
@@ -7,10 +7,7 @@
   dropout noise during training is lost; in exchange the encoder runs once per text instead of once
   per text and epoch.
 
-Both share: AdamW without weight decay, learning rate 5e-4, cosine schedule with 10 % warm-up,
-5 epochs, batch 64, evaluation before training and every ``eval_steps`` steps, model selection on
-validation accuracy (REF's "f1" is micro-F1, i.e. accuracy), early stopping after 5 evaluations without
-improvement, best checkpoint loaded at the end, seed 42.
+Model selection is on validation accuracy (REF's "f1" is micro-F1, i.e. accuracy).
 """
 
 from __future__ import annotations
