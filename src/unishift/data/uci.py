@@ -148,20 +148,17 @@ def _read_semeion(paths: list[Path]) -> dict:
     return {"X": frame.iloc[:, :256].astype(float).to_numpy(), "y": frame[263].to_numpy()}
 
 
-def _read_pageblocks(paths: list[Path]) -> dict:
-    frame = pd.read_csv(paths[0], header=None, sep=r"\s+")
-    return {
-        "X": frame.iloc[:, :10].to_numpy(dtype=float),
-        "y": frame.iloc[:, 10].to_numpy(dtype=np.int64),
-    }
+def _numeric_table(sep: str, n_features: int) -> Callable[[list[Path]], dict]:
+    """The reader of a table of ``n_features`` numeric columns followed by an integer label."""
 
+    def read(paths: list[Path]) -> dict:
+        frame = pd.read_csv(paths[0], header=None, sep=sep)
+        return {
+            "X": frame.iloc[:, :n_features].to_numpy(dtype=float),
+            "y": frame.iloc[:, n_features].to_numpy(dtype=np.int64),
+        }
 
-def _read_spambase(paths: list[Path]) -> dict:
-    frame = pd.read_csv(paths[0], header=None)
-    return {
-        "X": frame.iloc[:, :57].to_numpy(dtype=float),
-        "y": frame.iloc[:, 57].to_numpy(dtype=np.int64),
-    }
+    return read
 
 
 READERS: dict[str, Callable[[list[Path]], dict]] = {
@@ -170,8 +167,8 @@ READERS: dict[str, Callable[[list[Path]], dict]] = {
     "wine-quality": _read_wine_quality,
     "ctg": _read_ctg,
     "semeion": _read_semeion,
-    "pageblocks": _read_pageblocks,
-    "spambase": _read_spambase,
+    "pageblocks": _numeric_table(r"\s+", 10),
+    "spambase": _numeric_table(",", 57),
 }
 
 
