@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from unishift.classifiers import classifier_display, classifier_names
+
 PAPER_DATA = Path(__file__).parent / "paper"
 
 # Result tables of the paper (label -> task, shift). tab:calib:labelshift and both Brier tables have
@@ -33,15 +35,8 @@ CD_FIGURES = {
     "quantification": "fig:quant:cddiagram",
     "cap": "fig:cap:cddiagram",
 }
-PAPER_CLASSIFIERS = {
-    "Logistic Regression": "LR",
-    "Naïve Bayes": "NB",
-    "k Nearest Neighbor": "kNN",
-    "Multi-layer Perceptron": "MLP",
-    "BERT": "BERT",
-    "DistilBERT": "DistilBERT",
-    "RoBERTa": "RoBERTa",
-}
+# the paper prints the classifiers by their display names (unishift.classifiers.specs)
+PAPER_CLASSIFIERS = {classifier_display(name): name for name in classifier_names(None)}
 _GREEK = {"rho": "q", "alpha": "a", "zeta": "c"}
 
 
