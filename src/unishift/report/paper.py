@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 from unishift.classifiers import classifier_display, classifier_names
+from unishift.report.names import SHIFT_TITLE, TASK_TITLE
+from unishift.report.names import title as make_title
 
 PAPER_DATA = Path(__file__).parent / "paper"
 
@@ -22,14 +24,8 @@ RESULT_TABLES = {
     "tab:cap:covshift": ("cap", "covariate"),
     "tab:cap:labelshift": ("cap", "label"),
 }
-CD_TITLES = {
-    "Calibration under Covariate Shift": ("calibration", "covariate"),
-    "Calibration under Label Shift": ("calibration", "label"),
-    "Quantification under Covariate Shift": ("quantification", "covariate"),
-    "Quantification under Label Shift": ("quantification", "label"),
-    "Classifier Accuracy Prediction under Covariate Shift": ("cap", "covariate"),
-    "Classifier Accuracy Prediction under Label Shift": ("cap", "label"),
-}
+# the CD diagrams are titled as ours are
+CD_TITLES = {make_title(task, shift): (task, shift) for task in TASK_TITLE for shift in SHIFT_TITLE}
 CD_FIGURES = {
     "calibration": "fig:calib:cddiagram",
     "quantification": "fig:quant:cddiagram",
