@@ -19,11 +19,9 @@ otherwise.
   instead of once per temperature (hard predictions do not change with T > 0).
 
 ``arithmetic="reference"`` (default) reproduces REF's floating point where it decides the chosen
-temperature: the scaled softmaxes are PyTorch's (its float64 ``exp`` and the product with the
-reciprocal of the row sum differ from NumPy's in the last bits, which moves tied confidences across
-the interpolated equal-count edges), and each class loss is a float32 running sum in bin order
-divided in float32, the two averaged in float32. ``arithmetic="float64"`` uses NumPy's softmax and
-float64 sums (docs/reproduction.md, "Arithmetic").
+temperature (docs/reproduction.md, "Arithmetic"): PyTorch's scaled softmaxes, each class loss a
+float32 running sum in bin order divided in float32, the classes averaged in float32.
+``arithmetic="float64"`` uses NumPy's softmax and float64 sums.
 """
 
 from __future__ import annotations
