@@ -114,18 +114,9 @@ def _accuracy(arrays: dict) -> float:
     )
 
 
-def finetune_cached(
-    model_name,
-    source_sets: dict,
-    target_tests: dict,
-    settings,
-    device,
-    workdir=None,
-    revision=None,
-    num_labels: int = 2,
-):
+def finetune_cached(model_name, source_sets, target_tests, settings, device, workdir, revision, k):
     """Train the head on the encoded source training split; logits for every cached set."""
-    _, model = load_classifier(model_name, settings.seed, num_labels=num_labels, revision=revision)
+    _, model = load_classifier(model_name, settings.seed, num_labels=k, revision=revision)
     frozen = freeze_backbone(model)
     train, validation = (
         {"head_input": _head_input(source_sets[s]), "labels": source_sets[s]["labels"]}
@@ -154,35 +145,17 @@ def _first_rows(arrays: dict, n: int) -> dict:
     return {key: value[:n] for key, value in arrays.items()}
 
 
-def finetune_faithful(
-    model_name,
-    source_splits: dict,
-    target_tests: dict,
-    settings,
-    device,
-    workdir=None,
-    revision=None,
-    num_labels: int = 2,
-):
+def finetune_faithful(model_name, splits, target_tests, settings, device, workdir, revision, k):
     """Train through the full model, then extract every set in eval mode."""
-    tokenizer, model = load_classifier(
-        model_name, settings.seed, num_labels=num_labels, revision=revision
-    )
+    tokenizer, model = load_classifier(model_name, settings.seed, num_labels=k, revision=revision)
     frozen = freeze_backbone(model)
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        history = train_faithful(
-            model,
-            tokenizer,
-            source_splits["train"],
-            source_splits["validation"],
-            settings,
-            scratch,
-            device,
-        )
+        train, validation = splits["train"], splits["validation"]
+        history = train_faithful(model, tokenizer, train, validation, settings, scratch, device)
     frames = {
-        "train": source_splits["train"].iloc[: settings.train_subset],
-        "validation": source_splits["validation"],
-        "test": source_splits["test"],
+        "train": splits["train"].iloc[: settings.train_subset],
+        "validation": splits["validation"],
+        "test": splits["test"],
         **{f"target_{name}": frame for name, frame in target_tests.items()},
     }
     sets, speed = {}, {}
@@ -214,14 +187,7 @@ def run_finetune(
     run = finetune_cached if settings.mode == "cached" else finetune_faithful
     with cpu_threads(settings.cpu_threads):
         sets, model, report = run(
-            model_name,
-            inputs,
-            target_inputs,
-            settings,
-            device,
-            workdir,
-            revision=revision,
-            num_labels=num_labels,
+            model_name, inputs, target_inputs, settings, device, workdir, revision, num_labels
         )
     report.update(
         model=model_name,
