@@ -8,11 +8,9 @@ test). Two constructions of the cells (``cells``):
 * ``"positive_class"`` (the binary tables, two classes only): ``n_bins`` bins of p_1 on [0, 1],
   P(R | c) the class-conditional DMy validation histograms, one map across both predicted classes
   (bin centres, B1 post-processing, interpolation at p_1; docs/methods.md §0.4).
-* ``"top_label"`` (any k): the top-label cells of ρ2ζ (predicted class j x ``n_bins`` bins of the
-  confidence on [1/k, 1]), P(R | c) the share of the validation items of class c in R; per predicted
-  class the points (bin centre, or the cell's mean confidence with ``abscissa="bin_mean"``) go
-  through B1 between (1/k, 1/k) and (1, 1) and the other coordinates are rescaled. With the true
-  prior the cell shares are exact at the population level; the map targets top-label calibration.
+* ``"top_label"`` (any k): the top-label cells of ρ2ζ (:func:`unishift.methods.binning.top_label_map`),
+  P(R | c) the share of the validation items of class c in R. With the true prior the cell shares
+  are exact at the population level; the map targets top-label calibration.
 """
 
 from __future__ import annotations

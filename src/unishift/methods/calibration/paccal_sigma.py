@@ -22,16 +22,13 @@ from unishift.quapy_loader import load_quapy
 
 class PacCalSigma(Calibrator):
     """PacCal^σ (§2.9): p' = M^{-1} p, for two classes (p - fpr) / (tpr - fpr) with PACC's
-    validation tpr / fpr.
+    validation tpr / fpr; when tpr <= fpr (k classes: M singular or det(M) <= 0) REF leaves the
+    posteriors unadjusted, recorded in ``fit_notes``.
 
-    Args:
-        post_processing: "sigma" (REF 'softmax', the table's method): when any entry of p' is
-            outside [0, 1], every item becomes softmax(p') (for two classes softmax([1 - p', p']));
-            when all are inside, p' is returned unchanged (REF has no output there; recorded as a
-            note). "clip": clip p' to [0, 1] (REF's unused 'clip' variant; for k classes the rows
-            are renormalised).
-    When tpr <= fpr (k classes: M singular or det(M) <= 0) REF leaves the posteriors unadjusted;
-    recorded in ``fit_notes``.
+    ``post_processing="sigma"`` (REF 'softmax', the table's method): when any entry of p' is outside
+    [0, 1], every item becomes softmax(p') (for two classes softmax([1 - p', p'])); when all are
+    inside, p' is returned unchanged (REF has no output there; recorded as a note). ``"clip"``: clip
+    p' to [0, 1] (REF's unused 'clip' variant; for k classes the rows are renormalised).
     """
 
     name, group, display = "PacCal_sigma", "adapted", r"PacCal$^{\sigma}$"
