@@ -99,7 +99,9 @@ def test_a_job_refuses_an_input_its_job_did_not_write_and_records_its_outputs(tm
     output = tmp_path / "out.npz"
     script = f"""
 import numpy as np
+from types import SimpleNamespace
 from unishift.io import write_npz
+from unishift.jobs import start_job
 job = SimpleNamespace(log=[{str(tmp_path / "job.log")!r}], threads=1, rule="demo",
     input=[{str(inputs)!r}], output=[{str(output)!r}], wildcards={{"dataset": "yeast"}})
 start_job(job)
@@ -127,7 +129,9 @@ def test_a_failing_job_records_nothing(tmp_path):
     output = tmp_path / "out.npz"
     script = f"""
 import numpy as np
+from types import SimpleNamespace
 from unishift.io import write_npz
+from unishift.jobs import start_job
 job = SimpleNamespace(log=[{str(tmp_path / "job.log")!r}], threads=1, rule="demo", input=[],
     output=[{str(output)!r}], wildcards={{}})
 start_job(job)
