@@ -300,7 +300,9 @@ def test_slurm_run_equals_local_run(tmp_path, slurm_cluster):
         assert_identical(filecmp.dircmp(local / "results" / folder, remote / "results" / folder))
 
 
-def test_readme_shows_the_tested_slurm_command():
-    """The README's cluster command is the one this test submits (there with .test/config.yaml)."""
+def test_the_documented_slurm_command_is_the_tested_one():
+    """The cluster command of docs/running.md (which the README links) is the one this test submits
+    (there with .test/config.yaml)."""
     command = " ".join(("snakemake", *SLURM_ARGS, "--configfile"))
-    assert command in (REPO / "README.md").read_text()
+    assert command in (REPO / "docs" / "running.md").read_text()
+    assert "docs/running.md" in (REPO / "README.md").read_text()

@@ -20,6 +20,7 @@ from unishift.domain_weight_artifacts import (
     write_domain_weights,
 )
 from unishift.evaluation import evaluate_setup
+from unishift.made_from import read_record, write_record
 from unishift.methods.adapt.to_quantification import CalibrationToQuantification
 from unishift.methods.base import PRECOMPUTED, SampleContext
 from unishift.methods.calibration.cpcs import CPCS
@@ -193,16 +194,24 @@ def test_a_part_context_sees_the_precomputed_artifacts_but_not_the_rest():
 
 
 @pytest.mark.workflow
-def test_only_the_methods_that_share_a_plan_depend_on_its_weights_file(finished_test_run, tmp_path):
+def test_only_the_methods_that_share_a_plan_depend_on_its_weights_file(
+    finished_test_run, tmp_path, monkeypatch
+):
     from tests.test_workflow_reruns import copy_run, dry_run, planned_jobs
 
     work = copy_run(finished_test_run, tmp_path / "wf")
     weights = work / "results" / "weights" / "label" / "cmc.3" / "LR"
-    assert sorted(p.name for p in weights.iterdir()) == ["predicted_classes.npz", "sample.npz"]
-    # new content in one setup's file (Snakemake compares the content of an updated input)
+    files = sorted(p.name for p in weights.iterdir() if not p.name.startswith("."))
+    assert files == ["predicted_classes.npz", "sample.npz"]
+    # new content in one setup's file (Snakemake compares the content of an updated input), as a
+    # job would write it: with its record of what made it (docs/evaluation-jobs.md)
     arrays = dict(np.load(weights / "sample.npz"))
     with open(weights / "sample.npz", "wb") as handle:
         np.savez(handle, **arrays, changed=np.asarray(1))
+    record = read_record(weights / "sample.npz")
+    with monkeypatch.context() as patch:
+        patch.chdir(work)  # a record holds the path relative to the run's folder, as jobs write it
+        write_record(record["path"], record["rule"], record["wildcards"], record["inputs"])
     jobs = planned_jobs(dry_run(work))
     assert not any(rule.startswith("domain_weights") for rule, _ in jobs)
     evaluations = {w for rule, w in jobs if rule == "evaluate"}

@@ -15,7 +15,9 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 
+from tests.conftest import REPO
 from unishift import kernels
 
 # The probe: a logistic regression fitted by lbfgs, whose gradient is a BLAS matrix product.
@@ -83,31 +85,35 @@ def test_the_probe_tells_the_kernels_apart(two_kernels):
     assert probe(first)[1] != probe(second)[1]
 
 
-SMALL_RUN = [
-    "shifts=[label]",
-    "label_shift={'datasets': ['cmc.3'], 'classifiers': ['LR', 'MLP'], 'sample_size': 50, "
-    "'n_samples': 6}",
-    "methods={'label': {'calibration': ['LasCal', 'TransCal', 'DMCal'], "
-    "'quantification': ['EMQ', 'KDEy', 'TransCal_c2q'], 'cap': ['LEAP', 'LasCal_c2a']}}",
-    "evaluation_jobs=per_method",
-    "report_pdf=false",
-]
+# .test/config.yaml cut to one data set and the methods whose last bits the kernels moved
+SMALL_RUN = {
+    "shifts": ["label"],
+    "label_shift": {"datasets": ["cmc.3"], "classifiers": ["LR", "MLP"], "sample_size": 50,
+                    "n_samples": 6},
+    "methods": {"label": {"calibration": ["LasCal", "TransCal", "DMCal"],
+                          "quantification": ["EMQ", "KDEy", "TransCal_c2q"],
+                          "cap": ["LEAP", "LasCal_c2a"]}},
+    "evaluation_jobs": "per_method",
+    "report_pdf": False,
+}  # fmt: skip
 
 
 @pytest.mark.workflow
 def test_result_files_do_not_depend_on_the_cpu_kernel(two_kernels, tmp_path):
-    from tests.test_workflow import copy_workflow, snakemake
+    from tests.test_workflow import assert_same_arrays, copy_workflow, is_made_record, snakemake
 
+    config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    config.update({key: value for key, value in SMALL_RUN.items() if key != "label_shift"})
+    config["label_shift"].update(SMALL_RUN["label_shift"])
     runs = {}
     for core_type in two_kernels:
         work = copy_workflow(tmp_path / core_type)
+        (work / "small.yaml").write_text(yaml.safe_dump(config))
         snakemake(
             "--cores",
             "2",
             "--configfile",
-            ".test/config.yaml",
-            "--config",
-            *SMALL_RUN,
+            "small.yaml",
             cwd=work,
             env=forced_environment(core_type),
         )
@@ -119,10 +125,17 @@ def test_result_files_do_not_depend_on_the_cpu_kernel(two_kernels, tmp_path):
     first, second = (runs[c] for c in two_kernels)
     compared = 0
     for folder in ("eval", "tables", "posteriors", "samples"):
-        files = sorted(p.relative_to(first) for p in (first / folder).rglob("*") if p.is_file())
+        files = sorted(
+            p.relative_to(first)
+            for p in (first / folder).rglob("*")
+            if p.is_file() and not is_made_record(p)
+        )
         assert files, folder
         for name in files:
-            assert filecmp.cmp(first / name, second / name, shallow=False), name
+            if name.suffix == ".npz":  # archives carry the time of writing: compare their arrays
+                assert_same_arrays(first / name, second / name)
+            else:
+                assert filecmp.cmp(first / name, second / name, shallow=False), name
             compared += 1
     assert compared > 20
 

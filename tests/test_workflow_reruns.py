@@ -107,9 +107,9 @@ def test_a_comment_or_docstring_change_replans_nothing(finished_test_run, tmp_pa
     path = library / PACCAL
     edit(
         path,
-        "            return (positive - self.fpr_) / denominator",
-        "            # the adjustment of PACC, applied item by item\n"
-        "            return (positive - self.fpr_)   /   denominator",
+        "                positive = (positive - self.fpr_) / (self.tpr_ - self.fpr_)",
+        "                # the adjustment of PACC, applied item by item\n"
+        "                positive = (positive - self.fpr_)   /   (self.tpr_ - self.fpr_)",
     )
     edit(path, '    """PacCal^σ (§2.9)', '    """PacCal-sigma (paper §2.9)')
     assert "Nothing to be done" in dry_run(work, library)

@@ -42,7 +42,9 @@ VALUES = ["shift_intensity", "true_value", "estimate", "error", "ece", "ece_posi
 def recompute_method(task, name, setup):
     """One method on every sample of one setup, scored from the definitions."""
     overrides = (CONFIG.get("method_params") or {}).get(f"{task}/{name}")
-    method = get_method(task, name, "label").build("label", overrides)
+    method = get_method(task, name, "label").build(
+        "label", setup.setting.validation.n_classes, overrides
+    )
     try:
         method.fit(setup.setting)
         failed = None
@@ -102,11 +104,12 @@ def recompute_method(task, name, setup):
                 brier=np.mean((labels - calibrated[:, 1]) ** 2),
             )
         else:
-            if task == "quantification":
-                truth = labels.mean()
+            if task == "quantification":  # the prevalence vector; the records hold the positive's
+                truth, estimate = labels.mean(), float(np.asarray(output, dtype=float)[1])
             else:  # accuracy of the crisp predictions, a tie going to class 0
                 truth = np.mean((posteriors[:, 1] > posteriors[:, 0]).astype(int) == labels)
-            row.update(true_value=truth, estimate=float(output), error=abs(truth - float(output)))
+                estimate = float(output)
+            row.update(true_value=truth, estimate=estimate, error=abs(truth - estimate))
     return rows
 
 
