@@ -1,4 +1,4 @@
-"""The workflow's conda environments (workflow/envs/*.yaml), written from requirements.lock.
+"""The workflow's conda environments (envs/*.yaml), written from requirements.lock.
 
 Each environment serves one group of rules and holds exactly the locked versions of what those
 rules need: the packages named below and everything they require according to the lock (uv's
@@ -7,7 +7,7 @@ so a conda run uses the same wheels as the locked virtual environment, with one 
 language-model environment takes torch's default build from PyPI (CUDA on Linux, with the NVIDIA
 libraries pip resolves for it) instead of the CPU build the lock holds for CI.
 
-    python .ci/environments.py write    # rewrite workflow/envs/*.yaml (bash .ci/lock calls this)
+    python .ci/environments.py write    # rewrite envs/*.yaml (bash .ci/lock calls this)
     python .ci/environments.py check    # exit 1 when a file differs from what the lock gives
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LOCK = REPO / "requirements.lock"
-ENVS = REPO / "workflow" / "envs"
+ENVS = REPO / "envs"
 PYTHON = "3.11"
 
 # name -> (what it is for, the extras of pyproject.toml it holds, further packages)
@@ -124,7 +124,7 @@ def render(name: str) -> str:
         "# Written by `python .ci/environments.py write` from requirements.lock; do not edit by hand",
         "# (tests/test_environments.py fails when it drifts from the lock).",
         *(f"# {chunk}" for chunk in _wrap(purpose)),
-        "# The unishift library itself comes from the checkout (workflow/Snakefile puts src/ on",
+        "# The unishift library itself comes from the checkout (the Snakefile puts src/ on",
         "# PYTHONPATH), so the environment never goes stale when the code changes.",
     ]
     if any(p in CUDA_CAPABLE for p in pins(name)):

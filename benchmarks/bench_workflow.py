@@ -29,7 +29,15 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
-WORKFLOW_FILES = ("workflow", "config", "profiles", ".test", "requirements.lock")
+WORKFLOW_FILES = (
+    "Snakefile",
+    "envs",
+    "workflow",
+    "config",
+    "profiles",
+    ".test",
+    "requirements.lock",
+)
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 

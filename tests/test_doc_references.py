@@ -17,7 +17,7 @@ import pytest
 
 from tests.conftest import REPO
 
-CITING_FOLDERS = ("src", "workflow", "config")
+CITING_FOLDERS = ("src", "workflow", "envs", "config")
 SUFFIXES = {".py", ".smk", ".yaml", ".yml", ".md", ".j2", ".tex", ".json", ".cfg", ".toml"}
 
 NUMBER = r"\d+(?:\.\d+)*"
@@ -39,7 +39,7 @@ OUTSIDE = re.compile(r"DECISIONS|open_questions|(?<![\w])spec/")
 
 
 def citing_files(root: Path = REPO) -> list[Path]:
-    files = []
+    files = [root / "Snakefile"]
     for folder in CITING_FOLDERS:
         for path in sorted((root / folder).rglob("*")):
             if not path.is_file() or "egg-info" in str(path) or "__pycache__" in path.parts:

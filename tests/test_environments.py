@@ -20,7 +20,7 @@ environments = importlib.util.module_from_spec(spec)
 sys.modules["environments"] = environments
 spec.loader.exec_module(environments)
 
-ENV_FILES = sorted((REPO / "workflow" / "envs").glob("*.yaml"))
+ENV_FILES = sorted((REPO / "envs").glob("*.yaml"))
 # Imported only under a guard, for information (the GPU driver version), never needed to run.
 # pynvml: GPU descriptions, optional. cvxpy: LasCal's oracle solver (solver="cvxpy"), imported
 # inside that function only, which no workflow path calls (the registry reaches the LasCal module
@@ -65,8 +65,8 @@ def test_env_files_are_the_lock_s_versions():
         assert path.read_text() == environments.render(path.stem), (
             f"{path.name} drifted from requirements.lock: run python .ci/environments.py write"
         )
-    assert "torch" not in env_pins(REPO / "workflow/envs/core.yaml")
-    assert "torch" not in env_pins(REPO / "workflow/envs/text.yaml")
+    assert "torch" not in env_pins(REPO / "envs/core.yaml")
+    assert "torch" not in env_pins(REPO / "envs/text.yaml")
 
 
 def test_closure_follows_the_lock_graph():

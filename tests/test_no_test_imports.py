@@ -47,7 +47,7 @@ def test_no_file_outside_tests_imports_from_tests():
 
 def test_the_scan_reads_the_tools_and_the_workflow():
     names = {str(p.relative_to(REPO)) for p in source_files()}
-    assert {"tools/perturbation_check.py", "workflow/Snakefile", ".ci/run"} <= names
+    assert {"tools/perturbation_check.py", "Snakefile", ".ci/run"} <= names
     assert not any(name.startswith("tests/") for name in names)
 
 

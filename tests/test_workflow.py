@@ -18,7 +18,15 @@ from unishift.methods.domain_weights import SHARED_PLANS
 
 pytestmark = pytest.mark.workflow
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-WORKFLOW_FILES = ("workflow", "config", "profiles", ".test", "requirements.lock")
+WORKFLOW_FILES = (
+    "Snakefile",
+    "envs",
+    "workflow",
+    "config",
+    "profiles",
+    ".test",
+    "requirements.lock",
+)
 
 
 def snakemake(*args, cwd=REPO, check=True, env=None):

@@ -12,7 +12,7 @@ rule train_classifier:
     benchmark:
         f"{RESULTS}/benchmarks/classifiers/label/{{dataset}}/{{classifier}}.tsv"
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=2000,
@@ -39,7 +39,7 @@ rule classifier_accuracy_label:
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_label.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         datasets=label_datasets(),
         classifiers=label_classifiers(),

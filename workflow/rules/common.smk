@@ -41,7 +41,7 @@ include: "code_version.smk"
 
 RESULTS = results_folder(config)
 # the paper's protocol, against which a reproduction page says whether its cells are comparable
-PAPER_CONFIG = load_config_file(Path(workflow.basedir).parent / "config" / "paper.yaml")
+PAPER_CONFIG = load_config_file(Path(workflow.basedir) / "config" / "paper.yaml")
 
 if workflow.is_main_process:
     # A damaged file of a previous run would make every job reading it fail after Snakemake removed
@@ -290,7 +290,7 @@ def covariate_row_orders():
     return covariate_models(), [f"{s}->{t}" for s, t in covariate_pairs()]
 
 
-REPOSITORY = str(Path(workflow.basedir).parent)
+REPOSITORY = str(Path(workflow.basedir))
 
 
 def provenance_inputs(wildcards):

@@ -8,7 +8,7 @@ rule uci_dataset:
     log:
         f"{RESULTS}/logs/data/label/{{dataset}}.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         data_home=quapy_home(),
         collection=config["label_shift"]["benchmark"],

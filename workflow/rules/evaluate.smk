@@ -20,7 +20,7 @@ rule evaluate:
     group:
         "evaluation"
     conda:
-        "../envs/evaluation.yaml"
+        "../../envs/evaluation.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -51,7 +51,7 @@ rule evaluation_records:
     group:
         "evaluation"
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=1000,

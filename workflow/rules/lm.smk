@@ -18,7 +18,7 @@ rule lm_encode:
     benchmark:
         f"{RESULTS}/benchmarks/lm/{{model}}/encode_{{domain}}.tsv"
     conda:
-        "../envs/lm.yaml"
+        "../../envs/lm.yaml"
     threads: COVARIATE["lm"]["cpu_threads"]
     resources:
         gpu=1,
@@ -47,7 +47,7 @@ rule lm_finetune:
     benchmark:
         f"{RESULTS}/benchmarks/lm/{{model}}/finetune_{{source}}.tsv"
     conda:
-        "../envs/lm.yaml"
+        "../../envs/lm.yaml"
     threads: COVARIATE["lm"]["cpu_threads"]
     resources:
         gpu=1 if COVARIATE["lm"]["mode"] == "faithful" else 0,
@@ -72,7 +72,7 @@ rule classifier_accuracy_covariate:
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_covariate.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=4000,

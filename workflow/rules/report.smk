@@ -23,7 +23,7 @@ rule tables:
     log:
         f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         classifiers=lambda wc: row_orders(wc.shift)[0],
@@ -47,7 +47,7 @@ rule brier_table:
     log:
         f"{RESULTS}/logs/tables/calibration_brier_{{shift}}.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, "calibration"),
         classifiers=lambda wc: row_orders(wc.shift)[0],
@@ -75,7 +75,7 @@ rule error_by_shift:
     log:
         f"{RESULTS}/logs/plots/{{task}}_{{shift}}_err_by_shift.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         classifiers=lambda wc: row_orders(wc.shift)[0],
@@ -102,7 +102,7 @@ rule reproduction:
     log:
         f"{RESULTS}/logs/reproduction/{{task}}_{{shift}}.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         caveat=lambda wc: reproduction_caveat(config, PAPER_CONFIG, wc.shift),
         code=code_version("reproduction.py", registry=True),
@@ -120,7 +120,7 @@ rule accuracy_appendix:
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_{{shift}}_tex.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         code=code_version("accuracy_appendix.py"),
     script:
@@ -139,7 +139,7 @@ rule report_pdf:
     log:
         f"{RESULTS}/logs/report_pdf.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         code=code_version("report_pdf.py", registry=True),
     script:
@@ -160,7 +160,7 @@ rule provenance:
     log:
         f"{RESULTS}/logs/provenance.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         # the hash, not the config: a changed config re-runs the job without printing itself
         config_sha256=config_hash(config),

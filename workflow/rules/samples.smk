@@ -7,7 +7,7 @@ rule label_samples:
     log:
         f"{RESULTS}/logs/samples/label/{{dataset}}.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     params:
         sample_size=config["label_shift"]["sample_size"],
         n_samples=config["label_shift"]["n_samples"],

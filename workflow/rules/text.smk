@@ -15,7 +15,7 @@ rule hub_download:
         f"{RESULTS}/logs/hub/{{kind}}/{{name}}.log",
     localrule: True
     conda:
-        "../envs/text.yaml"
+        "../../envs/text.yaml"
     params:
         entry=hub_download_entry,
         cache=hub_cache(),
@@ -37,7 +37,7 @@ rule text_domain:
     benchmark:
         f"{RESULTS}/benchmarks/text/{{domain}}.tsv"
     conda:
-        "../envs/text.yaml"
+        "../../envs/text.yaml"
     threads: 1
     resources:
         mem_mb=8000,
@@ -64,7 +64,7 @@ rule covariate_samples:
     log:
         f"{RESULTS}/logs/samples/covariate/{{source}}__{{target}}.log",
     conda:
-        "../envs/core.yaml"
+        "../../envs/core.yaml"
     threads: 1
     resources:
         mem_mb=1000,

@@ -18,7 +18,7 @@ rule domain_weights_label:
     benchmark:
         f"{RESULTS}/benchmarks/weights/label/{{dataset}}/{{classifier}}/{{plan}}.tsv"
     conda:
-        "../envs/evaluation.yaml"
+        "../../envs/evaluation.yaml"
     threads: 1
     resources:
         mem_mb=4000,
@@ -43,7 +43,7 @@ rule domain_weights_covariate:
     benchmark:
         f"{RESULTS}/benchmarks/weights/covariate/{{model}}/{{source}}__{{target}}/{{plan}}.tsv"
     conda:
-        "../envs/evaluation.yaml"
+        "../../envs/evaluation.yaml"
     threads: 1
     resources:
         mem_mb=8000,

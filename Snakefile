@@ -10,8 +10,8 @@ min_version("9.0")
 
 # The rules' scripts import the unishift library of this checkout, whichever environment runs them:
 # the planning process (below), jobs in the calling environment and jobs in the conda environments
-# of workflow/envs/, which hold the library's dependencies but not the library itself.
-LIBRARY = os.path.join(os.path.dirname(workflow.basedir), "src")
+# of envs/, which hold the library's dependencies but not the library itself.
+LIBRARY = os.path.join(workflow.basedir, "src")
 sys.path.insert(0, LIBRARY)
 os.environ.update(
     PYTHONPATH=os.pathsep.join(
@@ -31,20 +31,20 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-report: "report/workflow.rst"
+report: "workflow/report/workflow.rst"
 
 
 # One rule set for any number of classes: the data decide it (config/multiclass.yaml runs the same
 # rules on k-class data into results/multiclass/, docs/multiclass.md).
-include: "rules/common.smk"
-include: "rules/data.smk"
-include: "rules/classifiers.smk"
-include: "rules/samples.smk"
-include: "rules/text.smk"
-include: "rules/lm.smk"
-include: "rules/weights.smk"
-include: "rules/evaluate.smk"
-include: "rules/report.smk"
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/classifiers.smk"
+include: "workflow/rules/samples.smk"
+include: "workflow/rules/text.smk"
+include: "workflow/rules/lm.smk"
+include: "workflow/rules/weights.smk"
+include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
