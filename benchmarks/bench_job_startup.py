@@ -49,12 +49,12 @@ def summary(jobs: pd.DataFrame, cheapest: str) -> dict:
     quapy = jobs["method"].isin(QUAPY_METHODS)
     return {
         "jobs": len(jobs),
-        "cpu_total": round(jobs["cpu_seconds"].sum(), 1),
-        "cpu_median": round(jobs["cpu_seconds"].median(), 2),
+        "cpu_total": round(float(jobs["cpu_seconds"].sum()), 1),
+        "cpu_median": round(float(jobs["cpu_seconds"].median()), 2),
         f"cpu_median_{cheapest}": round(
-            jobs.loc[jobs["method"] == cheapest, "cpu_seconds"].median(), 2
+            float(jobs.loc[jobs["method"] == cheapest, "cpu_seconds"].median()), 2
         ),
-        "cpu_median_quapy_methods": round(jobs.loc[quapy, "cpu_seconds"].median(), 2),
+        "cpu_median_quapy_methods": round(float(jobs.loc[quapy, "cpu_seconds"].median()), 2),
     }
 
 

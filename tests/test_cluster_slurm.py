@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.test_workflow import assert_identical, copy_workflow, snakemake
+from tests.test_workflow import assert_identical, copy_workflow
 
 pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
 
@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
 SLURM_ARGS = ("--executor", "slurm", "--profile", "profiles/slurm", "--workflow-profile", "none")
 TEST_CONFIG = ("--configfile", ".test/config.yaml")
 # Wall-clock limit of the SLURM run of `.test/config.yaml`. Measured on the shared 2-core build machine:
-# the whole test (local reference run + SLURM run) took 7.0 min at load average 2-4 and 17 min at
+# the whole test (local reference run + SLURM run; the local run is now the session's shared one) took 7.0 min at load average 2-4 and 17 min at
 # 8-10 (8.7 min of it the SLURM run). CI has 90 minutes on 2 cores; the rest of the suite takes ~8.
 RUN_BUDGET_S = 1800
 DAEMONS = ("munged", "slurmctld", "slurmd")
@@ -268,9 +268,8 @@ def slurm_cluster(tmp_path):
         pytest.skip(str(err))
 
 
-def test_slurm_run_equals_local_run(tmp_path, slurm_cluster):
-    local = copy_workflow(tmp_path / "local")
-    snakemake("--cores", "2", *TEST_CONFIG, cwd=local)
+def test_slurm_run_equals_local_run(tmp_path, slurm_cluster, finished_test_run):
+    local = finished_test_run[0]  # the session's local run of the same config
     remote = copy_workflow(tmp_path / "remote")
     command = [sys.executable, "-m", "snakemake", *SLURM_ARGS, *TEST_CONFIG]
     result = subprocess.run(

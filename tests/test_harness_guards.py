@@ -328,3 +328,39 @@ def test_the_summary_lists_per_table_the_methods_with_errors_and_fallbacks(tmp_p
     assert "DoC: errors on 10 of 20 samples, fallbacks on 3" in text
     assert "Naive" not in text
     assert "quantification under label shift: every method scored every sample" in text
+
+
+@pytest.mark.workflow
+def test_a_finished_run_refuses_an_edited_or_a_copied_intermediate(finished_test_run, tmp_path):
+    """The probes of the issue, on a real finished run: a number edited in a per-setup record file,
+    and one data set's samples copied over another's, are each named by the dry run before any job
+    starts; the untouched run plans nothing."""
+    from tests.test_workflow import snakemake
+    from tests.test_workflow_reruns import copy_run
+
+    def dry_run(work):
+        result = snakemake("-n", "--configfile", ".test/config.yaml", cwd=work, check=False)
+        return result.returncode, result.stdout + result.stderr
+
+    code, output = dry_run(copy_run(finished_test_run, tmp_path / "untouched"))
+    assert code == 0 and "Nothing to be done" in output, output
+
+    edited = copy_run(finished_test_run, tmp_path / "edited")
+    records = sorted((edited / "results" / "eval_setups" / "label" / "calibration").rglob("*.csv"))
+    platt = next(p for p in records if "/Platt/" in str(p))
+    lines = platt.read_text().splitlines()
+    header, first = lines[0].split(","), lines[1].split(",")
+    column = header.index("error")
+    first[column] = "0.0" if first[column] != "0.0" else "0.5"
+    platt.write_text("\n".join([lines[0], ",".join(first), *lines[2:]]) + "\n")
+    code, output = dry_run(edited)
+    assert code != 0
+    assert str(platt.relative_to(edited)) in output and "content changed" in output
+    assert "no job was started" in output
+
+    copied = copy_run(finished_test_run, tmp_path / "copied")
+    samples = sorted((copied / "results" / "samples" / "label").glob("*.npz"))
+    assert len(samples) >= 2
+    shutil.copy(samples[0], samples[1])  # the file alone, its record stays the other's
+    code, output = dry_run(copied)
+    assert code != 0 and str(samples[1].relative_to(copied)) in output
