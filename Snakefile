@@ -44,6 +44,7 @@ include: "workflow/rules/text.smk"
 include: "workflow/rules/lm.smk"
 include: "workflow/rules/weights.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/regimes.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -92,13 +92,13 @@ def _synthetic(seed, n, prevalence, with_logits, k=2):
 def settings_by_shift():
     return {
         (shift, k): Setting(
-            _synthetic(1, 400, 0.5, shift == "covariate", k),
-            _synthetic(2, 400, 0.5, shift == "covariate", k),
+            _synthetic(1, 400, 0.5, shift != "label", k),
+            _synthetic(2, 400, 0.5, shift != "label", k),
             shift,
             key=f"synthetic-{shift}-{k}",
             seed=0,
         )
-        for shift in ("label", "covariate")
+        for shift in ("label", "covariate", "compound")
         for k in (2, 3)
     }
 

@@ -165,9 +165,25 @@ REPORT_RULES = {
     "classifier_accuracy_label",
     "accuracy_appendix",
     "provenance",
+    # the Selector and the regime maps read every method's records (docs/regimes.md §5)
+    "selector",
+    "regime_map",
     "all",
 }
-DATA_RULES = {"uci_dataset", "label_samples", "train_classifier", "domain_weights_label"}
+DATA_RULES = {
+    "uci_dataset",
+    "label_samples",
+    "train_classifier",
+    "domain_weights_label",
+    "descriptors",
+}
+
+
+def _descriptors(setups):
+    """The descriptors jobs of (data set, classifier) setups, one per setup."""
+    return {f"shift=label, setup={classifier}/{dataset}" for dataset, classifier in setups}
+
+
 # the shared domain weights (docs/domain-weights.md) of the .test config's weighted methods
 WEIGHT_PLANS = ("sample", "predicted_classes")
 
@@ -239,6 +255,7 @@ def test_a_new_data_set_plans_only_its_evaluations_the_aggregations_and_reports(
                 "dataset=wine-q-red, classifier=kNN",
             },
             "domain_weights_label": _weights([("wine-q-red", "LR"), ("wine-q-red", "kNN")]),
+            "descriptors": _descriptors([("wine-q-red", "LR"), ("wine-q-red", "kNN")]),
         },
         report_tasks={"calibration", "quantification", "cap"},
     )
@@ -259,6 +276,7 @@ def test_a_new_classifier_plans_only_its_evaluations_the_aggregations_and_report
         data={
             "train_classifier": {"dataset=cmc.3, classifier=NB", "dataset=yeast, classifier=NB"},
             "domain_weights_label": _weights([("cmc.3", "NB"), ("yeast", "NB")]),
+            "descriptors": _descriptors([("cmc.3", "NB"), ("yeast", "NB")]),
         },
         report_tasks={"calibration", "quantification", "cap"},
     )

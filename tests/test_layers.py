@@ -51,6 +51,8 @@ LAYERS = [
     ("unishift.metrics", "unishift.protocols", "unishift.stats", "unishift.classifiers",
      "unishift.lm"),
     ("unishift.data",),
+    # shift descriptors, regime maps, the selector (docs/regimes.md): data, metrics, protocols below
+    ("unishift.regimes",),
     ("unishift.methods",),
     ("unishift.registry",),
     # plan: a run's record layout per shift, from the data-set collections

@@ -66,7 +66,7 @@ def test_the_entry_point_registers_the_method_and_its_adaptations(installed):
     assert (c2q.group, c2q.display, c2q.shifts) == (
         "adapted",
         r"HistBin$_{\zeta 2 \rho}$",
-        ("label", "covariate"),
+        ("label", "covariate", "compound"),  # compound follows covariate (docs/regimes.md §5.2.1)
     )
     assert c2q.params("label")["inner"] == "HistBin"
 

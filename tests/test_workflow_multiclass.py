@@ -76,7 +76,7 @@ def test_records_hold_every_sample_in_the_k_class_layout(multiclass_run):
     work, _ = multiclass_run
     k_of = {"cmc": 3, "yeast": 4}
     paths = sorted((work / RESULTS / "eval").glob("*/*/*.csv"))
-    assert {p.parent.parent.name for p in paths} == {"label", "covariate"}
+    assert {p.parent.parent.name for p in paths} == {"label", "covariate", "compound"}
     for path in paths:
         assert pd.read_csv(path, nrows=0).columns.tolist() == list(COLUMNS[K_CLASS]), path
     for path in sorted((work / RESULTS / "eval" / "label").glob("*/*.csv")):
@@ -94,6 +94,18 @@ def test_records_hold_every_sample_in_the_k_class_layout(multiclass_run):
     covariate = pd.read_csv(work / RESULTS / "eval/covariate/calibration/TS.csv")
     assert set(covariate["n_classes"]) == {3}
     assert set(covariate["dataset"]) == {"claritin->self-driving", "self-driving->claritin"}
+    # compound shift: the same setups, its own samples, both true intensities in every record
+    compound = pd.read_csv(work / RESULTS / "eval/compound/calibration/TS.csv")
+    assert set(compound["dataset"]) == set(covariate["dataset"])
+    assert len(compound) == 2 * CONFIG["covariate_shift"]["compound"]["n_samples"]
+    assert compound[["true_label_shift", "true_mixture"]].notna().all().all()
+    assert not np.array_equal(compound["true_label_shift"], covariate["true_label_shift"])
+    for shift in CONFIG["shifts"]:
+        for task in TASKS:
+            assert "Selector" in set(
+                pd.read_csv(work / RESULTS / f"tables/{task}_{shift}.csv").method
+            )
+            assert (work / RESULTS / f"regimes/{task}_{shift}.png").stat().st_size > 0
 
 
 @pytest.fixture(scope="module")

@@ -151,8 +151,23 @@ def recomputed(tmp_path_factory):
 @pytest.fixture(scope="module")
 def written(finished_test_run):
     results = finished_test_run[0] / "results"
-    frames = [pd.read_csv(path) for path in sorted((results / "eval" / "label").glob("*/*.csv"))]
+    # the configured methods' records (the Selector's are the chosen methods' rows: see
+    # selector_rows and tests/test_regimes_workflow.py)
+    paths = sorted((results / "eval" / "label").glob("*/*.csv"))
+    frames = [pd.read_csv(path) for path in paths if path.stem != "Selector"]
     return results, pd.concat(frames, ignore_index=True)
+
+
+def selector_rows(ours, results, task):
+    """The Selector's records rebuilt from the recomputed ones: on each sample the row of the method
+    the run's Selector chose (results/regimes/{task}_label_choices.csv), renamed."""
+    choices = pd.read_csv(results / "regimes" / f"{task}_label_choices.csv")
+    chosen = choices.rename(columns={"selector_choice": "method"})[
+        ["classifier", "dataset", "sample_id", "method"]
+    ].assign(task=task)
+    rows = ours.merge(chosen, on=KEYS, validate="one_to_one")
+    assert len(rows) == len(choices)
+    return rows.assign(method="Selector")
 
 
 def test_every_per_sample_record_equals_the_recomputation(recomputed, written):
@@ -187,16 +202,18 @@ def test_the_calibration_error_is_the_configured_ece(recomputed, written):
 def expected_table(ours, task, metric):
     frame = ours.assign(shift="label", reason="")
     frame.loc[frame["status"] == "error", VALUES[1:]] = np.nan
+    methods = CONFIG["methods"]["label"][task]
     return compute_table(
         frame,
         task,
         "label",
-        CONFIG["methods"]["label"][task],
+        [*methods, "Selector"],
         metric=metric,
         classifiers=LABEL["classifiers"],
         datasets=LABEL["datasets"],
         n_samples=LABEL["n_samples"],
         alpha=CONFIG["alpha"],
+        method_info={"Selector": ("Selector", "selection")},
     )
 
 
@@ -212,6 +229,7 @@ def expected_table(ours, task, metric):
 def test_every_table_cell_equals_the_recomputation(recomputed, written, task, metric, name):
     ours, _ = recomputed
     results, _ = written
+    ours = pd.concat([ours, selector_rows(ours, results, task)], ignore_index=True)
     cells = pd.read_csv(results / "tables" / f"{name}.csv", keep_default_na=False, na_values=[""])
     scored = ours[(ours["task"] == task) & (ours["status"] != "error")]
     means = scored.groupby(["classifier", "dataset", "method"])[metric].mean()

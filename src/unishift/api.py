@@ -66,15 +66,18 @@ def load_setups(
     sample_posteriors: str = "per_sample",
 ) -> list[SetupData]:
     """The setups a run persisted under ``results`` (its files found by name), in table order
-    (classifier-major); ``seed`` and ``sample_posteriors`` must be the run's config values for the
-    numbers to be the workflow's."""
+    (classifier-major; covariate and compound shift: every ``(model, source->target)`` whose cache
+    and that shift's samples exist); ``seed`` and ``sample_posteriors`` must be the run's config
+    values for the numbers to be the workflow's."""
     if shift not in SHIFTS:
         raise ValueError(f"shift={shift!r} is not one of {list(SHIFTS)}")
     results = Path(results)
     if not results.is_dir():
         raise FileNotFoundError(f"{results} is not a folder: run the workflow first (README.md)")
-    setups = _label_setups if shift == "label" else _covariate_setups
-    found = list(setups(results, datasets, classifiers, seed, sample_posteriors))
+    if shift == "label":
+        found = list(_label_setups(results, datasets, classifiers, seed, sample_posteriors))
+    else:
+        found = list(_covariate_setups(results, datasets, classifiers, seed, shift))
     if not found:
         raise FileNotFoundError(
             f"no {shift}-shift setup under {results}: the workflow has not produced its samples "
@@ -103,10 +106,10 @@ def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
                 )
 
 
-def _covariate_setups(results, pairs, models, seed, _sample_posteriors):
+def _covariate_setups(results, pairs, models, seed, shift):
     lm = results / "lm"
     models = list(models) if models is not None else _names_in(lm, "*")
-    samples = results / "samples" / "covariate"
+    samples = results / "samples" / shift
     if pairs is None:
         pairs = [p.stem.replace("__", "->") for p in sorted(samples.glob("*__*.npz"))]
     for model in models:
@@ -115,7 +118,9 @@ def _covariate_setups(results, pairs, models, seed, _sample_posteriors):
             outputs = lm / model / source / "outputs.npz"
             pair_samples = samples / f"{source}__{target}.npz"
             if outputs.is_file() and pair_samples.is_file():
-                yield load_covariate_setup(outputs, pair_samples, model, source, target, seed)
+                yield load_covariate_setup(
+                    outputs, pair_samples, model, source, target, seed, shift=shift
+                )
 
 
 def task_of(method: Any) -> str:

@@ -9,16 +9,40 @@ the class-wise ECE; there a calibrator's ``true_value`` and ``estimate`` are the
 top-label confidence, and a quantifier's stay empty (a vector has no scalar). ``error`` is what the
 tables rank in both.
 
+Both layouts end with the shift descriptors of the sample (:data:`DESCRIPTOR_COLUMNS`,
+docs/regimes.md §1): computed once per setup by the workflow's ``descriptors`` rule and joined into
+every method's records (:func:`join_descriptors`), empty where a descriptor does not apply (the
+mixture under label shift) or was not computed (the API's records). A file without them (written
+before they existed) is still read.
+
 Kept apart from the evaluation driver so that the readers of the files (tables, figures) need none
 of the methods' code.
 """
+
+from __future__ import annotations
+
+import pandas as pd
+
+from unishift.io import DamagedFileError, csv_problem
 
 TWO_CLASS = "two_class"
 K_CLASS = "k_class"
 LAYOUTS = (TWO_CLASS, K_CLASS)
 
 _KEYS = ("shift", "task", "method", "classifier", "dataset")
-COLUMNS = {
+# The descriptors of unishift.regimes.descriptors.DESCRIPTORS, in that order (a test checks it).
+DESCRIPTOR_COLUMNS = (
+    "true_label_shift",
+    "true_mixture",
+    "est_prevalence_shift",
+    "domain_auc",
+    "confidence_drop",
+    "prediction_shift",
+)
+# Where a descriptor file's rows are matched to the records: one row per sample of one setup.
+DESCRIPTOR_KEYS = ("shift", "classifier", "dataset", "sample_id")
+DESCRIPTOR_FILE_COLUMNS = (*DESCRIPTOR_KEYS, *DESCRIPTOR_COLUMNS)
+BASE_COLUMNS = {
     TWO_CLASS: (
         *_KEYS,
         "sample_id",
@@ -51,6 +75,7 @@ COLUMNS = {
         "reason",
     ),
 }
+COLUMNS = {layout: (*columns, *DESCRIPTOR_COLUMNS) for layout, columns in BASE_COLUMNS.items()}
 # Columns read as text; the others must parse as numbers.
 STRING_COLUMNS = {
     TWO_CLASS: (*_KEYS, "status", "reason"),
@@ -75,9 +100,9 @@ def layout_of(n_classes) -> str:
 
 
 def layout_of_columns(columns) -> str | None:
-    """The layout whose columns these are, or None."""
+    """The layout whose columns these are (with or without the descriptor columns), or None."""
     for layout, expected in COLUMNS.items():
-        if tuple(columns) == expected:
+        if tuple(columns) in (expected, BASE_COLUMNS[layout]):
             return layout
     return None
 
@@ -95,16 +120,65 @@ def check_not_all_failed(records, method: str, where: str) -> None:
         )
 
 
+def read_descriptors(path):
+    """One setup's descriptor file (rule descriptors): :data:`DESCRIPTOR_FILE_COLUMNS`, keys as text."""
+    problem = csv_problem(path)
+    if problem:
+        raise DamagedFileError(path, problem)
+    frame = pd.read_csv(path, dtype={"shift": str, "classifier": str, "dataset": str})
+    if tuple(frame.columns) != DESCRIPTOR_FILE_COLUMNS:
+        raise DamagedFileError(
+            path, f"columns {list(frame.columns)}, expected {list(DESCRIPTOR_FILE_COLUMNS)}"
+        )
+    return frame
+
+
+def join_descriptors(records, descriptors):
+    """``records`` (a frame in one layout) with the descriptor columns taken from ``descriptors``
+    (the rows of the setups' descriptor files): each record gets its sample's row, matched on
+    (shift, classifier, dataset, sample_id). A record without a row, or a sample with two, is an
+    error naming it (the descriptors were computed for other samples)."""
+    keys = list(DESCRIPTOR_KEYS)
+    table = pd.concat(list(descriptors), ignore_index=True) if descriptors is not None else None
+    if table is None or table.empty:
+        raise ValueError("no descriptor rows to join")
+    missing = [c for c in DESCRIPTOR_FILE_COLUMNS if c not in table.columns]
+    if missing:
+        raise ValueError(f"the descriptor rows lack the columns {missing}")
+    table = table[list(DESCRIPTOR_FILE_COLUMNS)].astype({"sample_id": "int64"})
+    if table.duplicated(keys).any():
+        first = table[table.duplicated(keys)].iloc[0][keys].to_dict()
+        raise ValueError(f"two descriptor rows for one sample, e.g. {first}")
+    base = records.drop(columns=[c for c in DESCRIPTOR_COLUMNS if c in records.columns])
+    joined = base.merge(table, on=keys, how="left", validate="many_to_one", indicator=True)
+    unmatched = joined["_merge"] != "both"
+    if unmatched.any():
+        first = joined.loc[unmatched, keys].iloc[0].to_dict()
+        raise ValueError(
+            f"{int(unmatched.sum())} records have no descriptor row, e.g. {first}: the descriptor "
+            "files belong to other samples (rerun the descriptors rule)"
+        )
+    layout = layout_of_columns(base.columns)
+    columns = COLUMNS[layout] if layout else (*base.columns, *DESCRIPTOR_COLUMNS)
+    return joined[list(columns)]
+
+
 __all__ = [
+    "BASE_COLUMNS",
     "check_not_all_failed",
     "CALIBRATION_VALUES",
     "COLUMNS",
+    "DESCRIPTOR_COLUMNS",
+    "DESCRIPTOR_FILE_COLUMNS",
+    "DESCRIPTOR_KEYS",
     "ECE_CHOICES",
     "K_CLASS",
     "LAYOUTS",
     "STATUSES",
     "STRING_COLUMNS",
     "TWO_CLASS",
+    "join_descriptors",
     "layout_of",
+    "read_descriptors",
     "layout_of_columns",
 ]

@@ -26,6 +26,7 @@ from unishift.made_from import problem_of as made_from_problem
 from unishift.plan import record_layout
 from unishift.records import ECE_CHOICES, TWO_CLASS
 from unishift.registry import get_method
+from unishift.report.regimes import PSEUDO_METHODS
 
 
 class ConfigError(ValueError):
@@ -99,7 +100,8 @@ def _check_branches(config: dict) -> None:
     shifts = list(config.get("shifts") or [])
     if not shifts:
         raise ConfigError(
-            "config key shifts is empty: the run would produce no table; list label and/or covariate"
+            "config key shifts is empty: the run would produce no table; list label, covariate "
+            "and/or compound"
         )
     for shift in shifts:
         tasks = (config.get("methods") or {}).get(shift) or {}
@@ -150,7 +152,7 @@ def _check_data(config: dict) -> None:
                     continue  # neither cached nor offline: QuaPy downloads it in the data job
                 except ValueError as err:
                     raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
-    if "covariate" in shifts:
+    if "covariate" in shifts or "compound" in shifts:  # compound shift uses the covariate data
         covariate = config.get("covariate_shift") or {}
         source = covariate.get("text_source", "tweets")
         domains = covariate.get("domains") or []
@@ -163,6 +165,29 @@ def _check_data(config: dict) -> None:
                 "config key covariate_shift.domains needs at least two domains (every ordered pair "
                 f"is a source->target setup); valid ones are {list(dataset_names(source))}"
             )
+
+
+def _check_selector(config: dict) -> None:
+    """The Selector (docs/regimes.md §4) is trained on the other data sets (label shift) or target
+    domains (covariate and compound shift): it needs two of them; and its name, and those of its
+    references, are no configured method's."""
+    if not config.get("selector", True):
+        return
+    for shift, tasks in (config.get("methods") or {}).items():
+        for task, names in (tasks or {}).items():
+            clash = sorted(set(names or []) & set(PSEUDO_METHODS))
+            if clash:
+                raise ConfigError(
+                    f"config methods.{shift}.{task}: {clash} is the name of the selector's column "
+                    f"or of its references ({list(PSEUDO_METHODS)}); rename the method or set "
+                    "selector: false"
+                )
+    shifts = config.get("shifts") or []
+    if "label" in shifts and len((config.get("label_shift") or {}).get("datasets") or []) < 2:
+        raise ConfigError(
+            "config key selector: the Selector is trained leave one data set out, and "
+            "label_shift.datasets names only one; add a data set or set selector: false"
+        )
 
 
 def _check_sample_sizes(config: dict) -> None:
@@ -307,6 +332,7 @@ def check_config(config: dict) -> None:
     _check_sample_sizes(config)
     _check_ece(config)
     _check_methods(config)
+    _check_selector(config)
 
 
 # Intermediate files of a previous run
@@ -321,6 +347,7 @@ INTERMEDIATES = (
     ("text", "**/*.parquet", None),
     ("eval_setups", "**/*.csv", csv_problem),
     ("eval", "**/*.csv", csv_problem),
+    ("descriptors", "**/*.csv", csv_problem),
 )
 
 

@@ -12,6 +12,7 @@ from unishift.plan import record_layout, reproduction_caveat, results_folder
 from unishift.provenance import config_hash
 from unishift.records import TWO_CLASS
 from unishift.registry import get_method, use_plugins
+from unishift.report.regimes import SELECTION_GROUP, SELECTOR
 from unishift.report.summary import run_summary
 from unishift.run_lock import hold_run_lock
 from unishift.workflow_checks import (
@@ -102,15 +103,39 @@ def layout(shift):
 
 
 def method_info(shift, task):
-    """name -> [display, group] of the configured methods: a parameter of the report rules, whose
-    jobs then import no method (and re-run when a display name or group changes)."""
-    return {
+    """name -> [display, group] of the columns of a table (the Selector's included): a parameter of
+    the report rules, whose jobs then import no method (and re-run when a display name or group
+    changes)."""
+    info = {
         name: [
             get_method(task, name, shift).display,
             get_method(task, name, shift).group,
         ]
         for name in methods_of(shift, task)
     }
+    if selector_on(shift, task):
+        info[SELECTOR] = [SELECTOR, SELECTION_GROUP]
+    return info
+
+
+def selector_on(shift, task):
+    """The Selector is a column of the (shift, task) tables (config key selector)."""
+    return bool(config["selector"]) and bool(methods_of(shift, task))
+
+
+def table_methods(shift, task):
+    """The columns of a table: the configured methods, then the Selector (docs/regimes.md §5.4)."""
+    return methods_of(shift, task) + ([SELECTOR] if selector_on(shift, task) else [])
+
+
+def table_files(shift, task):
+    """The per-sample record files a table reads: one per column."""
+    return expand(
+        f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
+        shift=shift,
+        task=task,
+        method=table_methods(shift, task),
+    )
 
 
 def label_datasets():
@@ -144,7 +169,14 @@ def row_orders(shift):
 def samples_per_setup(shift):
     if shift == "label":
         return config["label_shift"]["n_samples"]
+    if shift == "compound":
+        return COVARIATE["compound"]["n_samples"]
     return COVARIATE["mixture"]["n_samples"]
+
+
+def samples_file(shift, source, target):
+    """The persisted samples of a source->target pair: mixture (covariate) or compound samples."""
+    return f"{RESULTS}/samples/{shift}/{source}__{target}.npz"
 
 
 def eval_files(shift, task):
@@ -175,7 +207,8 @@ def build_report_pdf():
 
 def table_targets(shift):
     """Every table, diagram and plot of one shift, grouped by kind (for rule all and the PDF)."""
-    targets = {"tables": [], "cd": [], "figures": [], "appendix": [], "other": []}
+    kinds = ("tables", "cd", "figures", "regimes", "regime_figures", "appendix", "other")
+    targets = {kind: [] for kind in kinds}
     for task in TASKS:
         if not methods_of(shift, task):
             continue
@@ -183,17 +216,70 @@ def table_targets(shift):
         targets["cd"].append(f"{RESULTS}/cd/{task}_{shift}.tex")
         targets["figures"].append(f"{RESULTS}/plots/{task}_{shift}_err_by_shift.pdf")
         targets["other"].append(f"{RESULTS}/tables/{task}_{shift}.csv")
-        if layout(shift) == TWO_CLASS:  # the paper's tables have two classes
+        targets["regimes"].append(f"{RESULTS}/regimes/{task}_{shift}.tex")
+        targets["regime_figures"].append(f"{RESULTS}/regimes/{task}_{shift}.png")
+        targets["other"].append(f"{RESULTS}/regimes/{task}_{shift}.csv")
+        if selector_on(shift, task):
+            targets["other"].append(f"{RESULTS}/regimes/{task}_{shift}_selection.csv")
+            targets["regimes"].append(f"{RESULTS}/regimes/{task}_{shift}_selection.tex")
+        # the paper's tables have two classes and no compound shift
+        if layout(shift) == TWO_CLASS and shift in PAPER_SHIFTS:
             targets["other"].append(f"{RESULTS}/reproduction/{task}_{shift}.md")
         if task == "calibration":
             targets["tables"].append(f"{RESULTS}/tables/calibration_brier_{shift}.tex")
-    targets["appendix"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.tex")
-    targets["other"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.csv")
+    # compound shift runs the covariate-shift setups: their accuracy is the covariate appendix's
+    if shift in PAPER_SHIFTS:
+        targets["appendix"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.tex")
+        targets["other"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.csv")
     return targets
+
+
+# The shifts of the paper (reproduction reports, accuracy appendix).
+PAPER_SHIFTS = ("label", "covariate")
 
 
 def report_pdf_inputs(kind):
     return [path for shift in enabled_shifts() for path in table_targets(shift)[kind]]
+
+
+def setup_by_name(shift, name):
+    """The named fields of the setup whose {setup} wildcard is ``name`` (classifier/data set or
+    model/source__target), looked up among the configured setups."""
+    keys = (
+        ("dataset", "classifier") if shift == "label" else ("model", "source", "target")
+    )
+    for setup in evaluation_setups(shift):
+        if setup_name(shift, setup) == name:
+            return dict(zip(keys, setup))
+    raise ValueError(
+        f"{name!r} is not a {shift}-shift setup of this config; its setups are "
+        f"{[setup_name(shift, s) for s in evaluation_setups(shift)]}"
+    )
+
+
+def descriptor_file(shift, setup):
+    """The shift descriptors of one setup's samples (rule descriptors)."""
+    return f"{RESULTS}/descriptors/{shift}/{setup_name(shift, setup)}.csv"
+
+
+def setup_files(shift, fields):
+    """The files one setup is read from, by kind: split, samples and posteriors (label shift), or
+    the (model, source) cache and the pair's samples (covariate and compound shift)."""
+    if shift == "label":
+        dataset, classifier = fields["dataset"], fields["classifier"]
+        return {
+            "split": f"{RESULTS}/data/label/{dataset}/split.npz",
+            "samples": f"{RESULTS}/samples/label/{dataset}.npz",
+            "posteriors": f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz",
+        }
+    return {
+        "lm_outputs": lm_outputs(fields["model"], fields["source"]),
+        "samples": samples_file(shift, fields["source"], fields["target"]),
+    }
+
+
+def descriptor_inputs(wildcards):
+    return setup_files(wildcards.shift, setup_by_name(wildcards.shift, wildcards.setup))
 
 
 def evaluation_setups(shift):
@@ -255,19 +341,11 @@ def evaluation_setup_inputs(wildcards):
     setup (`params.setups[i]`)."""
     inputs = {}
     for index, setup in enumerate(setup_fields(wildcards)):
-        if wildcards.shift == "label":
-            dataset, classifier = setup["dataset"], setup["classifier"]
-            inputs[f"split_{index}"] = f"{RESULTS}/data/label/{dataset}/split.npz"
-            inputs[f"samples_{index}"] = f"{RESULTS}/samples/label/{dataset}.npz"
-            inputs[f"posteriors_{index}"] = (
-                f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz"
-            )
-        else:
-            source, target = setup["source"], setup["target"]
-            inputs[f"lm_outputs_{index}"] = lm_outputs(setup["model"], source)
-            inputs[f"samples_{index}"] = (
-                f"{RESULTS}/samples/covariate/{source}__{target}.npz"
-            )
+        for kind, path in setup_files(wildcards.shift, setup).items():
+            inputs[f"{kind}_{index}"] = path
+        inputs[f"descriptors_{index}"] = descriptor_file(
+            wildcards.shift, tuple(setup.values())
+        )
     return inputs
 
 
@@ -296,7 +374,7 @@ REPOSITORY = str(Path(workflow.basedir))
 def provenance_inputs(wildcards):
     """The hub_download records and fine-tuning reports (resolved commits, GPUs) of the run."""
     files = {"hub": [], "lm_reports": []}
-    if "covariate" not in enabled_shifts():
+    if not {"covariate", "compound"} & set(enabled_shifts()):
         return files
     if COVARIATE["text_source"] == "hf":
         files["hub"] += [hub_manifest("datasets", d) for d in covariate_domains()]

@@ -1,8 +1,9 @@
 rule tables:
     """The paper-grade table of one task and shift: cells, colours, bold, win rates, average
-    ranks (csv + LaTeX), and its CD diagram, all from one computed result."""
+    ranks (csv + LaTeX), and its CD diagram, all from one computed result; the Selector is a
+    column like the methods."""
     input:
-        lambda wc: eval_files(wc.shift, wc.task),
+        lambda wc: table_files(wc.shift, wc.task),
     output:
         cells=report(
             f"{RESULTS}/tables/{{task}}_{{shift}}.csv",
@@ -25,7 +26,7 @@ rule tables:
     conda:
         "../../envs/core.yaml"
     params:
-        methods=lambda wc: methods_of(wc.shift, wc.task),
+        methods=lambda wc: table_methods(wc.shift, wc.task),
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
@@ -39,7 +40,7 @@ rule tables:
 rule brier_table:
     """The appendix Brier-score table of the calibration methods."""
     input:
-        lambda wc: eval_files(wc.shift, "calibration"),
+        lambda wc: table_files(wc.shift, "calibration"),
     output:
         cells=f"{RESULTS}/tables/calibration_brier_{{shift}}.csv",
         summary=f"{RESULTS}/tables/calibration_brier_{{shift}}_summary.csv",
@@ -49,7 +50,7 @@ rule brier_table:
     conda:
         "../../envs/core.yaml"
     params:
-        methods=lambda wc: methods_of(wc.shift, "calibration"),
+        methods=lambda wc: table_methods(wc.shift, "calibration"),
         classifiers=lambda wc: row_orders(wc.shift)[0],
         datasets=lambda wc: row_orders(wc.shift)[1],
         n_samples=lambda wc: samples_per_setup(wc.shift),
@@ -133,6 +134,8 @@ rule report_pdf:
         tables=report_pdf_inputs("tables"),
         cd=report_pdf_inputs("cd"),
         figures=report_pdf_inputs("figures"),
+        regimes=report_pdf_inputs("regimes"),
+        regime_figures=report_pdf_inputs("regime_figures"),
         appendix=report_pdf_inputs("appendix"),
     output:
         f"{RESULTS}/report.pdf",

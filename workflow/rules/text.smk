@@ -77,3 +77,30 @@ rule covariate_samples:
         code=code_version("covariate_samples.py"),
     script:
         "../scripts/covariate_samples.py"
+
+
+rule compound_samples:
+    """Compound-shift samples of one source->target pair: a source/target mixture with a drawn
+    class prevalence, indices into [source test ; target test] (docs/regimes.md §2)."""
+    input:
+        source=f"{RESULTS}/text/{{source}}/test.parquet",
+        target=f"{RESULTS}/text/{{target}}/test.parquet",
+    output:
+        f"{RESULTS}/samples/compound/{{source}}__{{target}}.npz",
+    log:
+        f"{RESULTS}/logs/samples/compound/{{source}}__{{target}}.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        n_classes=covariate_n_classes(),
+        sample_size=COVARIATE["compound"]["sample_size"],
+        n_samples=COVARIATE["compound"]["n_samples"],
+        mixture=COVARIATE["compound"]["mixture"],
+        replace=COVARIATE["compound"]["replace"],
+        seed=config["seed"],
+        code=code_version("compound_samples.py"),
+    script:
+        "../scripts/compound_samples.py"

@@ -32,16 +32,19 @@ rule domain_weights_label:
 
 
 rule domain_weights_covariate:
-    """Every domain-classifier call of one plan on every sample of one covariate-shift setup."""
+    """Every domain-classifier call of one plan on every sample of one covariate- or compound-shift
+    setup (the same language-model cache, the shift's own samples)."""
     input:
         lm_outputs=lambda wc: lm_outputs(wc.model, wc.source),
-        samples=f"{RESULTS}/samples/covariate/{{source}}__{{target}}.npz",
+        samples=lambda wc: samples_file(wc.shift, wc.source, wc.target),
     output:
-        f"{RESULTS}/weights/covariate/{{model}}/{{source}}__{{target}}/{{plan}}.npz",
+        f"{RESULTS}/weights/{{shift}}/{{model}}/{{source}}__{{target}}/{{plan}}.npz",
     log:
-        f"{RESULTS}/logs/weights/covariate/{{model}}/{{source}}__{{target}}/{{plan}}.log",
+        f"{RESULTS}/logs/weights/{{shift}}/{{model}}/{{source}}__{{target}}/{{plan}}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/weights/covariate/{{model}}/{{source}}__{{target}}/{{plan}}.tsv"
+        f"{RESULTS}/benchmarks/weights/{{shift}}/{{model}}/{{source}}__{{target}}/{{plan}}.tsv"
+    wildcard_constraints:
+        shift="covariate|compound",
     conda:
         "../../envs/evaluation.yaml"
     threads: 1

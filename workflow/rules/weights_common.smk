@@ -25,6 +25,6 @@ def domain_weight_inputs(wildcards):
         if wildcards.shift == "label":
             folder = f"label/{setup['dataset']}/{setup['classifier']}"
         else:
-            folder = f"covariate/{setup['model']}/{setup['source']}__{setup['target']}"
+            folder = f"{wildcards.shift}/{setup['model']}/{setup['source']}__{setup['target']}"
         files.append(f"{RESULTS}/weights/{folder}/{plan}.npz")
     return {"domain_weights": files}

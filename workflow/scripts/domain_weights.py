@@ -24,6 +24,7 @@ else:
         wildcards.source,
         wildcards.target,
         params.seed,
+        shift=wildcards.shift,
     )
 memo, errors = compute_domain_weights(setup, wildcards.plan, params.domain_stream)
 log.info(

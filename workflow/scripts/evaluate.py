@@ -4,6 +4,7 @@ from unishift.domain_weight_artifacts import attach_domain_weights
 from unishift.evaluation import evaluate_method
 from unishift.io import write_csv
 from unishift.jobs import start_job
+from unishift.records import join_descriptors, read_descriptors
 
 log = start_job(snakemake)
 shift, task, method = (
@@ -40,6 +41,7 @@ def load_setups():
                 fields["source"],
                 fields["target"],
                 params.seed,
+                shift=shift,
             )
 
 
@@ -56,6 +58,10 @@ records, timings = evaluate_method(
     ece_precision=params.ece_precision,
     domain_stream=params.domain_stream,
     layout=params.layout,
+)
+# the shift descriptors of each sample, computed once per setup (rule descriptors)
+records = join_descriptors(
+    records, [read_descriptors(setup_input("descriptors", i)) for i in range(len(params.setups))]
 )
 counts = records["status"].value_counts().to_dict()
 log.info(

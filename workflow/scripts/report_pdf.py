@@ -13,6 +13,8 @@ content = ReportContent(
     tables=captioned(snakemake.input.tables),
     cd=captioned(snakemake.input.cd),
     figures=captioned(snakemake.input.figures),
+    regimes=captioned(snakemake.input.regimes),
+    regime_figures=captioned(snakemake.input.regime_figures),
     appendix=captioned(snakemake.input.appendix),
 )
 if build_report_pdf(content, snakemake.output[0]) is None:

@@ -14,13 +14,17 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.data.containers import LabelledSet, Setting, argmax_predictions
+from unishift.data.containers import LabelledSet, Setting, argmax_predictions, derive_seed
 from unishift.data.setups import SetupData
 from unishift.io import read_npz
 from unishift.lm.cache import unpack
+from unishift.protocols.compound import compound_indices
 from unishift.protocols.sampling import stream_state_from_arrays
 
 SHIFT = "covariate"
+# The shifts whose setups are built from the language models' caches: covariate shift (mixture
+# samples) and compound shift (mixture samples with a drawn class prevalence, docs/regimes.md §2).
+CACHE_SHIFTS = ("covariate", "compound")
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
@@ -64,9 +68,13 @@ def load_covariate_setup(
     target: str,
     seed: int,
     n_classes: int | None = None,
+    shift: str = SHIFT,
 ) -> SetupData:
     """The :class:`SetupData` of ``model`` on ``source->target`` from its cache and persisted samples;
-    ``n_classes`` (when given) is checked against the cache's logit columns."""
+    ``n_classes`` (when given) is checked against the cache's logit columns. ``shift``: covariate
+    (mixture samples) or compound (compound-shift samples of the same pools)."""
+    if shift not in CACHE_SHIFTS:
+        raise ValueError(f"shift={shift!r}: a language-model setup is one of {CACHE_SHIFTS}")
     sets = read_lm_outputs(lm_outputs) if not isinstance(lm_outputs, dict) else lm_outputs
     if not isinstance(samples, dict):
         samples = read_npz(samples, ("indices", "shift_intensity", "n_source", "n_target"))
@@ -87,12 +95,12 @@ def load_covariate_setup(
     setting = Setting(
         validation=labelled_set(sets["validation"], n_classes),
         training=labelled_set(sets["train"], n_classes),
-        shift=SHIFT,
+        shift=shift,
         key=f"{model}/{dataset}",
         seed=seed,
     )
     return SetupData(
-        shift=SHIFT,
+        shift=shift,
         classifier=model,
         dataset=dataset,
         setting=setting,
@@ -101,6 +109,40 @@ def load_covariate_setup(
         shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
         stream_state=stream_state_from_arrays(samples),
     )
+
+
+def compound_seed(seed: int, source: str, target: str) -> int:
+    """The seed of one pair's compound-shift samples: derived from the root seed and the pair, so
+    that each pair draws its own prevalences (docs/regimes.md §2)."""
+    return derive_seed(seed, "compound", f"{source}->{target}")
+
+
+def compound_samples(
+    source_labels,
+    target_labels,
+    n_classes: int,
+    source: str,
+    target: str,
+    seed: int,
+    sample_size: int = 250,
+    n_samples: int = 100,
+    mixture: str = "round",
+    replace: str = "as_needed",
+) -> dict[str, np.ndarray]:
+    """The compound-shift samples of ``source->target`` (:func:`compound_indices` on the two test
+    pools' labels, seeded by :func:`compound_seed`), with ``shift_intensity`` = the realised share
+    of target items (the intensity the error-by-shift plots bin, as under covariate shift)."""
+    samples = compound_indices(
+        source_labels,
+        target_labels,
+        n_classes,
+        sample_size=sample_size,
+        repeats=n_samples,
+        seed=compound_seed(seed, source, target),
+        mixture=mixture,
+        replace=replace,
+    )
+    return {**samples, "shift_intensity": np.asarray(samples["realised_mixture"], dtype=float)}
 
 
 def accuracy(arrays: dict) -> float:

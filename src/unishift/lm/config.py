@@ -55,6 +55,12 @@ COVARIATE_DEFAULTS = {
         "counts": "round",
         "allow_sample_larger_than_pool": False,
     },
+    "compound": {
+        "sample_size": 250,
+        "n_samples": 100,
+        "mixture": "round",
+        "replace": "as_needed",
+    },
 }
 # The paper's language-model settings (docs/protocols.md §3.3), for the paper config.
 PAPER_LM = {

@@ -26,7 +26,12 @@ import numpy as np
 from unishift.data.containers import Sample, Setting, derive_seed
 
 TASKS = ("calibration", "quantification", "cap")
-SHIFTS = ("label", "covariate")
+SHIFTS = ("label", "covariate", "compound")
+# A shift that reuses another's data and methods (docs/regimes.md §2): compound shift runs on the
+# covariate-shift data, so every method that runs under covariate shift runs under compound shift,
+# with its covariate parameters unless it states compound ones (resolved in one place:
+# unishift.methods.spec.MethodSpec).
+DERIVED_SHIFTS = {"compound": "covariate"}
 GROUPS = ("baseline", "reference", "adapted")
 # The shift a method's guarantee needs (docs/multiclass.md §3).
 ASSUMPTIONS = ("label", "covariate", "none")
@@ -105,7 +110,8 @@ class Method(ABC):
     module, subclasses that do not set their own ``name`` are not registered:
 
     * ``name`` as in the tables' columns; ``group`` one of :data:`GROUPS`; ``display`` the LaTeX
-      column head (``name`` when empty); ``shifts`` the shifts it runs under; ``description``;
+      column head (``name`` when empty); ``shifts`` the shifts it runs under (one that runs under
+      covariate shift also runs under compound shift, :data:`DERIVED_SHIFTS`); ``description``;
     * ``shift_defaults``: constructor arguments of one shift, for any number of classes;
       ``binary_defaults``: those the paper's binary tables used, applied over ``shift_defaults``
       only when the data have two classes (e.g. the logit convention of each binary table);
@@ -206,6 +212,7 @@ def simplex_check(prevalence, n_classes: int, method: str, atol: float = 1e-8) -
 __all__ = [
     "ASSUMPTIONS",
     "CALIBRATION_NOTIONS",
+    "DERIVED_SHIFTS",
     "GROUPS",
     "PRECOMPUTED",
     "SHIFTS",

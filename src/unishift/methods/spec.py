@@ -4,7 +4,14 @@
 
 The parameters of a method for one shift and number of classes are, in this order: the
 constructor's defaults, ``shift_defaults[shift]``, ``binary_defaults[shift]`` when the data have two
-classes, then the caller's overrides (the ``method_params`` config key). An adaptation's spec holds
+classes, then the caller's overrides (the ``method_params`` config key).
+
+A derived shift (:data:`unishift.methods.base.DERIVED_SHIFTS`: compound shift, on the covariate-shift
+data) is resolved here, for every method and adaptation alike: a method that runs under covariate
+shift runs under compound shift too, and its compound parameters are its covariate ones
+(``shift_defaults["covariate"]``, then ``binary_defaults["covariate"]`` for two classes) followed by
+whatever it states for compound shift itself (``shift_defaults["compound"]``, then
+``binary_defaults["compound"]``), then the overrides (docs/regimes.md §5.2.1). An adaptation's spec holds
 the spec of its inner method and hands the adapter a factory of that inner method, built the same
 way for the same shift and number of classes plus the adaptation's ``inner_params``: an adapter
 never looks a method up by name.
@@ -18,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from unishift.methods.base import SHIFTS, Method
+from unishift.methods.base import DERIVED_SHIFTS, SHIFTS, Method
 
 
 def constructor_defaults(factory: Callable) -> dict[str, Any]:
@@ -28,6 +35,21 @@ def constructor_defaults(factory: Callable) -> dict[str, Any]:
         for p in inspect.signature(factory).parameters.values()
         if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty
     }
+
+
+def with_derived_shifts(shifts) -> tuple[str, ...]:
+    """``shifts`` plus every derived shift whose base shift is among them (compound after
+    covariate), in :data:`SHIFTS` order."""
+    shifts = set(shifts)
+    shifts |= {derived for derived, base in DERIVED_SHIFTS.items() if base in shifts}
+    return tuple(s for s in SHIFTS if s in shifts) + tuple(sorted(shifts - set(SHIFTS)))
+
+
+def shift_chain(shift: str) -> tuple[str, ...]:
+    """The shifts whose parameters apply under ``shift``, base first: (covariate, compound) for
+    compound shift, (shift,) otherwise."""
+    base = DERIVED_SHIFTS.get(shift)
+    return (*shift_chain(base), shift) if base else (shift,)
 
 
 def _check_n_classes(n_classes) -> None:
@@ -63,6 +85,11 @@ class MethodSpec:
     calibration_notion: str | None = None
     inner: MethodSpec | None = None
 
+    def __post_init__(self):
+        # one place for the derived shifts (compound runs what covariate runs), so that neither a
+        # method class nor the adaptation table lists them
+        object.__setattr__(self, "shifts", with_derived_shifts(self.shifts))
+
     def params(
         self, shift: str, n_classes: int | None = None, overrides: dict[str, Any] | None = None
     ) -> dict[str, Any]:
@@ -73,9 +100,10 @@ class MethodSpec:
         if overrides is not None and not isinstance(overrides, dict):
             raise TypeError(f"overrides must be a mapping of parameters, got {overrides!r}")
         params = dict(self.defaults)
-        params.update(self.shift_defaults.get(shift, {}))
-        if n_classes == 2:
-            params.update(self.binary_defaults.get(shift, {}))
+        for level in shift_chain(shift):
+            params.update(self.shift_defaults.get(level, {}))
+            if n_classes == 2:
+                params.update(self.binary_defaults.get(level, {}))
         params.update(overrides or {})
         return params
 
@@ -120,4 +148,4 @@ class MethodSpec:
         )
 
 
-__all__ = ["MethodSpec", "constructor_defaults"]
+__all__ = ["MethodSpec", "constructor_defaults", "shift_chain", "with_derived_shifts"]

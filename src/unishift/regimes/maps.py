@@ -279,14 +279,9 @@ def regime_tex(rmap: RegimeMap, digits: int = 4) -> str:
     return "\n".join(lines)
 
 
-def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+def _draw(ax, rmap: RegimeMap, legend: bool = True) -> None:
+    """One map on one axis: mean error against the bin centre, a dashed line at each winner change."""
     centres = (rmap.bins["lower"].to_numpy() + rmap.bins["upper"].to_numpy()) / 2
-    fig, ax = plt.subplots(figsize=(8, 5))
     for m in rmap.methods:
         sel = rmap.cells[rmap.cells["method"] == m].sort_values("bin")
         ax.plot(centres, sel["mean_error"].to_numpy(), marker="o", lw=2, label=m)
@@ -294,14 +289,54 @@ def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
         ax.axvline(edge, color="gray", linestyle="--", lw=1)
     ax.set_xlabel(rmap.descriptor)
     ax.set_ylabel("mean error")
-    ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
     ax.grid(axis="y", linestyle="--", color="lightgray")
-    ax.legend(title="Method", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if legend:
+        ax.legend(title="Method", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _save(fig, path: str | Path) -> None:
+    import matplotlib.pyplot as plt
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # fixed metadata: the same map gives the same bytes
     fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
+
+
+def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    _draw(ax, rmap)
+    ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
+    _save(fig, path)
+
+
+def plot_regime_maps(rmaps: list[RegimeMap], path: str | Path, title: str = "") -> None:
+    """Several maps of one task (one per descriptor) as panels of one figure, one legend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not rmaps:
+        raise ValueError("no regime maps to draw")
+    columns = min(2, len(rmaps))
+    rows = -(-len(rmaps) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
+    for ax, rmap in zip(axes.flat, rmaps):
+        _draw(ax, rmap, legend=False)
+    for ax in list(axes.flat)[len(rmaps) :]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, title="Method", loc="upper left", bbox_to_anchor=(1.0, 0.95))
+    fig.suptitle(title or f"{rmaps[0].task}: mean error by bin (dashed: winner changes)")
+    fig.tight_layout()
+    _save(fig, path)
 
 
 def write_regime_map(rmap: RegimeMap, stem: str | Path) -> dict[str, Path]:
@@ -315,6 +350,37 @@ def write_regime_map(rmap: RegimeMap, stem: str | Path) -> dict[str, Path]:
     return paths
 
 
+def regime_maps_tex(rmaps: list[RegimeMap], digits: int = 4) -> str:
+    """The tabulars of several maps (one per descriptor), each headed by its descriptor and scaled
+    to the text width."""
+    parts = []
+    for rmap in rmaps:
+        parts += [
+            rf"\noindent\textbf{{{_tex_escape(rmap.descriptor)}}}"
+            rf" ({rmap.n_dropped} samples without every method's error left out)\\",
+            r"\resizebox{\textwidth}{!}{%",
+            regime_tex(rmap, digits).rstrip("\n") + "}",
+            r"\par\medskip",
+            "",
+        ]
+    return "\n".join(parts)
+
+
+def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "") -> dict[str, Path]:
+    """Several maps of one task in one ``<stem>.csv`` (the rows of each, told apart by the
+    ``descriptor`` column), ``<stem>.png`` (one panel each) and ``<stem>.tex`` (one tabular each)."""
+    if not rmaps:
+        raise ValueError("no regime maps to write")
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+    table = pd.concat([rmap.table() for rmap in rmaps], ignore_index=True)
+    table.to_csv(paths["csv"], index=False, lineterminator="\n")
+    paths["tex"].write_text(regime_maps_tex(rmaps))
+    plot_regime_maps(rmaps, paths["png"], title)
+    return paths
+
+
 __all__ = [
     "CSV_COLUMNS",
     "SCHEMES",
@@ -322,7 +388,10 @@ __all__ = [
     "assign_bins",
     "bin_edges",
     "plot_regime_map",
+    "plot_regime_maps",
     "regime_map",
+    "regime_maps_tex",
     "regime_tex",
     "write_regime_map",
+    "write_regime_maps",
 ]

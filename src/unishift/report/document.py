@@ -36,6 +36,9 @@ class ReportContent:
     figures: list[tuple[str, Path]] = field(
         default_factory=list
     )  # error-by-shift plots (.pdf/.png)
+    # regime maps (docs/regimes.md §3): their tabulars (.tex) and panels (.png)
+    regimes: list[tuple[str, Path]] = field(default_factory=list)
+    regime_figures: list[tuple[str, Path]] = field(default_factory=list)
     appendix: list[tuple[str, Path]] = field(default_factory=list)  # accuracy tables (.tex)
     notes: list[str] = field(default_factory=list)  # free text paragraphs (LaTeX)
 
@@ -53,6 +56,10 @@ def report_tex(content: ReportContent, title: str = "unishift: reproduction repo
         tables=read(content.tables),
         cds=read(content.cd),
         figures=[(caption, Path(p).resolve().as_posix()) for caption, p in content.figures],
+        regimes=read(content.regimes),
+        regime_figures=[
+            (caption, Path(p).resolve().as_posix()) for caption, p in content.regime_figures
+        ],
         appendix=read(content.appendix),
         notes=content.notes,
     )

@@ -17,7 +17,10 @@ TASK_TITLE = {
     "quantification": "Quantification",
     "cap": "Classifier Accuracy Prediction",
 }
-SHIFT_TITLE = {"label": "Label Shift", "covariate": "Covariate Shift"}
+SHIFT_TITLE = {"label": "Label Shift", "covariate": "Covariate Shift", "compound": "Compound Shift"}
+# The column groups of a table, in column order: the registry's method groups, then "selection"
+# (the Selector, built from the other columns' records; docs/regimes.md §5.4).
+TABLE_GROUPS = (*GROUPS, "selection")
 
 
 @dataclass(frozen=True)
@@ -33,8 +36,8 @@ def resolve_methods(
     shift: str | None = None,
     info: dict[str, tuple[str, str]] | None = None,
 ) -> list[MethodColumn]:
-    """Columns for the given methods: baselines, then references, then adapted methods, each group
-    keeping the order in which ``names`` lists them.
+    """Columns for the given methods: baselines, then references, then adapted methods, then the
+    selection group (``info`` only), each group keeping the order in which ``names`` lists them.
 
     Display name and group come from the registry; ``info`` (name -> (display, group)) overrides or
     supplies them for methods the registry does not know (e.g. in tests).
@@ -48,10 +51,10 @@ def resolve_methods(
         else:
             spec = get_method(task, name, shift)
             display, group = spec.display, spec.group
-        if group not in GROUPS:
-            raise ValueError(f"method {name!r} has group {group!r}, not one of {GROUPS}")
+        if group not in TABLE_GROUPS:
+            raise ValueError(f"method {name!r} has group {group!r}, not one of {TABLE_GROUPS}")
         columns.append(MethodColumn(name, display, group))
-    return sorted(columns, key=lambda c: GROUPS.index(c.group))
+    return sorted(columns, key=lambda c: TABLE_GROUPS.index(c.group))
 
 
 def latex_escape(text: str) -> str:

@@ -187,6 +187,11 @@ def build_reproduction(
     diagram's (3 decimals)."""
     ours = pd.read_csv(cells_csv, dtype={"classifier": str, "dataset": str, "method": str})
     summary = pd.read_csv(summary_csv, dtype={"method": str}).assign(task=task, shift=shift)
+    # a table with the Selector: compare the paper's columns as ranked and bolded among themselves
+    if "bold_methods" in ours.columns:
+        ours = ours.drop(columns="bold").rename(columns={"bold_methods": "bold"})
+    if "avg_rank_methods" in summary.columns:
+        summary = summary.drop(columns="avg_rank").rename(columns={"avg_rank_methods": "avg_rank"})
     repro = reproduction_table(ours, load_paper("cells"), task=task, shift=shift)
     paper_ranks = load_paper("ranks")
     paper_ranks = paper_ranks[(paper_ranks["task"] == task) & (paper_ranks["shift"] == shift)]

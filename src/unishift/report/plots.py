@@ -49,6 +49,13 @@ PLOT_METHODS = {
         ("CPCS_c2a", "firebrick"), ("PACC_q2a", "magenta"), ("LasCal_c2a", "gold"),
     ],
 }  # fmt: skip
+# Compound shift runs the covariate branch's methods on the covariate data: the same selection.
+PLOT_METHODS.update(
+    {
+        (task, "compound"): PLOT_METHODS[(task, "covariate")]
+        for task in ("calibration", "quantification", "cap")
+    }
+)
 # Colours of a panel none of whose selected methods the config lists (its first eight methods).
 FALLBACK_COLOURS = ("black", "gray", "magenta", "dodgerblue", "green", "blue", "red", "gold")
 N_BINS = 10
@@ -80,7 +87,8 @@ def error_by_shift(records: pd.DataFrame, methods: list[str], n_bins: int = N_BI
 
 def density(records: pd.DataFrame, shift: str, n_bins: int = N_BINS) -> np.ndarray:
     """Background bars: uniform under covariate shift (the mixing protocol is uniform in the level
-    of shift); under label shift the fraction of samples per bin, 0 for empty bins."""
+    of shift); otherwise (label and compound shift) the fraction of samples per bin, 0 for empty
+    bins."""
     if shift == "covariate":
         return np.full(n_bins, 1.0 / n_bins)
     one_method = records[records["method"] == records["method"].iloc[0]]

@@ -161,6 +161,11 @@ class TableResult:
     avg_ranks: np.ndarray  # (k,)
     rank_bold: np.ndarray  # (k,)
     alpha: float
+    # With a column of the selection group (the Selector, docs/regimes.md §5.4): the average ranks
+    # and the bold flags among the other columns only (NaN / False for the selection columns), what
+    # the paper's tables are compared with (the Selector is no column of theirs). None without one.
+    avg_ranks_methods: np.ndarray | None = None  # (k,)
+    bold_methods: np.ndarray | None = None  # (S, k)
 
     @property
     def names(self) -> list[str]:
@@ -265,6 +270,13 @@ def compute_table(
     references = [c.name for c in columns if c.group == "reference"]
     wins = win_rates(experiments, names, references, alpha)
     avg = rank_matrix(experiments, RANK_DECIMALS).mean(axis=0)
+    avg_methods = bold_methods = None
+    keep = [j for j, c in enumerate(columns) if c.group != "selection"]
+    if len(keep) < len(columns):
+        avg_methods = np.full(len(columns), np.nan)
+        avg_methods[keep] = rank_matrix(experiments[:, keep], RANK_DECIMALS).mean(axis=0)
+        bold_methods = np.zeros(bold.shape, dtype=bool)
+        bold_methods[:, keep] = np.vstack([bold_row(v[:, keep], alpha).bold for v in values])
     return TableResult(
         task=task,
         shift=shift,
@@ -283,6 +295,8 @@ def compute_table(
         avg_ranks=avg,
         rank_bold=top_ranked(avg, len(references)),
         alpha=alpha,
+        avg_ranks_methods=avg_methods,
+        bold_methods=bold_methods,
     )
 
 
@@ -305,6 +319,8 @@ def table_frame(result: TableResult) -> pd.DataFrame:
                     "colour": result.colours[s][j] or "",
                 }
             )
+            if result.bold_methods is not None:
+                rows[-1]["bold_methods"] = bool(result.bold_methods[s, j])
     return pd.DataFrame(rows)
 
 
@@ -321,6 +337,8 @@ def summary_frame(result: TableResult) -> pd.DataFrame:
             "rank_bold": bool(result.rank_bold[j]),
             "n_experiments": wins.n_experiments,
         }
+        if result.avg_ranks_methods is not None:
+            row["avg_rank_methods"] = result.avg_ranks_methods[j]
         for i in range(len(wins.references)):
             ref = m.group == "reference"
             row[f"wins_{i + 1}"] = np.nan if ref else wins.rates[i, j]
@@ -364,6 +382,7 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
         ("baseline", "Baselines"),
         ("reference", "Reference"),
         ("adapted", "Adapted Methods"),
+        ("selection", "Selection"),
     ):
         n = sum(m.group == group for m in result.methods)
         if n:

@@ -1,0 +1,89 @@
+"""The shift descriptors of every sample of one setup (docs/regimes.md §1, §5.1).
+
+The workflow's ``descriptors`` rule computes them once per (shift, setup), the same for every method,
+and the evaluation jobs join them into each record (:func:`unishift.records.join_descriptors`).
+
+- π (``train_prevalence``) is the prevalence the tables' shift intensity is measured from: under
+  label shift the prevalence of the whole 70 % training portion (``prevalence_full`` of the split,
+  :func:`full_prevalence`), under covariate and compound shift the prevalence of the methods'
+  training set (the language model's training subset, ``Setting.train_prevalence``).
+- The domain classifier's reference items are the validation features (the classifier's hidden
+  states under covariate and compound shift).
+- ``true_mixture`` needs to know which items came from the target pool: the indices at or above
+  ``n_source`` (the pool is [source test ; target test]); it is left empty under label shift.
+- Each sample's random choices (the reference draw, the folds, the domain model) take
+  ``derive_seed(seed, shift, setup key, "descriptors", sample_id)``.
+
+A descriptor that cannot be computed on a sample (e.g. ``domain_auc`` of a sample with fewer
+distinct items than folds) is left empty (NaN) and its reason returned, never replaced by a value.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from unishift.data.containers import derive_seed
+from unishift.data.setups import SetupData
+from unishift.regimes.descriptors import DESCRIPTORS, describe_sample, domain_auc, make_reference
+
+KEYS = ("shift", "classifier", "dataset", "sample_id")
+COLUMNS = (*KEYS, *DESCRIPTORS)
+
+
+def full_prevalence(prevalence_full) -> np.ndarray:
+    """A label-shift split's ``prevalence_full`` as a length-k vector: the two-class files store the
+    positive class's share p (the vector is (1 - p, p)), the k-class files the vector itself."""
+    p = np.asarray(prevalence_full, dtype=float)
+    if p.ndim == 0:
+        return np.array([1.0 - float(p), float(p)])
+    return p
+
+
+def describe_setup(
+    setup: SetupData,
+    seed: int,
+    train_prevalence=None,
+    n_source: int | None = None,
+) -> tuple[pd.DataFrame, list[str]]:
+    """One row per sample of ``setup`` (columns :data:`COLUMNS`, samples in id order) and the
+    reasons of the descriptors left empty (one line per sample and descriptor).
+
+    ``train_prevalence``: π (default: the setting's training prevalence); ``n_source``: the size of
+    the source pool, for ``true_mixture`` (None: not a mixture, the column stays empty).
+    """
+    setting = setup.setting
+    pi = setting.train_prevalence if train_prevalence is None else train_prevalence
+    features = setting.validation.features
+    reference = make_reference(
+        setting.validation.posteriors, setting.validation.labels, pi, features
+    )
+    rows, reasons = [], []
+    for sample_id in range(len(setup.sample_indices)):
+        sample, labels = setup.sample(sample_id)
+        is_target = None
+        if n_source is not None:
+            is_target = np.asarray(setup.sample_indices[sample_id]) >= n_source
+        sample_seed = derive_seed(seed, setup.shift, setup.key, "descriptors", sample_id)
+        values = describe_sample(
+            reference,
+            sample.posteriors,
+            None,  # the domain AUC below, so that a sample it cannot score keeps the others
+            seed=sample_seed,
+            sample_labels=labels,
+            sample_is_target=is_target,
+        )
+        if features is not None and sample.features is not None:
+            try:
+                values["domain_auc"] = domain_auc(features, sample.features, seed=sample_seed)
+            except ValueError as err:
+                reasons.append(f"{setup.key} sample {sample_id}: domain_auc left empty ({err})")
+        row = {
+            "shift": setup.shift,
+            "classifier": setup.classifier,
+            "dataset": setup.dataset,
+            "sample_id": sample_id,
+        }
+        row.update({name: values.get(name, np.nan) for name in DESCRIPTORS})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=list(COLUMNS)), reasons

@@ -1,0 +1,225 @@
+"""Entry points of the workflow's regime rules (docs/regimes.md §5): the regime maps of one task and
+shift, and the Selector with its two references. Each reads the per-sample record files, calls
+:mod:`unishift.regimes` and writes files.
+
+The records carry the shift descriptors of their sample (:data:`unishift.records.DESCRIPTOR_COLUMNS`,
+joined by the evaluation jobs), the same in every method's row of a sample.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from unishift.data.containers import derive_seed
+from unishift.io import write_csv
+from unishift.records import COLUMNS, DESCRIPTOR_COLUMNS
+from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
+from unishift.regimes.maps import regime_map, write_regime_maps
+from unishift.regimes.selector import (
+    add_groups,
+    best_single_method,
+    best_single_records,
+    oracle_records,
+    select_methods,
+    selection_summary,
+)
+from unishift.report.names import latex_escape
+from unishift.report.names import title as make_title
+from unishift.report.tables import load_records
+
+# The name of the Selector's column and record file (results/eval/{shift}/{task}/Selector.csv) and
+# its group in the tables: a group of its own, "selection", after the adapted methods (docs/regimes.md
+# §5.4): it is neither a baseline nor one of the paper's reference methods (the win rates compare
+# every other column with those), and it is built from the configured methods' records.
+SELECTOR = "Selector"
+SELECTION_GROUP = "selection"
+PSEUDO_METHODS = (SELECTOR, "Oracle", "BestSingle")
+
+# The descriptors each shift's maps bin: its true intensities (what the protocol set), then the
+# unsupervised estimates (what a user can compute from an unlabelled sample).
+TRUE_INTENSITIES = {
+    "label": ("true_label_shift",),
+    "covariate": ("true_mixture",),
+    "compound": ("true_label_shift", "true_mixture"),
+}
+
+
+def map_descriptors(shift: str) -> tuple[str, ...]:
+    if shift not in TRUE_INTENSITIES:
+        raise ValueError(f"unknown shift {shift!r}; one of {sorted(TRUE_INTENSITIES)}")
+    return (*TRUE_INTENSITIES[shift], *UNSUPERVISED_DESCRIPTORS)
+
+
+def _records(files: Iterable[str | Path], task: str, shift: str, methods: list[str]):
+    records = load_records(list(files))
+    records = records[
+        (records["task"] == task) & (records["shift"] == shift) & records["method"].isin(methods)
+    ]
+    absent = sorted(set(methods) - set(records["method"]))
+    if absent:
+        raise ValueError(f"no {task}/{shift} records of the methods {absent}")
+    missing = [c for c in DESCRIPTOR_COLUMNS if c not in records.columns]
+    if missing:
+        raise ValueError(
+            f"the {task}/{shift} records lack the descriptor columns {missing} (written before "
+            "the descriptors existed?): rerun the evaluation"
+        )
+    return records.reset_index(drop=True)
+
+
+def build_regime_maps(
+    files: Iterable[str | Path],
+    task: str,
+    shift: str,
+    methods: list[str],
+    stem: str | Path,
+    n_bins: int = 10,
+    scheme: str = "quantile",
+    descriptors: Iterable[str] | None = None,
+) -> tuple[list, dict[str, int]]:
+    """The regime maps of one task and shift, one per descriptor (default :func:`map_descriptors`),
+    written to ``<stem>.csv``, ``.png`` and ``.tex``. Samples whose descriptor is empty (it could not
+    be computed) are left out of that descriptor's map; returns the maps and those counts."""
+    records = _records(files, task, shift, methods)
+    maps, undefined = [], {}
+    for descriptor in descriptors or map_descriptors(shift):
+        values = records[descriptor].to_numpy(dtype=float)
+        defined = np.isfinite(values)
+        undefined[descriptor] = int(
+            records.loc[~defined, ["classifier", "dataset", "sample_id"]].drop_duplicates().shape[0]
+        )
+        if not defined.any():
+            raise ValueError(
+                f"the descriptor {descriptor!r} is empty on every {shift}-shift sample"
+            )
+        maps.append(
+            regime_map(
+                records[defined], descriptor, n_bins=n_bins, scheme=scheme, methods=list(methods)
+            )
+        )
+    write_regime_maps(maps, stem, title=f"{make_title(task, shift)}: mean error by bin")
+    return maps, undefined
+
+
+def _table_order(selected: pd.DataFrame, records: pd.DataFrame, first: str) -> pd.DataFrame:
+    """``selected`` in the row order of the first method's record file (setups in table order)."""
+    key = ["classifier", "dataset", "sample_id"]
+    order = records.loc[records["method"] == first, key].reset_index(drop=True)
+    return order.merge(selected, on=key, how="left", validate="one_to_one")
+
+
+def _counts(choices: pd.Series) -> str:
+    counts = choices.value_counts()
+    return "; ".join(f"{m}: {n}" for m, n in zip(counts.index, counts.to_numpy()))
+
+
+def build_selection(
+    files: Iterable[str | Path],
+    task: str,
+    shift: str,
+    methods: list[str],
+    layout: str,
+    seed: int,
+    records_path: str | Path,
+    summary_path: str | Path,
+    choices_path: str | Path,
+    name: str = SELECTOR,
+    tex_path: str | Path | None = None,
+) -> dict[str, pd.DataFrame]:
+    """The Selector of one task and shift from the configured methods' records
+    (:func:`unishift.regimes.selector.select_methods`, leave one group out, features the unsupervised
+    descriptors; its regressors seeded with ``derive_seed(seed, "selector", shift, task)`` from the
+    root ``seed``), with the per-sample oracle and the best single method beside it.
+
+    Writes the Selector's records in the run's record layout ``layout`` (``records_path``: read by
+    the tables like any method's file, rows in table order), the summary (``summary_path``: mean
+    error and finite samples of the Selector, BestSingle, Oracle and every method, with their role)
+    and each sample's choices (``choices_path``); with ``tex_path``, the report's tabular of the
+    Selector, its two references and the best single method over all groups
+    (:func:`selection_tex`)."""
+    methods = list(methods)
+    records = add_groups(_records(files, task, shift, methods))
+    features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]
+    selected = select_methods(
+        records,
+        features=features,
+        methods=methods,
+        seed=derive_seed(seed, "selector", shift, task),
+        name=name,
+    )
+    oracle = oracle_records(records, methods)
+    best = best_single_records(records, methods)
+
+    ordered = _table_order(selected, records, methods[0])
+    write_csv(records_path, ordered[list(COLUMNS[layout])])
+
+    key = ["classifier", "dataset", "sample_id"]
+    choices = ordered[[*key, "group", "chosen_method", "predicted_error", "error"]].rename(
+        columns={"chosen_method": "selector_choice", "error": "selector_error"}
+    )
+    for frame, label in ((best, "best_single"), (oracle, "oracle")):
+        part = frame[[*key, "chosen_method", "error"]].rename(
+            columns={"chosen_method": f"{label}_choice", "error": f"{label}_error"}
+        )
+        choices = choices.merge(part, on=key, how="left", validate="one_to_one")
+    write_csv(choices_path, choices)
+
+    roles = {
+        name: "selector: a method, a column of the tables",
+        "BestSingle": "the best single method of the other groups: a baseline, not in the tables",
+        "Oracle": "the per-sample best method: an upper bound, not a method, kept out of ranks",
+    }
+    notes = {
+        name: "chosen on " + _counts(selected["chosen_method"]),
+        "BestSingle": "; ".join(
+            f"{g}: {m}"
+            for g, m in best.groupby("group", sort=True)["chosen_method"].first().items()
+        ),
+        "Oracle": "best on " + _counts(oracle["chosen_method"]),
+    }
+    method_rows = records[["method", "error"]]
+    summary = selection_summary(selected, best, oracle, method_rows)
+    summary["role"] = [roles.get(m, "method") for m in summary["method"]]
+    summary["note"] = [notes.get(m, "") for m in summary["method"]]
+    order = [name, "BestSingle", "Oracle", *methods]
+    summary = summary.set_index("method").loc[order].reset_index()
+    overall = best_single_method(records, methods)
+    summary.loc[summary["method"] == overall, "note"] = "best single method over all groups"
+    write_csv(summary_path, summary[["method", "role", "mean_error", "n_finite", "note"]])
+    if tex_path is not None:
+        Path(tex_path).write_text(selection_tex(summary, name, overall))
+    return {"selector": ordered, "oracle": oracle, "best_single": best, "summary": summary}
+
+
+# What each row of the report's selection tabular is (the summary's roles, shortened).
+_TEX_ROLES = {
+    "BestSingle": "best single method of the other groups",
+    "Oracle": "per-sample best: an upper bound, not ranked",
+}
+
+
+def selection_tex(summary: pd.DataFrame, name: str, overall: str, digits: int = 4) -> str:
+    """A LaTeX tabular of the selection summary: the Selector, BestSingle, the Oracle and the best
+    single method over all groups (chosen in hindsight), with mean error and finite samples."""
+    rows = summary.set_index("method")
+    roles = {
+        name: "picks a method per sample, trained on the other groups",
+        **_TEX_ROLES,
+        overall: "best single method over all groups (in hindsight)",
+    }
+    lines = [
+        r"\begin{tabular}{lrrl}",
+        r"\hline",
+        r"method & mean error & $n$ & what \\",
+        r"\hline",
+    ]
+    for method, role in roles.items():
+        mean, n = rows.loc[method, "mean_error"], int(rows.loc[method, "n_finite"])
+        value = f"{mean:.{digits}f}" if np.isfinite(mean) else "--"
+        lines.append(f"{latex_escape(method)} & {value} & {n} & {role} \\\\")
+    lines += [r"\hline", r"\end{tabular}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,197 @@
+"""The regime pieces of a finished run of .test/config.yaml (the session's shared run,
+``finished_test_run``; docs/regimes.md §5): descriptor files once per setup and joined into every
+record, regime maps per task, the Selector as a column of every table with its references, and
+the leave-one-data-set-out guard on the run's own records."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from unishift.data.label_shift import read_label_setup, read_splits
+from unishift.records import DESCRIPTOR_COLUMNS, TWO_CLASS
+from unishift.regimes import selector as S
+from unishift.regimes.setups import COLUMNS as FILE_COLUMNS
+from unishift.regimes.setups import describe_setup, full_prevalence
+from unishift.report.names import latex_escape
+from unishift.report.regimes import build_selection, map_descriptors
+from unishift.report.tables import read_records
+
+pytestmark = pytest.mark.workflow
+
+CONFIG = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+LABEL = CONFIG["label_shift"]
+SETUPS = [(c, d) for c in LABEL["classifiers"] for d in LABEL["datasets"]]
+TASKS = ("calibration", "quantification", "cap")
+KEY = ["classifier", "dataset", "sample_id"]
+
+
+@pytest.fixture(scope="module")
+def results(finished_test_run):
+    return finished_test_run[0] / "results"
+
+
+def _records(results, task, method):
+    return read_records(results / "eval" / "label" / task / f"{method}.csv")
+
+
+def test_descriptors_are_computed_once_per_setup_and_joined_into_every_record(results):
+    files = {s: results / "descriptors" / "label" / s[0] / f"{s[1]}.csv" for s in SETUPS}
+    table = pd.concat([pd.read_csv(f, dtype={"dataset": str}) for f in files.values()])
+    assert list(table.columns) == list(FILE_COLUMNS)
+    assert len(table) == len(SETUPS) * LABEL["n_samples"]
+    assert table["true_mixture"].isna().all()  # no mixture under label shift
+    for task in TASKS:
+        for method in CONFIG["methods"]["label"][task]:
+            records = _records(results, task, method)
+            joined = records.merge(table, on=KEY, suffixes=("", "_file"), validate="one_to_one")
+            assert len(joined) == len(records)
+            for d in DESCRIPTOR_COLUMNS:  # the same numbers in every method's records
+                np.testing.assert_array_equal(joined[d], joined[f"{d}_file"], err_msg=(method, d))
+    # pi is the 70 % portion's prevalence the tables' intensity uses: twice |p - pi| for two classes
+    records = _records(results, "cap", "Naive")
+    np.testing.assert_allclose(
+        records["true_label_shift"], 2 * records["shift_intensity"], rtol=0, atol=1e-12
+    )
+    assert records["domain_auc"].between(0, 1).all()
+
+
+def test_a_setups_descriptors_equal_a_recomputation_from_its_files(results):
+    classifier, dataset = SETUPS[-1]
+    setup = read_label_setup(
+        results / "data" / "label" / dataset / "split.npz",
+        results / "posteriors" / "label" / dataset / f"{classifier}.npz",
+        results / "samples" / "label" / f"{dataset}.npz",
+        dataset,
+        classifier,
+        CONFIG["seed"],
+        sample_posteriors=LABEL["sample_posteriors"],
+    )
+    pi = full_prevalence(
+        read_splits(results / "data" / "label" / dataset / "split.npz")["prevalence_full"]
+    )
+    expected, _ = describe_setup(setup, CONFIG["seed"], pi)
+    stored = pd.read_csv(results / "descriptors" / "label" / classifier / f"{dataset}.csv")
+    pd.testing.assert_frame_equal(stored, expected, check_exact=False, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_regime_maps_of_every_task(results, task):
+    table = pd.read_csv(results / "regimes" / f"{task}_label.csv")
+    assert list(dict.fromkeys(table["descriptor"])) == list(map_descriptors("label"))
+    methods = CONFIG["methods"]["label"][task]
+    assert set(table["method"]) == set(methods)  # the methods, not the Selector
+    for descriptor, part in table.groupby("descriptor"):
+        per_bin = part.groupby("bin")["n_samples"].first()
+        dropped = len(SETUPS) * LABEL["n_samples"] - per_bin.sum()
+        assert 0 <= dropped and per_bin.gt(0).all(), descriptor
+        winners = part[part["is_winner"]].groupby("bin")["method"].first()
+        means = part.pivot(index="bin", columns="method", values="mean_error")
+        assert winners.tolist() == means.idxmin(axis=1).tolist()
+    assert (results / "regimes" / f"{task}_label.png").stat().st_size > 0
+    tex = (results / "regimes" / f"{task}_label.tex").read_text()
+    assert tex.count(r"\begin{tabular}") == len(map_descriptors("label"))
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_the_selector_is_a_column_of_every_table(results, task):
+    methods = CONFIG["methods"]["label"][task]
+    cells = pd.read_csv(results / "tables" / f"{task}_label.csv")
+    assert set(cells["method"]) == {*methods, "Selector"}
+    assert set(cells.loc[cells["method"] == "Selector", "group"]) == {"selection"}
+    summary = pd.read_csv(results / "tables" / f"{task}_label_summary.csv").set_index("method")
+    assert np.isfinite(summary.loc["Selector", "avg_rank"])
+    assert np.isnan(summary.loc["Selector", "avg_rank_methods"])
+    assert "Selector" in (results / "tables" / f"{task}_label.tex").read_text()
+    assert "Selector" in (results / "cd" / f"{task}_label.tex").read_text()
+    if task == "calibration":
+        brier = pd.read_csv(results / "tables" / "calibration_brier_label.csv")
+        assert "Selector" in set(brier["method"])
+    # its records are the chosen methods' rows
+    selector = _records(results, task, "Selector")
+    assert len(selector) == len(SETUPS) * LABEL["n_samples"]
+    choices = pd.read_csv(results / "regimes" / f"{task}_label_choices.csv", dtype={"dataset": str})
+    merged = selector.merge(choices, on=KEY, validate="one_to_one")
+    for method in set(merged["selector_choice"]):
+        rows = merged[merged["selector_choice"] == method]
+        chosen = _records(results, task, method).merge(rows[KEY], on=KEY)
+        np.testing.assert_array_equal(rows["error"].to_numpy(), chosen["error"].to_numpy())
+    summary = pd.read_csv(results / "regimes" / f"{task}_label_selection.csv").set_index("method")
+    assert list(summary.index[:3]) == ["Selector", "BestSingle", "Oracle"]
+    means = summary.loc[methods, "mean_error"]
+    assert summary.loc["Oracle", "mean_error"] <= min(
+        summary.loc["Selector", "mean_error"], means.min()
+    )
+    # the report's tabular beside the regime maps (rule report_pdf's regimes input)
+    tex = (results / "regimes" / f"{task}_label_selection.tex").read_text()
+    for name in ("Selector", "BestSingle", "Oracle", means.idxmin()):
+        assert f"{latex_escape(name)} & {summary.loc[name, 'mean_error']:.4f} &" in tex
+
+
+def _selection(files, task, folder):
+    out = [folder / n for n in ("Selector.csv", "summary.csv", "choices.csv")]
+    methods = CONFIG["methods"]["label"][task]
+    build_selection(files, task, "label", methods, TWO_CLASS, CONFIG["seed"], *out)
+    return out
+
+
+def test_the_rule_outputs_are_the_library_s_on_the_run_s_records(results, tmp_path):
+    task = "quantification"
+    files = [
+        results / "eval" / "label" / task / f"{m}.csv" for m in CONFIG["methods"]["label"][task]
+    ]
+    selector, summary, choices = _selection(files, task, tmp_path)
+    assert (
+        selector.read_bytes() == (results / "eval" / "label" / task / "Selector.csv").read_bytes()
+    )
+    assert choices.read_bytes() == (results / "regimes" / f"{task}_label_choices.csv").read_bytes()
+
+
+def _perturbed_choices(results, task, held_out, penalised, folder):
+    """The Selector's choices after adding 10 to the errors of the ``penalised`` methods on the
+    held-out data set's samples (their records only; nothing else changes)."""
+    files = []
+    for method in CONFIG["methods"]["label"][task]:
+        frame = pd.read_csv(
+            results / "eval" / "label" / task / f"{method}.csv", dtype=str, keep_default_na=False
+        )
+        if method in penalised:
+            rows = (frame["dataset"] == held_out) & (frame["error"] != "")
+            frame.loc[rows, "error"] = [repr(float(e) + 10.0) for e in frame.loc[rows, "error"]]
+        path = folder / f"{method}.csv"
+        frame.to_csv(path, index=False, lineterminator="\n")
+        files.append(path)
+    choices = pd.read_csv(_selection(files, task, folder)[2], dtype={"dataset": str})
+    return choices[choices["dataset"] == held_out].reset_index(drop=True)
+
+
+def assert_no_leak(results, task, held_out, folder):
+    """The Selector's choices on a data set do not depend on that data set's errors: worsening the
+    methods it chose there, in those records only, changes none of its choices there."""
+    run = pd.read_csv(results / "regimes" / f"{task}_label_choices.csv", dtype={"dataset": str})
+    run = run[run["dataset"] == held_out].reset_index(drop=True)
+    penalised = set(run["selector_choice"])
+    after = _perturbed_choices(results, task, held_out, penalised, folder)
+    assert after["selector_choice"].tolist() == run["selector_choice"].tolist()
+    assert not after["selector_error"].equals(run["selector_error"])  # the errors did change
+
+
+@pytest.mark.parametrize("held_out", LABEL["datasets"])
+def test_no_leak_from_the_held_out_data_set_and_this_test_fails_with_one(
+    results, tmp_path, monkeypatch, held_out
+):
+    task = "cap"
+    folder = tmp_path / "honest"
+    folder.mkdir()
+    assert_no_leak(results, task, held_out, folder)
+    # put the held-out data set's records back into training: the check fails
+    monkeypatch.setattr(S, "training_mask", lambda groups, g: np.ones(len(groups), bool))
+    shutil.rmtree(folder)
+    folder.mkdir()
+    with pytest.raises(AssertionError):
+        assert_no_leak(results, task, held_out, folder)

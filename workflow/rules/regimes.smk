@@ -1,0 +1,88 @@
+# Which method when (docs/regimes.md §5): the shift descriptors of every sample, computed once per
+# setup and joined into every method's records by the evaluation jobs; the regime maps of each task
+# and shift; the Selector, a column of every table, with its oracle and best-single references.
+
+
+rule descriptors:
+    """The shift descriptors of every sample of one setup (the same for every method)."""
+    input:
+        unpack(descriptor_inputs),
+    output:
+        f"{RESULTS}/descriptors/{{shift}}/{{setup}}.csv",
+    log:
+        f"{RESULTS}/logs/descriptors/{{shift}}/{{setup}}.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/descriptors/{{shift}}/{{setup}}.tsv"
+    conda:
+        "../../envs/evaluation.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        setup=lambda wc: setup_by_name(wc.shift, wc.setup),
+        sample_posteriors=lambda wc: (
+            config["label_shift"]["sample_posteriors"] if wc.shift == "label" else None
+        ),
+        seed=config["seed"],
+        code=code_version("descriptors.py"),
+    script:
+        "../scripts/descriptors.py"
+
+
+# Selector.csv lies beside the evaluated methods' record files, which evaluation_records writes.
+ruleorder: selector > evaluation_records
+
+
+rule selector:
+    """The Selector's per-sample records (a column of the tables), its choices, and the summary
+    beside the per-sample oracle and the best single method."""
+    input:
+        lambda wc: eval_files(wc.shift, wc.task),
+    output:
+        records=f"{RESULTS}/eval/{{shift}}/{{task}}/{SELECTOR}.csv",
+        summary=f"{RESULTS}/regimes/{{task}}_{{shift}}_selection.csv",
+        choices=f"{RESULTS}/regimes/{{task}}_{{shift}}_choices.csv",
+        tex=f"{RESULTS}/regimes/{{task}}_{{shift}}_selection.tex",
+    log:
+        f"{RESULTS}/logs/regimes/{{task}}_{{shift}}_selector.log",
+    benchmark:
+        f"{RESULTS}/benchmarks/regimes/{{task}}_{{shift}}_selector.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        methods=lambda wc: methods_of(wc.shift, wc.task),
+        layout=lambda wc: layout(wc.shift),
+        seed=config["seed"],
+        code=code_version("selector.py"),
+    script:
+        "../scripts/selector.py"
+
+
+rule regime_map:
+    """Each method's mean error per bin of each shift descriptor, the winner per bin and where the
+    ranking changes."""
+    input:
+        lambda wc: eval_files(wc.shift, wc.task),
+    output:
+        csv=f"{RESULTS}/regimes/{{task}}_{{shift}}.csv",
+        png=report(
+            f"{RESULTS}/regimes/{{task}}_{{shift}}.png",
+            caption="../report/regimes.rst",
+            category="{task}",
+            subcategory="{shift} shift",
+        ),
+        tex=f"{RESULTS}/regimes/{{task}}_{{shift}}.tex",
+    log:
+        f"{RESULTS}/logs/regimes/{{task}}_{{shift}}.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        methods=lambda wc: methods_of(wc.shift, wc.task),
+        n_bins=config["regimes"]["n_bins"],
+        scheme=config["regimes"]["scheme"],
+        code=code_version("regime_map.py"),
+    script:
+        "../scripts/regime_map.py"

@@ -1,0 +1,39 @@
+from unishift.data.covariate import load_covariate_setup
+from unishift.data.label_shift import read_label_setup, read_splits
+from unishift.io import read_npz, write_csv
+from unishift.jobs import start_job
+from unishift.regimes.setups import describe_setup, full_prevalence
+
+log = start_job(snakemake)
+shift, params, inputs = snakemake.wildcards.shift, snakemake.params, snakemake.input
+fields = params.setup
+if shift == "label":
+    setup = read_label_setup(
+        inputs.split,
+        inputs.posteriors,
+        inputs.samples,
+        fields["dataset"],
+        fields["classifier"],
+        params.seed,
+        sample_posteriors=params.sample_posteriors,
+    )
+    # pi: the 70 % training portion's prevalence, from which the tables' shift intensity is measured
+    train_prevalence = full_prevalence(read_splits(inputs.split)["prevalence_full"])
+    n_source = None
+else:
+    setup = load_covariate_setup(
+        inputs.lm_outputs,
+        inputs.samples,
+        fields["model"],
+        fields["source"],
+        fields["target"],
+        params.seed,
+        shift=shift,
+    )
+    train_prevalence = None  # the methods' training set (Setting.train_prevalence)
+    n_source = int(read_npz(inputs.samples, ("n_source",))["n_source"])
+frame, reasons = describe_setup(setup, params.seed, train_prevalence, n_source)
+for reason in reasons:
+    log.warning(reason)
+log.info("%s (%s shift): descriptors of %d samples", setup.key, shift, len(frame))
+write_csv(snakemake.output[0], frame)

@@ -1,0 +1,27 @@
+from pathlib import Path
+
+from unishift.jobs import start_job
+from unishift.report.regimes import build_regime_maps
+
+log = start_job(snakemake)
+params, wildcards = snakemake.params, snakemake.wildcards
+output = Path(snakemake.output.csv)
+maps, undefined = build_regime_maps(
+    snakemake.input,
+    wildcards.task,
+    wildcards.shift,
+    params.methods,
+    output.with_suffix(""),
+    n_bins=params.n_bins,
+    scheme=params.scheme,
+)
+for rmap in maps:
+    log.info(
+        "%s: %d bins, winners %s; %d samples without every method's error, %d without the "
+        "descriptor left out",
+        rmap.descriptor,
+        len(rmap.bins),
+        list(rmap.bins["winner"]),
+        rmap.n_dropped,
+        undefined[rmap.descriptor],
+    )

@@ -1,0 +1,21 @@
+from unishift.jobs import start_job
+from unishift.report.regimes import build_selection
+
+log = start_job(snakemake)
+params, wildcards, output = snakemake.params, snakemake.wildcards, snakemake.output
+result = build_selection(
+    snakemake.input,
+    wildcards.task,
+    wildcards.shift,
+    params.methods,
+    params.layout,
+    params.seed,
+    output.records,
+    output.summary,
+    output.choices,
+    tex_path=output.tex,
+)
+for row in result["summary"].itertuples():
+    log.info(
+        "%s: mean error %.6g on %d samples (%s)", row.method, row.mean_error, row.n_finite, row.note
+    )
