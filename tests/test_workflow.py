@@ -82,8 +82,11 @@ def test_paper_config_plans_without_network(tmp_path):
 @pytest.mark.parametrize(
     "override, message",
     [
-        ("label_shift={'datasets': ['iris.9']}", "is not one of"),
-        ("label_shift={'classifiers': ['SVM']}", "is not one of"),
+        (
+            "label_shift={'datasets': ['iris.9']}",
+            "unknown uci_binary data set 'iris.9'; valid ones",
+        ),
+        ("label_shift={'classifiers': ['SVM']}", "'SVM' is not a classifier; valid ones are"),
         ("methods={'label': {'quantification': ['NotAMethod']}}", "valid quantification methods"),
     ],
 )
