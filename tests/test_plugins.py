@@ -25,6 +25,7 @@ from tests.test_workflow import snakemake
 from unishift import registry
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.base import as_posteriors, fresh_context
+from unishift.provenance import plugin_records
 
 PLUGIN = REPO / "examples" / "unishift-plugin-example"
 NEW = {("calibration", "HistBin"), ("quantification", "HistBin_c2q"), ("cap", "HistBin_c2a")}
@@ -258,3 +259,55 @@ def test_the_workflow_tables_the_plugin_and_its_adaptations(
         assert np.isfinite(cells.loc[cells["method"] == name, "mean_error"]).all()
         tex = (work / "results" / "tables" / f"{task}_label.tex").read_text()
         assert "HistBin" in tex
+
+
+class _BrokenEntryPoint:
+    """An installed entry point whose module fails to import (a missing dependency)."""
+
+    name, value, group = "broken", "unishift_broken_plugin.methods", "unishift.methods"
+
+    class dist:  # noqa: N801 - the attribute importlib.metadata gives an entry point
+        name, version = "unishift-broken-plugin", "0.3"
+
+    def load(self):
+        raise ModuleNotFoundError("No module named 'torch_geometric'")
+
+
+def test_a_broken_entry_point_is_named_with_its_package_and_blocks_nothing(monkeypatch):
+    monkeypatch.setattr(registry, "entry_points", lambda group: [_BrokenEntryPoint()])
+    try:
+        with pytest.warns(UserWarning) as caught:
+            registry.reload()
+            spec = registry.get_method("calibration", "Platt")  # a config without it still runs
+        message = " ".join(str(w.message) for w in caught)
+        assert "entry point 'broken'" in message and "unishift-broken-plugin" in message
+        assert "torch_geometric" in message
+        assert spec.name == "Platt"
+        (broken,) = [p for p in registry.plugins() if p.error]
+        assert (broken.package, broken.version) == ("unishift-broken-plugin", "0.3")
+        (record,) = plugin_records()
+        assert (
+            record["package"] == "unishift-broken-plugin" and "torch_geometric" in record["error"]
+        )
+        assert record["code_version"] is None
+    finally:
+        monkeypatch.undo()
+        registry.reload()
+
+
+def test_provenance_records_each_plugins_package_version_and_code_version(installed):
+    records = [r for r in plugin_records() if r["module"].startswith("unishift_plugin_example")]
+    assert records  # one per entry point of the package
+    for record in records:
+        assert record["package"] == "unishift-plugin-example" and record["version"] == "0.1.0"
+        assert record["error"] is None and len(record["code_version"]) >= 12
+
+
+def test_a_name_clash_names_both_classes():
+    from unishift.methods.calibration.platt import Platt
+
+    class OtherPlatt(Platt):
+        name = "Platt"
+
+    with pytest.raises(ValueError, match=r"registered twice: by .*\.Platt and by .*OtherPlatt"):
+        registry.register_class(OtherPlatt)
