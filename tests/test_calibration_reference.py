@@ -253,7 +253,9 @@ def test_registry_entries():
     for name, (group, display, conventions) in names.items():
         spec = get_method("calibration", name)
         assert (spec.group, spec.display) == (group, display)
-        assert spec.shifts == tuple(s for s in ("label", "covariate") if s in conventions)
+        # compound shift runs on the covariate data with the covariate conventions
+        covariate = ("covariate", "compound") if "covariate" in conventions else ()
+        assert spec.shifts == ("label",) * ("label" in conventions) + covariate
         for shift, convention in conventions.items():
             assert spec.build(shift, 2).logits == convention
     for name, display in [
@@ -266,7 +268,7 @@ def test_registry_entries():
         assert (spec.group, spec.display, spec.shifts) == (
             "adapted",
             display,
-            ("label", "covariate"),
+            ("label", "covariate", "compound"),
         )
     assert "EMQ_TransCal" not in method_names("calibration", "label")
     assert "EMQ_LasCal" not in method_names("calibration", "covariate")

@@ -194,7 +194,7 @@ def test_emq_transcal_is_bayes_reweighting_of_transcal_posteriors_from_the_train
 
 def test_emq_transcal_inherits_transcal_and_the_prior_source():
     spec = get_method("calibration", "EMQ_TransCal")
-    assert not spec.binary_only and spec.shifts == ("covariate",)
+    assert not spec.binary_only and spec.shifts == ("covariate", "compound")
     assert spec.params("covariate", 3)["logits"] == spec.params("covariate", 2)["logits"] == "L"
     with pytest.raises(ValueError, match="train_prevalence"):
         spec.build("covariate", 3, {"train_prevalence": "test"})
