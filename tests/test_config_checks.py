@@ -151,9 +151,9 @@ def test_a_yaml_error_in_the_embedded_config_names_its_line(tmp_path):
 
     work = copy_workflow(tmp_path / "wf")
     path = work / "config" / "config.yaml"
-    path.write_text(
-        path.read_text().replace("shifts: [label, covariate]", "shifts: [label, covariate")
-    )
+    text, unclosed = re.subn(r"^shifts: \[(.*)\]$", r"shifts: [\1", path.read_text(), flags=re.M)
+    assert unclosed == 1
+    path.write_text(text)
     result = snakemake("-n", cwd=work, check=False)
     assert result.returncode != 0
     assert re.search(

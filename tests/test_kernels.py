@@ -95,6 +95,7 @@ SMALL_RUN = {
                           "cap": ["LEAP", "LasCal_c2a"]}},
     "evaluation_jobs": "per_method",
     "report_pdf": False,
+    "selector": False,  # trained leave one data set out: one data set here
 }  # fmt: skip
 
 
