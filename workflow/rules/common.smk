@@ -41,8 +41,10 @@ include: "code_version.smk"
 
 
 RESULTS = results_folder(config)
-# the paper's protocol, against which a reproduction page says whether its cells are comparable
+# the paper's protocol, against which a reproduction page says whether its cells are comparable:
+# with the schema's defaults filled in, as in the run's own config
 PAPER_CONFIG = load_config_file(Path(workflow.basedir) / "config" / "paper.yaml")
+validate(PAPER_CONFIG, schema="../schemas/config.schema.yaml")
 
 if workflow.is_main_process:
     # A damaged file of a previous run would make every job reading it fail after Snakemake removed
@@ -207,7 +209,15 @@ def build_report_pdf():
 
 def table_targets(shift):
     """Every table, diagram and plot of one shift, grouped by kind (for rule all and the PDF)."""
-    kinds = ("tables", "cd", "figures", "regimes", "regime_figures", "appendix", "other")
+    kinds = (
+        "tables",
+        "cd",
+        "figures",
+        "regimes",
+        "regime_figures",
+        "appendix",
+        "other",
+    )
     targets = {kind: [] for kind in kinds}
     for task in TASKS:
         if not methods_of(shift, task):
