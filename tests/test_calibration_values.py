@@ -106,6 +106,20 @@ def test_transcal_objective_without_the_variance_term_is_the_weighted_error(capt
     )
 
 
+def test_transcal_never_sharpens_the_target_posteriors():
+    """TransCal searches T >= 1 only. With no source error the estimated target accuracy is 1, so
+    the objective |confidence - 1| keeps falling as T falls: the search must stop at the bound,
+    T = 1 (and a search allowed below 1 goes there)."""
+    weights, _, target_logits = transcal_problem(seed=7)
+    error = np.zeros((len(weights), 1), dtype=np.float32)
+    found = transcal_temperature(target_logits, weights, error, 0.9, variance_term=False)
+    assert found == pytest.approx(1.0, abs=1e-9)
+    objective_at = [
+        abs(np.mean(np.max(softmax(target_logits / t), axis=1)) - 1.0) for t in (1.0, 0.5)
+    ]
+    assert objective_at[1] < objective_at[0]  # below 1 would fit better: the bound is binding
+
+
 # ------------------------------------------------------------------------------------------------
 # CPCS and Head2Tail
 

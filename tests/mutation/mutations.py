@@ -1076,7 +1076,10 @@ HELD_OUT = [
         "LEAP accepts slightly negative shares instead of projecting",
     ),
 ]
-MUTATIONS += [replace(held, held_out=True) for held in HELD_OUT]
+# Missed by an earlier check, then a test was written against it: no longer a measure of how the
+# tests generalise (H4: test_calibration_values.py::test_transcal_never_sharpens_the_target_posteriors).
+TESTED_SINCE = {"H4"}
+MUTATIONS += [replace(held, held_out=held.id not in TESTED_SINCE) for held in HELD_OUT]
 
 # ---------------------------------------------------------------- multiclass branch (issue 14)
 MULTICLASS_TESTS = ("tests/test_config_checks.py",)
