@@ -157,7 +157,7 @@ def test_a_calibrator_output_of_another_shape_or_not_finite_is_an_error():
     )
     records, _ = evaluate_setup("calibration", "I", Infinite, setup, layout=K_CLASS)
     failed = [r for r in records if r["status"] == "error"]
-    assert failed and all("non-finite posteriors" in r["reason"] for r in failed)
+    assert failed and all("NaN or infinite" in r["reason"] for r in failed)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -212,11 +212,11 @@ def _scaled_positive(sample):  # p1 x 1.8: rows still sum to 1, so p0 goes negat
 @pytest.mark.parametrize(
     "method, reason",
     [
-        (BadCalibrator(_scaled_positive), "outside \\[0, 1\\]"),
-        (BadCalibrator(lambda s: np.tile([-1.0, 2.0], (len(s), 1))), "outside \\[0, 1\\]"),
+        (BadCalibrator(_scaled_positive), "must lie in \\[0, 1\\]"),
+        (BadCalibrator(lambda s: np.tile([-1.0, 2.0], (len(s), 1))), "must lie in \\[0, 1\\]"),
         (BadCalibrator(lambda s: np.asarray(s.posteriors) * 0.9), "do not sum to 1"),
         (BadCalibrator(lambda s: np.asarray(s.posteriors)[:, :1]), "shape"),
-        (BadCalibrator(lambda s: np.full(np.shape(s.posteriors), np.nan)), "non-finite"),
+        (BadCalibrator(lambda s: np.full(np.shape(s.posteriors), np.nan)), "NaN or infinite"),
         (BadQuantifier(lambda s: np.array([-0.7, 1.7])), "simplex"),
         (BadQuantifier(lambda s: 0.3), "vector"),
         (BadCAP(lambda s: 1.2), "outside \\[0, 1\\]"),
@@ -255,7 +255,7 @@ def test_a_valid_output_is_scored_and_the_metrics_refuse_what_they_cannot_score(
     assert np.isfinite(fields["ece"]) and fields["estimate"] == pytest.approx(
         np.mean(np.asarray(sample.posteriors)[:, 1])
     )
-    with pytest.raises(ValueError, match="outside"):
+    with pytest.raises(ValueError, match=r"must lie in \[0, 1\]"):
         score("calibration", _scaled_positive(sample), sample, labels)
 
 

@@ -23,7 +23,7 @@ from unishift import API
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.data.setups import SetupData
-from unishift.evaluation import evaluate_setup
+from unishift.evaluation import evaluate_setups
 from unishift.kernels import warn_if_unpinned
 from unishift.methods.base import (
     SHIFTS,
@@ -199,19 +199,16 @@ def evaluate(
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise ValueError(f"method name {name!r}: use letters, digits and underscores")
     layout = layout or layout_of(setup.n_classes for setup in setups)
-    records = []
-    for setup in setups:
-        rows, _ = evaluate_setup(
-            task,
-            name,
-            build(setup),
-            setup,
-            ece=ece,
-            ece_precision=ece_precision,
-            domain_stream=domain_stream,
-            layout=layout,
-        )
-        records.extend(rows)
+    records, _ = evaluate_setups(
+        task,
+        name,
+        build,
+        setups,
+        ece=ece,
+        ece_precision=ece_precision,
+        domain_stream=domain_stream,
+        layout=layout,
+    )
     return pd.DataFrame.from_records(records, columns=list(COLUMNS[layout]))
 
 

@@ -27,10 +27,10 @@ from unishift.data.setups import SetupData
 from unishift.io import one_line
 from unishift.methods.base import TASKS, Method, SampleContext
 from unishift.metrics import (
-    PROBABILITY_TOLERANCE,
     absolute_error,
     accuracy,
     brier,
+    check_posteriors,
     check_prevalence,
     ece_classwise,
     ece_positive_class,
@@ -52,25 +52,17 @@ def _vector(values) -> str:
 
 
 def _calibrated(output, sample) -> np.ndarray:
-    """A calibrator's output, held to its contract: the sample's n x k shape, finite probabilities
-    in [0, 1], rows summing to 1. A violation is the sample's error, never a score."""
+    """A calibrator's output, held to its contract: the sample's n x k shape and
+    :func:`check_posteriors`. A violation is the sample's error, never a score."""
     calibrated = np.asarray(output, dtype=float)
     if calibrated.shape != np.shape(sample.posteriors):
         raise ValueError(
             f"calibrator returned shape {calibrated.shape}, expected {np.shape(sample.posteriors)}"
         )
-    if not np.all(np.isfinite(calibrated)):
-        raise ValueError("calibrator returned non-finite posteriors")
-    low, high = float(calibrated.min(initial=0.0)), float(calibrated.max(initial=0.0))
-    if low < -PROBABILITY_TOLERANCE or high > 1 + PROBABILITY_TOLERANCE:
-        raise ValueError(
-            f"calibrator returned probabilities outside [0, 1] (from {low:.6g} to {high:.6g})"
-        )
-    sums = calibrated.sum(axis=1)
-    if not np.allclose(sums, 1.0):
-        worst = float(sums[np.argmax(np.abs(sums - 1.0))])
-        raise ValueError(f"calibrator returned rows that do not sum to 1 (one sums to {worst:.6g})")
-    return calibrated
+    try:
+        return check_posteriors(calibrated)
+    except ValueError as err:
+        raise ValueError(f"calibrator returned invalid posteriors: {err}") from None
 
 
 def _accuracy_estimate(output) -> float:
@@ -264,6 +256,21 @@ def evaluate_setup(
     return records, timing
 
 
+def evaluate_setups(
+    task: str, name: str, build: Callable[[SetupData], Callable[[], Method]], setups, **options
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Records and per-setup timings of the method ``build(setup)`` makes, on every setup
+    (``options``: those of :func:`evaluate_setup`)."""
+    records, timings = [], []
+    for setup in setups:
+        rows, timing = evaluate_setup(task, name, build(setup), setup, **options)
+        records.extend(rows)
+        timings.append(
+            {"method": name, "classifier": setup.classifier, "dataset": setup.dataset, **timing}
+        )
+    return records, timings
+
+
 def evaluate_method(
     task: str,
     method_name: str,
@@ -281,28 +288,21 @@ def evaluate_method(
 
     spec = get_method(task, method_name, shift)
     check_options(layout, ece, ece_precision, domain_stream)
-    records, timings = [], []
-    for setup in setups:
+
+    def build(setup):
         spec.params(shift, setup.n_classes, params)  # fail early on a malformed parameter mapping
-        rows, timing = evaluate_setup(
-            task,
-            method_name,
-            lambda: spec.build(shift, setup.n_classes, params),  # noqa: B023 (called at once)
-            setup,
-            ece=ece,
-            ece_precision=ece_precision,
-            domain_stream=domain_stream,
-            layout=layout,
-        )
-        records.extend(rows)
-        timings.append(
-            {
-                "method": method_name,
-                "classifier": setup.classifier,
-                "dataset": setup.dataset,
-                **timing,
-            }
-        )
+        return lambda: spec.build(shift, setup.n_classes, params)
+
+    records, timings = evaluate_setups(
+        task,
+        method_name,
+        build,
+        setups,
+        ece=ece,
+        ece_precision=ece_precision,
+        domain_stream=domain_stream,
+        layout=layout,
+    )
     frame = pd.DataFrame.from_records(records, columns=list(COLUMNS[layout]))
     return frame, pd.DataFrame.from_records(timings)
 
@@ -312,5 +312,6 @@ __all__ = [
     "check_options",
     "evaluate_method",
     "evaluate_setup",
+    "evaluate_setups",
     "score",
 ]

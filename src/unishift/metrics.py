@@ -47,8 +47,10 @@ def check_posteriors(posteriors, n_classes: int | None = None) -> np.ndarray:
     low, high = float(posteriors.min(initial=0.0)), float(posteriors.max(initial=0.0))
     if low < -PROBABILITY_TOLERANCE or high > 1 + PROBABILITY_TOLERANCE:
         raise ValueError(f"posteriors must lie in [0, 1], got values in [{low:.6g}, {high:.6g}]")
-    if not np.allclose(posteriors.sum(axis=1), 1.0):
-        raise ValueError("posterior rows do not sum to 1")
+    sums = posteriors.sum(axis=1)
+    if not np.allclose(sums, 1.0):
+        worst = float(sums[np.argmax(np.abs(sums - 1.0))])
+        raise ValueError(f"posterior rows do not sum to 1 (one sums to {worst:.6g})")
     return posteriors
 
 
