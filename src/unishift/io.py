@@ -132,7 +132,7 @@ def csv_problem(path) -> str | None:
 
 def write_text(path, text: str) -> None:
     with atomic_path(path) as partial:
-        Path(partial).write_text(text)
+        Path(partial).write_text(text, encoding="utf-8")
 
 
 def write_json(path, payload) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from unishift.io import write_text
 from unishift.report.names import classifier_display, latex_escape, order_classifiers
 
 
@@ -78,6 +79,4 @@ def write_accuracy_tex(csv_path: str | Path, tex_path: str | Path, shift: str) -
         if shift == "label"
         else render_accuracy_covariate_tex(frame)
     )
-    tex_path = Path(tex_path)
-    tex_path.parent.mkdir(parents=True, exist_ok=True)
-    tex_path.write_text(text, encoding="utf-8")
+    write_text(tex_path, text)

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from unishift.io import write_text
 from unishift.report.names import title as make_title
 from unishift.report.tables import TableResult
 from unishift.stats import ALPHA, CDResult, cd_analysis
@@ -151,14 +152,6 @@ def render_cd_tikz(layout: CDLayout) -> str:
     return "\n".join(lines)
 
 
-def standalone(tikz: str) -> str:
-    """A compilable document around one tikzpicture."""
-    return (
-        "\\documentclass[border=2pt]{standalone}\n\\usepackage{pgfplots}\n\\usepackage{amsmath}\n"
-        "\\pgfplotsset{compat=1.18}\n\\begin{document}\n" + tikz + "\\end{document}\n"
-    )
-
-
 _TEXT = re.compile(r"\\text(?:bf|rm)?\{([^{}]*)\}")
 
 
@@ -231,9 +224,7 @@ def write_cd(
     """Write ``results/cd/{task}_{shift}.tex`` (the tikzpicture, to \\input inside a figure) and the
     matching .png."""
     cd, layout = cd_from_table(result, alpha)
-    tex_path = Path(tex_path)
-    tex_path.parent.mkdir(parents=True, exist_ok=True)
-    tex_path.write_text(render_cd_tikz(layout), encoding="utf-8")
+    write_text(tex_path, render_cd_tikz(layout))
     plot_cd_png(layout, png_path)
     return cd
 

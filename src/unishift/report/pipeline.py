@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from unishift.io import write_csv, write_text
 from unishift.report.appendix import write_accuracy_tex
 from unishift.report.cd import cd_groups_frame, write_cd
 from unishift.report.paper import (
@@ -108,7 +109,7 @@ def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> 
         _write_no_cd(out_dir, stem, "a critical-difference diagram needs at least two methods")
         return
     cd = write_cd(result, out_dir / f"{stem}.tex", out_dir / f"{stem}.png", alpha)
-    cd_groups_frame(cd).to_csv(out_dir / f"{stem}_groups.csv", index=False, lineterminator="\n")
+    write_csv(out_dir / f"{stem}_groups.csv", cd_groups_frame(cd))
 
 
 def _write_no_cd(out_dir: Path, stem: str, reason: str) -> None:
@@ -215,10 +216,7 @@ def build_reproduction(
         keys=("task", "shift", "method", "i"),
     )
     wins = wins[(wins["task"] == task) & (wins["shift"] == shift)]
-    out_csv, out_md = Path(out_csv), Path(out_md)
-    out_csv.parent.mkdir(parents=True, exist_ok=True)
-    out_md.parent.mkdir(parents=True, exist_ok=True)
-    repro.to_csv(out_csv, index=False, lineterminator="\n")
+    write_csv(out_csv, repro)
     text = (
         reproduction_markdown(repro, ranks, wins)
         if len(repro)
@@ -227,7 +225,7 @@ def build_reproduction(
     if caveat:
         title, _, rest = text.partition("\n")
         text = f"{title}\n\n{caveat}\n{rest}"
-    out_md.write_text(text, encoding="utf-8")
+    write_text(out_md, text)
     return repro
 
 
@@ -258,7 +256,5 @@ def build_accuracy(
     merged["verdict"] = [
         verdict(o, p, 3) for o, p in zip(merged["accuracy_ours"], merged["accuracy_paper"])
     ]
-    out_repro = Path(out_repro)
-    out_repro.parent.mkdir(parents=True, exist_ok=True)
-    merged.to_csv(out_repro, index=False, lineterminator="\n")
+    write_csv(out_repro, merged)
     return merged

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.io import DamagedFileError, csv_problem, one_line
+from unishift.io import DamagedFileError, csv_problem, one_line, write_csv, write_text
 from unishift.records import (
     CALIBRATION_VALUES,
     COLUMNS,
@@ -148,9 +148,8 @@ class TableResult:
     methods: list[MethodColumn]
     setups: list[tuple[str, str]]  # (classifier, dataset), in table row order
     sample_ids: list[np.ndarray]  # per setup
-    values: list[
-        np.ndarray
-    ]  # per setup: (n_samples, k) metric values, NaN where the sample errored
+    # per setup: (n_samples, k) metric values, NaN where the sample errored
+    values: list[np.ndarray]
     means: np.ndarray  # (S, k)
     n_samples: np.ndarray  # (S, k) samples with a value
     n_fallbacks: np.ndarray  # (S, k)
@@ -349,21 +348,14 @@ def summary_frame(result: TableResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _write_csv(frame: pd.DataFrame, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False, lineterminator="\n")
-
-
 def write_table_csv(
     result: TableResult, path: str | Path, summary_path: str | Path | None = None
 ) -> None:
     """Cells to ``path``; per-method ranks and win rates to ``summary_path`` (default:
     ``<stem>_summary.csv`` next to it)."""
     path = Path(path)
-    _write_csv(table_frame(result), path)
-    summary_path = summary_path or path.with_name(f"{path.stem}_summary.csv")
-    _write_csv(summary_frame(result), summary_path)
+    write_csv(path, table_frame(result))
+    write_csv(summary_path or path.with_name(f"{path.stem}_summary.csv"), summary_frame(result))
 
 
 def _cell(mean: float, bold: bool, colour: str | None, decimals: int) -> str:
@@ -420,14 +412,7 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
         for r, b in zip(result.avg_ranks, result.rank_bold)
     ]
     failures = result.failures()
-    notes = [
-        {
-            "display": row.display,
-            "n_fallbacks": row.n_fallbacks,
-            "n_errors": row.n_errors,
-        }
-        for row in failures.itertuples()
-    ]
+    notes = failures[["display", "n_fallbacks", "n_errors"]].to_dict("records")
     na_cells = int((result.n_samples == 0).sum())
     return render_template(
         "result_table.tex.j2",
@@ -445,6 +430,4 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
 
 
 def write_table_tex(result: TableResult, path: str | Path, width: str = r"\textwidth") -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_table_tex(result, width=width), encoding="utf-8")
+    write_text(path, render_table_tex(result, width=width))

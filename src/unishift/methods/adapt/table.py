@@ -77,7 +77,6 @@ KINDS = {
     "emq": Kind("calibration", "quantification", CalibratedEMQ, "", "", words="EM on",
                 prefix=True, automatic=False),
 }  # fmt: skip
-FAMILIES = {kind.family for kind in KINDS.values()}
 
 BOTH, CS, LS = ("label", "covariate"), ("covariate",), ("label",)
 
