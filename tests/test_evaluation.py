@@ -330,9 +330,9 @@ def test_each_layout_ranks_only_the_eces_it_stores():
         check_options(K_CLASS, "positive_class", "float32", "per_sample")
     with pytest.raises(ValueError, match="needs data with more than two classes"):
         check_options(TWO_CLASS, "classwise", "float32", "per_sample")
-    with pytest.raises(ValueError, match="layout='three_class' is not one of"):
+    with pytest.raises(ValueError, match="layout='three_class' is not valid"):
         check_options("three_class", "top_label", "float32", "per_sample")
-    with pytest.raises(ValueError, match="domain_stream='shared' is not one of"):
+    with pytest.raises(ValueError, match="domain_stream='shared' is not valid"):
         check_options(TWO_CLASS, "top_label", "float32", "shared")
     for layout, eces in ((TWO_CLASS, ("top_label", "positive_class")),
                          (K_CLASS, ("top_label", "classwise"))):  # fmt: skip

@@ -461,7 +461,7 @@ def test_bad_inputs_fail_clearly():
     with pytest.raises(ValueError, match="3 entries, the problem has 4"):
         check_prevalence([0.5, 0.3, 0.2], n_classes=4)
     for measure in (ece_top_label, ece_classwise):
-        with pytest.raises(ValueError, match="precision='float16' is not one of"):
+        with pytest.raises(ValueError, match="precision='float16' is not valid"):
             measure(np.array([[0.5, 0.5]]), [0], precision="float16")
     with pytest.raises(ValueError, match="needs eps or the sample size"):
         quantification_rae([0.5, 0.5], [0.4, 0.6])

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from unishift import API
+from unishift.choices import check_choice
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.data.setups import SetupData
@@ -69,8 +70,7 @@ def load_setups(
     (classifier-major; covariate and compound shift: every ``(model, source->target)`` whose cache
     and that shift's samples exist); ``seed`` and ``sample_posteriors`` must be the run's config
     values for the numbers to be the workflow's."""
-    if shift not in SHIFTS:
-        raise ValueError(f"shift={shift!r} is not one of {list(SHIFTS)}")
+    check_choice("shift", shift, SHIFTS)
     results = Path(results)
     if not results.is_dir():
         raise FileNotFoundError(f"{results} is not a folder: run the workflow first (README.md)")
@@ -399,8 +399,7 @@ def adapt(method: Method, kind: str, **params) -> Method:
     from unishift.methods.adapt.table import KINDS
 
     kind = {"q2c": "q2c_5B", "a2c": "a2c_6B"}.get(kind, kind)  # the paper's (two-class) binnings
-    if kind not in KINDS:
-        raise ValueError(f"kind={kind!r} is not one of {list(KINDS)}")
+    check_choice("kind", kind, KINDS)
     spec = KINDS[kind]
     if task_of(method) != spec.source:
         raise ValueError(f"{kind} adapts a {spec.source} method, not a {task_of(method)} one")

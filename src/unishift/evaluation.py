@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from unishift.choices import check_choice
 from unishift.data.setups import SetupData
 from unishift.io import one_line
 from unishift.methods.base import TASKS, Method, SampleContext
@@ -170,18 +171,15 @@ def _domain_draws(setup: SetupData, domain_stream: str) -> Callable | None:
 def check_options(layout: str, ece: str, ece_precision: str, domain_stream: str) -> None:
     """Refuse a record layout, ECE, ECE arithmetic or domain stream that does not exist (the ECE
     must be one the layout stores)."""
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout={layout!r} is not one of {list(LAYOUTS)}")
+    check_choice("layout", layout, LAYOUTS)
     if ece not in ECE_CHOICES[layout]:
         hint = "two classes" if ece == "positive_class" else "data with more than two classes"
         raise ValueError(
             f"ece={ece!r} is not available in the {layout} record layout (choose one of "
             f"{list(ECE_CHOICES[layout])}); it needs {hint}"
         )
-    if ece_precision not in PRECISIONS:
-        raise ValueError(f"ece_precision={ece_precision!r} is not one of {list(PRECISIONS)}")
-    if domain_stream not in DOMAIN_STREAMS:
-        raise ValueError(f"domain_stream={domain_stream!r} is not one of {list(DOMAIN_STREAMS)}")
+    check_choice("ece_precision", ece_precision, PRECISIONS)
+    check_choice("domain_stream", domain_stream, DOMAIN_STREAMS)
 
 
 def evaluate_setup(

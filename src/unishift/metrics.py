@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from unishift.choices import check_choice
 from unishift.numerics import (
     PRECISIONS,
     float32_running_sum,
@@ -62,11 +63,6 @@ def check_labels(labels, n_classes: int) -> np.ndarray:
     if len(labels) and (labels.min() < 0 or labels.max() >= n_classes):
         raise ValueError(f"labels must lie in 0..{n_classes - 1}, got {np.unique(labels)}")
     return labels
-
-
-def _check_precision(precision: str) -> None:
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision={precision!r} is not one of {list(PRECISIONS)}")
 
 
 def argmax_predictions(posteriors: np.ndarray) -> np.ndarray:
@@ -156,7 +152,7 @@ def ece_top_label(posteriors, labels, n_bins: int = N_BINS, precision: str = "fl
     """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces the
     reference's arithmetic bit for bit (confidences on or next to a bin edge, e.g. k-NN's 0.6 or
     2/3, can fall in another bin in float64)."""
-    _check_precision(precision)
+    check_choice("precision", precision, PRECISIONS)
     posteriors = check_posteriors(posteriors)
     labels = check_labels(labels, posteriors.shape[1])
     confidence, predicted = top_label_confidence(posteriors)
@@ -168,7 +164,7 @@ def ece_classwise(posteriors, labels, n_bins: int = N_BINS, precision: str = "fl
     """Class-wise ECE x 100: the mean over classes of the binned squared gap of (p_k, [y = k]),
     each in the chosen arithmetic (float32: the mean of the float32 per-class sums, rounded as a
     float32)."""
-    _check_precision(precision)
+    check_choice("precision", precision, PRECISIONS)
     posteriors = check_posteriors(posteriors)
     labels = check_labels(labels, posteriors.shape[1])
     per_class = [

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from unishift.choices import check_choice
 from unishift.protocols.mixture import _legacy_seed, target_counts
 from unishift.protocols.sampling import stream_state_arrays
 from unishift.quapy_loader import load_quapy
@@ -79,10 +80,8 @@ def compound_indices(
     whose pool had fewer items than their count), the pool sizes and the ``stream_*`` state after
     the draws.
     """
-    if mixture not in MIXTURE_RULES:
-        raise ValueError(f"mixture={mixture!r} is not one of {MIXTURE_RULES}")
-    if replace not in REPLACE_RULES:
-        raise ValueError(f"replace={replace!r} is not one of {REPLACE_RULES}")
+    check_choice("mixture", mixture, MIXTURE_RULES)
+    check_choice("replace", replace, REPLACE_RULES)
     if n_classes < 2:
         raise ValueError(f"n_classes must be at least 2, got {n_classes}")
     if sample_size < 1 or repeats < 1:

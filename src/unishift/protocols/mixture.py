@@ -17,14 +17,14 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from unishift.choices import check_choice
 from unishift.protocols.sampling import stream_state_arrays
 
 COUNT_RULES = ("round", "ceil")
 
 
 def target_counts(sample_size: int = 250, repeats: int = 100, counts: str = "round") -> np.ndarray:
-    if counts not in COUNT_RULES:
-        raise ValueError(f"counts={counts!r} is not one of {COUNT_RULES}")
+    check_choice("counts", counts, COUNT_RULES)
     if repeats < 2:
         raise ValueError(
             "the mixture protocol needs at least two samples (from pure source to pure target)"

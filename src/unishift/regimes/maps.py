@@ -36,6 +36,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from unishift.choices import check_choice
+
 SCHEMES = ("quantile", "width")
 SAMPLE_KEY = ("classifier", "dataset", "sample_id")
 REQUIRED = ("task", "method", "classifier", "dataset", "sample_id", "error")
@@ -60,8 +62,7 @@ CSV_COLUMNS = (
 
 def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=None) -> np.ndarray:
     """Increasing bin edges for ``values`` (see the module docstring, point 2)."""
-    if scheme not in SCHEMES:
-        raise ValueError(f"scheme={scheme!r} is not one of {SCHEMES}")
+    check_choice("scheme", scheme, SCHEMES)
     if n_bins < 1:
         raise ValueError(f"n_bins must be positive, got {n_bins}")
     v = np.asarray(values, dtype=float)
