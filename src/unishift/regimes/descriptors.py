@@ -17,13 +17,11 @@ validation set, the validation set's confidence and predicted-class distribution
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
 
-from unishift.quapy_loader import load_quapy
+from unishift.quapy_loader import PosteriorPassthrough, load_quapy, quiet
 
 TRUE_DESCRIPTORS = ("true_label_shift", "true_mixture")
 UNSUPERVISED_DESCRIPTORS = (
@@ -123,28 +121,6 @@ def true_mixture(sample_is_target) -> float:
 # --- unsupervised estimates -----------------------------------------------------------------------
 
 
-class _PosteriorPassthrough(ClassifierMixin, BaseEstimator):
-    """A fitted classifier whose inputs already are the n x k posterior matrix, so that QuaPy's
-    aggregative quantifiers run on cached posteriors (the recipe of docs/methods.md §0.5; a private
-    copy so that this module depends on no method container)."""
-
-    def __init__(self, n_classes: int = 2):
-        self.n_classes = n_classes
-        self.classes_ = np.arange(n_classes)
-
-    def fit(self, X, y=None):
-        return self
-
-    def predict_proba(self, X):
-        return _posteriors(X, self.n_classes)
-
-    def predict(self, X):
-        return predicted_classes(X)
-
-    def __sklearn_is_fitted__(self):
-        return True
-
-
 def fit_prevalence_estimator(
     validation_posteriors, validation_labels, n_classes: int | None = None
 ):
@@ -164,17 +140,13 @@ def fit_prevalence_estimator(
     missing = [c for c in range(k) if not np.any(y == c)]
     if missing:
         raise ValueError(f"PACC needs validation items of every class; class {missing} has none")
-    quantifier = PACC(_PosteriorPassthrough(k), fit_classifier=False, val_split=None)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        quantifier.fit(p, y)
+    quantifier = PACC(PosteriorPassthrough(k), fit_classifier=False, val_split=None)
+    quiet(quantifier.fit, p, y)
     return quantifier
 
 
 def estimate_prevalence(quantifier, sample_posteriors) -> np.ndarray:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return np.asarray(quantifier.predict(_posteriors(sample_posteriors)), dtype=float)
+    return np.asarray(quiet(quantifier.predict, _posteriors(sample_posteriors)), dtype=float)
 
 
 def est_prevalence_shift(train_prevalence, quantifier, sample_posteriors) -> float:

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.choices import check_choice
+from unishift.io import write_csv, write_text
 
 SCHEMES = ("quantile", "width")
 SAMPLE_KEY = ("classifier", "dataset", "sample_id")
@@ -295,23 +296,25 @@ def _draw(ax, rmap: RegimeMap, legend: bool = True) -> None:
         ax.legend(title="Method", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
-def _save(fig, path: str | Path) -> None:
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # fixed metadata: the same map gives the same bytes
-    fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-
-
-def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 5))
+    return plt
+
+
+def _save(fig, path: str | Path) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # fixed metadata: the same map gives the same bytes
+    fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
+    _pyplot().close(fig)
+
+
+def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
+    fig, ax = _pyplot().subplots(figsize=(8, 5))
     _draw(ax, rmap)
     ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
     _save(fig, path)
@@ -319,16 +322,11 @@ def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
 
 def plot_regime_maps(rmaps: list[RegimeMap], path: str | Path, title: str = "") -> None:
     """Several maps of one task (one per descriptor) as panels of one figure, one legend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     if not rmaps:
         raise ValueError("no regime maps to draw")
     columns = min(2, len(rmaps))
     rows = -(-len(rmaps) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
+    fig, axes = _pyplot().subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
     for ax, rmap in zip(axes.flat, rmaps):
         _draw(ax, rmap, legend=False)
     for ax in list(axes.flat)[len(rmaps) :]:
@@ -340,13 +338,16 @@ def plot_regime_maps(rmaps: list[RegimeMap], path: str | Path, title: str = "") 
     _save(fig, path)
 
 
+def _outputs(stem: str | Path) -> dict[str, Path]:
+    stem = Path(stem)
+    return {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+
+
 def write_regime_map(rmap: RegimeMap, stem: str | Path) -> dict[str, Path]:
     """Write ``<stem>.csv``, ``<stem>.png`` and ``<stem>.tex``; returns the paths by suffix."""
-    stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
-    rmap.table().to_csv(paths["csv"], index=False, lineterminator="\n")
-    paths["tex"].write_text(regime_tex(rmap))
+    paths = _outputs(stem)
+    write_csv(paths["csv"], rmap.table())
+    write_text(paths["tex"], regime_tex(rmap))
     plot_regime_map(rmap, paths["png"])
     return paths
 
@@ -372,12 +373,9 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     ``descriptor`` column), ``<stem>.png`` (one panel each) and ``<stem>.tex`` (one tabular each)."""
     if not rmaps:
         raise ValueError("no regime maps to write")
-    stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
-    table = pd.concat([rmap.table() for rmap in rmaps], ignore_index=True)
-    table.to_csv(paths["csv"], index=False, lineterminator="\n")
-    paths["tex"].write_text(regime_maps_tex(rmaps))
+    paths = _outputs(stem)
+    write_csv(paths["csv"], pd.concat([rmap.table() for rmap in rmaps], ignore_index=True))
+    write_text(paths["tex"], regime_maps_tex(rmaps))
     plot_regime_maps(rmaps, paths["png"], title)
     return paths
 
