@@ -26,11 +26,11 @@ Ties (equal predicted errors, equal errors, equal means) go to the method listed
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
 
+from unishift.classifiers import one_thread
 from unishift.regimes.descriptors import TRUE_DESCRIPTORS, UNSUPERVISED_DESCRIPTORS
 
 SAMPLE_KEY = ["task", "classifier", "dataset", "sample_id"]
@@ -100,17 +100,6 @@ def training_mask(groups: np.ndarray, held_out) -> np.ndarray:
     return np.asarray(groups) != held_out
 
 
-@contextmanager
-def _one_thread():
-    """One BLAS / OpenMP thread for the regressors: the same numbers on any machine (as
-    ``unishift.classifiers.tabular.one_thread``), and no oversubscription when jobs run side by
-    side (gradient boosting's OpenMP threads made a fit several times slower on a busy machine)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        yield
-
-
 def default_model(seed: int):
     """Gradient-boosted trees: no scaling needed, NaN descriptors allowed, deterministic given the
     seed (no early-stopping split, no feature subsampling)."""
@@ -168,9 +157,9 @@ def _wide(records: pd.DataFrame, methods: list[str], features: list[str] = ()):
     return info, errors
 
 
-def _pick(frame: pd.DataFrame, key_index: pd.MultiIndex, chosen: list, name: str, extra: dict):
+def _pick(records: pd.DataFrame, key_index: pd.MultiIndex, chosen: list, name: str, extra: dict):
     """The chosen method's row of each sample, renamed ``name``, with the ``extra`` columns."""
-    lookup = frame.set_index([*SAMPLE_KEY, "method"])
+    lookup = records[records["method"].isin(set(chosen))].set_index([*SAMPLE_KEY, "method"])
     keys = [(*k, m) for k, m in zip(key_index, chosen, strict=True)]
     out = lookup.loc[keys].reset_index()
     out["chosen_method"] = out["method"]
@@ -210,7 +199,9 @@ def select_methods(
     X = info[features].to_numpy(dtype=float)
     E = errors.to_numpy(dtype=float)
     predicted = np.full(E.shape, np.inf)
-    with _one_thread():
+    # one BLAS / OpenMP thread: the same numbers on any machine, and no oversubscription when jobs
+    # run side by side (gradient boosting's OpenMP threads made a fit several times slower)
+    with one_thread():
         for g in unique_groups:
             test = groups == g
             train = training_mask(groups, g)
@@ -226,9 +217,8 @@ def select_methods(
     if np.isinf(predicted.min(axis=1)).any():
         raise ValueError("some group has no method with a finite training error")
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
-    frame = records[records["method"].isin(methods)]
     return _pick(
-        frame,
+        records,
         errors.index,
         [methods[c] for c in choice],
         name,
@@ -245,17 +235,12 @@ def oracle_records(
     """Per sample, the row of the method with the lowest finite error (NaN error if none has one),
     flagged ``is_method`` False: an upper bound, not a method."""
     methods = _methods(records, methods)
-    required = [c for c in REQUIRED if c != "group"]
-    missing = [c for c in required if c not in records.columns]
-    if missing:
-        raise ValueError(f"records lack the columns {missing}")
     scratch = records if "group" in records.columns else records.assign(group="")
     info, errors = _wide(scratch, methods)
     E = errors.to_numpy(dtype=float)
     E_filled = np.where(np.isfinite(E), E, np.inf)
     choice = np.argmin(E_filled, axis=1)
-    frame = records[records["method"].isin(methods)]
-    return _pick(frame, errors.index, [methods[c] for c in choice], name, {"is_method": False})
+    return _pick(records, errors.index, [methods[c] for c in choice], name, {"is_method": False})
 
 
 def best_single_method(
@@ -289,8 +274,7 @@ def best_single_records(
             raise ValueError(f"no training samples outside group {g!r}")
         train_rows = records[sample_groups.isin(train_keys)]
         chosen[groups == g] = best_single_method(train_rows, methods)
-    frame = records[records["method"].isin(methods)]
-    return _pick(frame, errors.index, list(chosen), name, {"is_method": True})
+    return _pick(records, errors.index, list(chosen), name, {"is_method": True})
 
 
 def selection_summary(*frames: pd.DataFrame) -> pd.DataFrame:
