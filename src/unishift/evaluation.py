@@ -303,13 +303,3 @@ def evaluate_method(
     )
     frame = pd.DataFrame.from_records(records, columns=list(COLUMNS[layout]))
     return frame, pd.DataFrame.from_records(timings)
-
-
-__all__ = [
-    "DOMAIN_STREAMS",
-    "check_options",
-    "evaluate_method",
-    "evaluate_setup",
-    "evaluate_setups",
-    "score",
-]

@@ -107,14 +107,3 @@ def reproduction_caveat(config: dict, paper_config: dict, shift: str) -> str:
         "verdict below says nothing about the reproduction. `config/paper.yaml` runs the paper's "
         "protocol."
     )
-
-
-__all__ = [
-    "PAPER_PROTOCOL",
-    "reproduction_caveat",
-    "PATHS",
-    "collection_of",
-    "path",
-    "record_layout",
-    "results_folder",
-]

@@ -161,24 +161,3 @@ def join_descriptors(records, descriptors):
     layout = layout_of_columns(base.columns)
     columns = COLUMNS[layout] if layout else (*base.columns, *DESCRIPTOR_COLUMNS)
     return joined[list(columns)]
-
-
-__all__ = [
-    "BASE_COLUMNS",
-    "check_not_all_failed",
-    "CALIBRATION_VALUES",
-    "COLUMNS",
-    "DESCRIPTOR_COLUMNS",
-    "DESCRIPTOR_FILE_COLUMNS",
-    "DESCRIPTOR_KEYS",
-    "ECE_CHOICES",
-    "K_CLASS",
-    "LAYOUTS",
-    "STATUSES",
-    "STRING_COLUMNS",
-    "TWO_CLASS",
-    "join_descriptors",
-    "layout_of",
-    "read_descriptors",
-    "layout_of_columns",
-]

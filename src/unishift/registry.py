@@ -323,26 +323,3 @@ def get_method(task: str, name: str, shift: str | None = None) -> MethodSpec:
 def method_info(task: str, names: Iterable[str]) -> dict[str, tuple[str, str]]:
     """name -> (LaTeX display, group): what the reports need to draw a method's column."""
     return {name: (get_method(task, name).display, get_method(task, name).group) for name in names}
-
-
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "METHOD_MODULES",
-    "METHOD_PACKAGES",
-    "PLUGINS_VARIABLE",
-    "Plugin",
-    "all_methods",
-    "declared_methods",
-    "get_method",
-    "method_info",
-    "method_names",
-    "package_modules",
-    "plugin_modules",
-    "plugin_objects",
-    "plugins",
-    "register",
-    "register_class",
-    "register_module",
-    "reload",
-    "use_plugins",
-]

@@ -340,26 +340,3 @@ def describe_sample(
     out["confidence_drop"] = reference.validation_confidence - mean_confidence(p)
     out["prediction_shift"] = l1(reference.validation_predicted, predicted_distribution(p))
     return {name: out[name] for name in DESCRIPTORS if name in out}
-
-
-__all__ = [
-    "DESCRIPTORS",
-    "TRUE_DESCRIPTORS",
-    "UNSUPERVISED_DESCRIPTORS",
-    "Reference",
-    "confidence_drop",
-    "describe_sample",
-    "domain_auc",
-    "est_prevalence_shift",
-    "estimate_prevalence",
-    "fit_prevalence_estimator",
-    "l1",
-    "make_reference",
-    "mean_confidence",
-    "predicted_classes",
-    "predicted_distribution",
-    "prediction_shift",
-    "prevalence_of",
-    "true_label_shift",
-    "true_mixture",
-]

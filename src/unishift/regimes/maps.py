@@ -378,19 +378,3 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     write_text(paths["tex"], regime_maps_tex(rmaps))
     plot_regime_maps(rmaps, paths["png"], title)
     return paths
-
-
-__all__ = [
-    "CSV_COLUMNS",
-    "SCHEMES",
-    "RegimeMap",
-    "assign_bins",
-    "bin_edges",
-    "plot_regime_map",
-    "plot_regime_maps",
-    "regime_map",
-    "regime_maps_tex",
-    "regime_tex",
-    "write_regime_map",
-    "write_regime_maps",
-]

@@ -285,18 +285,3 @@ def selection_summary(*frames: pd.DataFrame) -> pd.DataFrame:
         .agg(mean_error="mean", n_finite="count")
         .reset_index()
     )
-
-
-__all__ = [
-    "LABEL_COLUMNS",
-    "add_groups",
-    "best_single_method",
-    "best_single_records",
-    "check_features",
-    "default_model",
-    "group_of",
-    "oracle_records",
-    "select_methods",
-    "selection_summary",
-    "training_mask",
-]
