@@ -15,13 +15,14 @@ from scipy.stats import multivariate_normal
 
 from tests.k_class_problems import samples, synthetic_problem
 from unishift.data.containers import Setting
-from unishift.methods.base import fresh_context, simplex_check
+from unishift.methods.base import fresh_context
 from unishift.methods.calibration.head2tail import (
     Head2Tail,
     head2tail_weights,
     head_classes,
     transfer_matrix,
 )
+from unishift.metrics import check_prevalence
 from unishift.registry import get_method
 
 
@@ -150,4 +151,4 @@ def test_head2tail_columns_return_valid_outputs(seed, k):
         output = np.asarray(calibrator.calibrate(sample, context))
         assert output.shape == sample.posteriors.shape and np.all(output >= 0)
         np.testing.assert_allclose(output.sum(axis=1), 1.0, atol=1e-9)
-        simplex_check(quantifier.quantify(sample, context), k, "Head2Tail_c2q")
+        check_prevalence(quantifier.quantify(sample, context), k, "Head2Tail_c2q")

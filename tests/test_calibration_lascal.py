@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 from tests.k_class_problems import replicated, samples, synthetic_problem
-from unishift.methods.base import fresh_context, simplex_check
+from unishift.methods.base import fresh_context
 from unishift.methods.calibration import lascal as L
 from unishift.methods.calibration.lascal import (
     LasCal,
@@ -28,6 +28,7 @@ from unishift.methods.calibration.lascal import (
     torch_log,
 )
 from unishift.methods.calibration.shared import first_strict_minimum, softmax, temperature_grid
+from unishift.metrics import check_prevalence
 from unishift.registry import get_method
 
 
@@ -460,7 +461,7 @@ def test_lascal_columns_return_valid_outputs(seed, k):
                 assert output.shape == sample.posteriors.shape and np.all(output >= 0)
                 np.testing.assert_allclose(output.sum(axis=1), 1.0, atol=1e-9)
             elif task == "quantification":
-                simplex_check(output, k, name)
+                check_prevalence(output, k, name)
             else:
                 assert 0.0 <= float(output) <= 1.0
 

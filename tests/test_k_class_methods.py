@@ -15,7 +15,7 @@ from tests.k_class_problems import grid_setting, replicated, samples, synthetic_
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.adapt.to_cap import CalibrationToCAP
 from unishift.methods.adapt.to_quantification import CAPToQuantification
-from unishift.methods.base import Quantifier, fresh_context, simplex_check
+from unishift.methods.base import Quantifier, fresh_context
 from unishift.methods.calibration.dmcal import DMCal
 from unishift.methods.calibration.emq import EMQCalibrator
 from unishift.methods.calibration.scaling import TemperatureScaling
@@ -23,7 +23,7 @@ from unishift.methods.calibration.transcal import TransCal
 from unishift.methods.cap.leap import LEAP, LEAPPCC
 from unishift.methods.quantification.aggregative import ACC, CC, PACC, PCC, KDEy
 from unishift.methods.quantification.emq import EMQ
-from unishift.metrics import accuracy, quantification_ae
+from unishift.metrics import accuracy, check_prevalence, quantification_ae
 from unishift.registry import get_method
 
 FAST = {
@@ -41,7 +41,7 @@ def test_estimates_lie_on_the_simplex_and_rows_sum_to_one(seed, k):
         context = fresh_context(setting)
         for factory in FAST["quantification"]:
             estimate = factory().fit(setting).quantify(sample, context)
-            simplex_check(estimate, k, factory.__name__)
+            check_prevalence(estimate, k, factory.__name__)
         for factory in FAST["calibration"]:
             calibrated = np.asarray(factory().fit(setting).calibrate(sample, context))
             np.testing.assert_allclose(calibrated.sum(axis=1), 1.0, atol=1e-9)
@@ -106,7 +106,7 @@ def test_kdey_handles_a_class_absent_from_validation_and_records_it():
     method = KDEy().fit(reduced)
     assert any("absent from validation" in reason for _, reason in method.fit_notes)
     estimate = method.quantify(Sample(setting.validation.posteriors), None)
-    simplex_check(estimate, 3, "KDEy")
+    check_prevalence(estimate, 3, "KDEy")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -123,11 +123,11 @@ def test_a_classifier_without_one_column_per_class_is_rejected():
         CC().fit(setting).quantify(Sample(np.full((5, 2), 0.5)), None)
 
 
-def test_simplex_check_names_the_method():
-    with pytest.raises(ValueError, match="Q returned .* not on the simplex"):
-        simplex_check([0.7, 0.7], 2, "Q")
-    with pytest.raises(ValueError, match="Q returned shape"):
-        simplex_check([1.0], 2, "Q")
+def test_the_prevalence_check_names_the_method():
+    with pytest.raises(ValueError, match=r"Q \[0.7 0.7\] is not on the probability simplex"):
+        check_prevalence([0.7, 0.7], 2, "Q")
+    with pytest.raises(ValueError, match="Q must be a vector of k >= 2 class shares"):
+        check_prevalence([1.0], 2, "Q")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -342,5 +342,5 @@ def test_added_columns_return_valid_outputs(seed, k):
         calibrated = np.asarray(build["EMQ_TransCal"].calibrate(sample, context))
         assert calibrated.shape == sample.posteriors.shape and np.all(calibrated >= 0)
         np.testing.assert_allclose(calibrated.sum(axis=1), 1.0, atol=1e-9)
-        simplex_check(build["LEAP_PCC_a2q"].quantify(sample, context), k, "LEAP_PCC_a2q")
+        check_prevalence(build["LEAP_PCC_a2q"].quantify(sample, context), k, "LEAP_PCC_a2q")
         assert 0.0 <= build["DMCal_c2a"].predict_accuracy(sample, context) <= 1.0

@@ -17,7 +17,8 @@ from tests.test_calibration_support import make_setting
 from unishift.data.containers import LabelledSet, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
-from unishift.methods.base import DERIVED_SHIFTS, SHIFTS, Method, SampleContext, simplex_check
+from unishift.methods.base import DERIVED_SHIFTS, SHIFTS, Method, SampleContext
+from unishift.metrics import check_prevalence
 from unishift.registry import all_methods, get_method
 
 
@@ -114,7 +115,7 @@ def _check_outputs(task, name, outputs, setup, k):
             assert np.all((output >= 0) & (output <= 1))
             np.testing.assert_allclose(output.sum(axis=1), 1.0, atol=1e-9)
         elif task == "quantification":
-            simplex_check(output, k, name)
+            check_prevalence(output, k, name)
         else:
             assert 0.0 <= float(output) <= 1.0
     if task == "quantification":

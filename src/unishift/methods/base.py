@@ -195,34 +195,3 @@ def as_posteriors(positive: np.ndarray) -> np.ndarray:
     """Two-class posteriors ``[1 - p, p]`` from the positive-class column."""
     positive = np.asarray(positive, dtype=float)
     return np.column_stack([1.0 - positive, positive])
-
-
-def simplex_check(prevalence, n_classes: int, method: str, atol: float = 1e-8) -> np.ndarray:
-    """The estimate as a float vector on the simplex, or a clear error naming the method."""
-    prevalence = np.asarray(prevalence, dtype=float)
-    if prevalence.shape != (n_classes,):
-        raise ValueError(f"{method} returned shape {prevalence.shape}, expected ({n_classes},)")
-    if not np.all(np.isfinite(prevalence)):
-        raise ValueError(f"{method} returned a non-finite prevalence vector {prevalence}")
-    if np.any(prevalence < -atol) or abs(prevalence.sum() - 1.0) > 1e-6:
-        raise ValueError(f"{method} returned {prevalence}, which is not on the simplex")
-    return prevalence
-
-
-__all__ = [
-    "ASSUMPTIONS",
-    "CALIBRATION_NOTIONS",
-    "DERIVED_SHIFTS",
-    "GROUPS",
-    "PRECOMPUTED",
-    "SHIFTS",
-    "TASKS",
-    "AccuracyPredictor",
-    "Calibrator",
-    "Method",
-    "Quantifier",
-    "SampleContext",
-    "as_posteriors",
-    "fresh_context",
-    "simplex_check",
-]
