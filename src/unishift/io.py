@@ -31,10 +31,11 @@ class DamagedFileError(ValueError):
 
 @contextmanager
 def atomic_path(path: str | os.PathLike):
-    """Yield a temporary path next to ``path``; it replaces ``path`` only if the block succeeds."""
+    """Yield a temporary path next to ``path``; it replaces ``path`` only if the block succeeds.
+    The name is the process's own, so that two jobs writing one file never share a partial."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
     try:
         yield partial
         os.replace(partial, path)

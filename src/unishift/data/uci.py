@@ -22,9 +22,7 @@ loader drops the classes below ``min_class_support`` items, standardises, splits
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.data.datasets import COLLECTIONS, DatasetSpec, dataset_spec
-from unishift.io import DamagedFileError, file_sha256, one_line
+from unishift.io import DamagedFileError, atomic_path, file_sha256, one_line
 from unishift.quapy_loader import load_quapy
 
 UCI_COLLECTIONS = ("uci_binary", "uci_multiclass")
@@ -237,18 +235,8 @@ def _same_content(a: dict, b: dict) -> bool:
 
 
 def _write_cache(target: Path, content) -> None:
-    """Atomic write under a name of its own, so that two jobs of one group never share a partial."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".partial"
-    )
-    try:
-        with os.fdopen(handle, "wb") as out:
-            pickle.dump(content, out, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(partial, target)
-    finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
+    with atomic_path(target) as partial, open(partial, "wb") as out:
+        pickle.dump(content, out, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _cache_content(spec: DatasetSpec, paths: list[Path]):
