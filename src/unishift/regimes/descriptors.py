@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from unishift.quapy_loader import PosteriorPassthrough, load_quapy, quiet
+from unishift.passthrough import PosteriorPassthrough, quiet
+from unishift.quapy_loader import load_quapy
 
 TRUE_DESCRIPTORS = ("true_label_shift", "true_mixture")
 UNSUPERVISED_DESCRIPTORS = (

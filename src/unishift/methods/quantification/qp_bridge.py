@@ -1,12 +1,13 @@
 """Running QuaPy 0.2.3 quantifiers on precomputed n x k posteriors (docs/methods.md §0.5): the
-identity classifier and ``quiet`` live in :mod:`unishift.quapy_loader` (the shift descriptors use
+identity classifier and ``quiet`` live in :mod:`unishift.passthrough` (the shift descriptors use
 them too); Saerens et al.'s EM here."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from unishift.quapy_loader import PosteriorPassthrough, load_quapy, quiet
+from unishift.passthrough import PosteriorPassthrough, quiet
+from unishift.quapy_loader import load_quapy
 
 __all__ = ["PosteriorPassthrough", "em", "quiet"]
 
