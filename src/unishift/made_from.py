@@ -25,7 +25,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from unishift.io import file_sha256
+from unishift.io import file_sha256, write_text
 
 FORMAT = 1
 FIX = "delete it and rerun snakemake, which rebuilds it and what is computed from it"
@@ -79,10 +79,7 @@ def write_record(path, rule: str, wildcards: dict, inputs: Iterable[str | os.Pat
         "wildcards": {str(k): str(v) for k, v in wildcards.items()},
         "inputs": {os.path.normpath(p): recorded_sha256(p) for p in inputs if Path(p).is_file()},
     }
-    target = record_path(path)
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text(json.dumps(record, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(partial, target)
+    write_text(record_path(path), json.dumps(record, indent=1, sort_keys=True))
     return record
 
 

@@ -85,7 +85,8 @@ PAPER_PROTOCOL = {
 }
 
 
-def _value(config: dict, key: str):
+def config_value(config: dict, key: str):
+    """The value of a dotted config key (``"label_shift.sample_size"``), None where it is absent."""
     for part in key.split("."):
         config = config.get(part) if isinstance(config, dict) else None
     return config
@@ -95,9 +96,9 @@ def reproduction_caveat(config: dict, paper_config: dict, shift: str) -> str:
     """A sentence for the top of a reproduction page when the run's samples or arithmetic are not
     the paper's (the keys of :data:`PAPER_PROTOCOL` that differ from ``paper_config``), else ""."""
     differing = [
-        f"{key} {_value(config, key)!r} (the paper's: {_value(paper_config, key)!r})"
+        f"{key} {config_value(config, key)!r} (the paper's: {config_value(paper_config, key)!r})"
         for key in PAPER_PROTOCOL.get(shift, ())
-        if _value(config, key) != _value(paper_config, key)
+        if config_value(config, key) != config_value(paper_config, key)
     ]
     if not differing:
         return ""

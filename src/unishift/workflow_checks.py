@@ -23,7 +23,7 @@ from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
 from unishift.io import REBUILD, csv_problem, npz_problem
 from unishift.made_from import problem_of as made_from_problem
-from unishift.plan import record_layout
+from unishift.plan import config_value, record_layout
 from unishift.records import ECE_CHOICES, TWO_CLASS
 from unishift.registry import get_method
 from unishift.report.regimes import PSEUDO_METHODS
@@ -314,9 +314,7 @@ def check_integers(config: dict, schema_path: str | Path) -> None:
     refuse a float where the schema says integer, naming the key."""
     schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
     for path in _schema_integers(schema, schema):
-        value = config
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
+        value = config_value(config, ".".join(path))
         if isinstance(value, float):
             raise ConfigError(
                 f"config key {'.'.join(path)}: {value!r} is not an integer; write "
