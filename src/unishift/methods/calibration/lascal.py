@@ -361,11 +361,6 @@ def torch_log(posteriors: np.ndarray) -> np.ndarray:
     return torch.log(torch.from_numpy(np.asarray(posteriors, dtype=float))).numpy()
 
 
-def _argmax(probabilities: np.ndarray) -> np.ndarray:
-    """Hard predictions as abstention computes them (np.argmax: first maximum, NaN counts as max)."""
-    return np.argmax(probabilities, axis=-1)
-
-
 def _mean_of_classes(per_class: list, arithmetic: str):
     """The classes' mean loss; with REF's arithmetic torch's float32 mean ((a + b) / 2 for two
     classes)."""
@@ -396,7 +391,8 @@ def lascal_losses(
     k = np.asarray(z_source).shape[1]
     scaled = _torch_scaled_softmaxes if arithmetic == "reference" else _scaled_softmaxes
     src, tgt = scaled(z_source, temps), scaled(z_target, temps)
-    pred_src, pred_tgt = _argmax(src), _argmax(tgt)
+    # hard predictions as abstention computes them (first maximum, a NaN counts as the maximum)
+    pred_src, pred_tgt = np.argmax(src, axis=-1), np.argmax(tgt, axis=-1)
 
     if estimator == "loop":
         losses = np.empty(len(temps), dtype=np.float32 if arithmetic == "reference" else float)
