@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.classifiers import classifier_display, classifier_names
+from unishift.io import write_csv
 from unishift.report.names import SHIFT_TITLE, TASK_TITLE
 from unishift.report.names import title as make_title
 
@@ -230,17 +231,15 @@ def parse_accuracy_tables(tex: str) -> tuple[pd.DataFrame, pd.DataFrame]:
 def parse_paper(tex: str) -> dict[str, pd.DataFrame]:
     """Every published number of the paper, as the frames stored in ``report/paper/``."""
     blocks = _table_blocks(tex)
-    cells, wins, ranks = [], [], []
-    for label, (task, shift) in RESULT_TABLES.items():
-        c, w, r = parse_result_table(blocks[label], label, task, shift)
-        cells.append(c)
-        wins.append(w)
-        ranks.append(r)
+    parsed = [
+        parse_result_table(blocks[label], label, *table) for label, table in RESULT_TABLES.items()
+    ]
+    cells, wins, ranks = (pd.concat(frames, ignore_index=True) for frames in zip(*parsed))
     lm, uci = parse_accuracy_tables(tex)
     return {
-        "cells": pd.concat(cells, ignore_index=True),
-        "wins": pd.concat(wins, ignore_index=True),
-        "ranks": pd.concat(ranks, ignore_index=True),
+        "cells": cells,
+        "wins": wins,
+        "ranks": ranks,
         "cd": parse_cd_diagrams(tex),
         "accuracy_covariate": lm,
         "accuracy_label": uci,
@@ -250,11 +249,8 @@ def parse_paper(tex: str) -> dict[str, pd.DataFrame]:
 def write_paper_data(tex_path: str | Path, out_dir: str | Path = PAPER_DATA) -> None:
     """(Re)create the transcription files from the paper source (run by hand; the files are
     committed so that the comparison works without the source)."""
-    frames = parse_paper(Path(tex_path).read_text(encoding="utf-8"))
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, frame in frames.items():
-        frame.to_csv(out_dir / f"{name}.csv", index=False, lineterminator="\n")
+    for name, frame in parse_paper(Path(tex_path).read_text(encoding="utf-8")).items():
+        write_csv(Path(out_dir) / f"{name}.csv", frame)
 
 
 def load_paper(name: str) -> pd.DataFrame:
