@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from unishift.choices import check_choice
 from unishift.classifiers import make_classifier, one_thread
 from unishift.data.containers import LabelledSet, Setting, argmax_predictions
 from unishift.data.setups import SetupData
@@ -301,10 +302,7 @@ def load_label_setup(
     """The setup of (dataset, classifier), any number of classes; ``sample_posteriors="per_sample"``
     gives each sample the posteriors predicted on it as a batch (``P_samples``, the reference's),
     ``"pool"`` the rows of the test pool's posteriors."""
-    if sample_posteriors not in SAMPLE_POSTERIORS:
-        raise ValueError(
-            f"sample_posteriors={sample_posteriors!r} is not one of {list(SAMPLE_POSTERIORS)}"
-        )
+    check_choice("sample_posteriors", sample_posteriors, SAMPLE_POSTERIORS)
     check_setup_parts(splits, posteriors, samples)
     per_sample = None
     if sample_posteriors == "per_sample":
