@@ -413,8 +413,10 @@ MUTATIONS = [
         "C12",
         "calibrators",
         LASCAL,
-        "return np.argmax(probabilities, axis=-1)",
-        "return probabilities.shape[-1] - 1 - np.argmax(probabilities[..., ::-1], axis=-1)",
+        "pred_src, pred_tgt = np.argmax(src, axis=-1), np.argmax(tgt, axis=-1)",
+        "pred_src, pred_tgt = (\n"
+        "        p.shape[-1] - 1 - np.argmax(p[..., ::-1], axis=-1) for p in (src, tgt)\n"
+        "    )",
         "LasCal: a 0.5 tie predicted as class 1",
     ),
     m(
