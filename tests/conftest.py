@@ -63,6 +63,39 @@ def finished_test_run(tmp_path_factory):
     return work, output
 
 
+# The setup of the per-setup run: the config's last data set and classifier, so that a record that
+# depended on what a per-method job ran before it (another setup's state) would differ.
+ONE_SETUP = ("yeast", "kNN")
+ONE_SETUP_CONFIG = "one_setup.yaml"
+
+
+@pytest.fixture(scope="session")
+def one_setup_run(tmp_path_factory):
+    """A second run from scratch, cut `per_setup` and one job at a time, of .test/config.yaml reduced
+    to one setup (every method), its records only: the per-setup cut's own run, shared by the tests
+    of that cut (copy it before changing anything): (folder, config, output). The config is written
+    to the folder as ONE_SETUP_CONFIG."""
+    import yaml
+
+    from tests.test_workflow import copy_workflow, snakemake
+
+    dataset, classifier = ONE_SETUP
+    config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    config["label_shift"].update(datasets=[dataset], classifiers=[classifier])
+    config["evaluation_jobs"] = "per_setup"
+    config["selector"] = False  # trained leave one data set out, it needs two (records only here)
+    work = copy_workflow(tmp_path_factory.mktemp("one_setup") / "wf")
+    (work / ONE_SETUP_CONFIG).write_text(yaml.safe_dump(config))
+    targets = [
+        f"results/eval/label/{task}/{method}.csv"
+        for task, methods in config["methods"]["label"].items()
+        for method in methods
+    ]  # the records only: the tables' rank statistics need more than one setup
+    # the targets before --configfile, which takes several values
+    output = snakemake("--cores", "1", *targets, "--configfile", ONE_SETUP_CONFIG, cwd=work)
+    return work, config, output
+
+
 @pytest.fixture(autouse=True)
 def _plugin_variable_does_not_leak():
     """UNISHIFT_PLUGINS reaches every snakemake process a later test starts: a test that changes it
@@ -76,5 +109,5 @@ def pytest_collection_modifyitems(config, items):
     """A test that uses a finished workflow run starts snakemake (through the session fixture), so
     it is a workflow test whatever its module says: `-m "not workflow"` stays a fast loop."""
     for item in items:
-        if "finished_test_run" in getattr(item, "fixturenames", ()):
+        if {"finished_test_run", "one_setup_run"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.workflow)

@@ -283,7 +283,7 @@ def test_slurm_run_equals_local_run(tmp_path, slurm_cluster, finished_test_run):
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"{result.stdout[-5000:]}\n{result.stderr[-5000:]}"
     assert "SLURM run ID" in output
-    # each method's per-setup evaluate jobs and its aggregation went out as batch jobs of
+    # each method's evaluate jobs and its aggregation went out as batch jobs of
     # `group-components` methods each (the rules' group, docs/evaluation-jobs.md)
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     group = "evaluation"

@@ -2,9 +2,10 @@
 record files an aggregation concatenates, in table order, into the per-method file the tables read.
 
 The unit tests check that the concatenation equals one job over every setup, byte for byte (the
-reference domain stream included); the workflow tests that, on top of a finished run of
-.test/config.yaml, a new data set, classifier or method plans exactly its own evaluation jobs (and
-data jobs), the aggregations and the reports, and nothing else."""
+reference domain stream included); the workflow tests that, on top of a finished per-setup run
+(`one_setup_run`), a new data set, classifier or method plans exactly its own evaluation jobs (and
+data jobs), the aggregations and the reports, and nothing else, and that the two cuts write the same
+bytes on the session's per-method run of .test/config.yaml."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import ONE_SETUP_CONFIG, REPO
 from tests.k_class_problems import synthetic_problem
 from tests.test_calibration_support import make_setting
 from tests.test_workflow import snakemake
@@ -197,9 +198,10 @@ def _weights(setups):
     }
 
 
-def _plan_with(finished_test_run, tmp_path, grow, env=None):
-    work = copy_run(finished_test_run, tmp_path / "wf")
-    config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
+def _plan_with(one_setup_run, tmp_path, grow, env=None):
+    """The jobs that a dry run of the grown config plans on a copy of the finished per-setup run."""
+    work = copy_run(one_setup_run, tmp_path / "wf")
+    config = yaml.safe_load((work / ONE_SETUP_CONFIG).read_text())
     grow(config)
     (work / "grown.yaml").write_text(yaml.safe_dump(config))
     output = snakemake("-n", "--configfile", "grown.yaml", cwd=work, env=env)
@@ -237,25 +239,22 @@ def _aggregations(methods):
 
 @pytest.mark.workflow
 def test_a_new_data_set_plans_only_its_evaluations_the_aggregations_and_reports(
-    finished_test_run, tmp_path
+    one_setup_run, tmp_path
 ):
     config, jobs = _plan_with(
-        finished_test_run, tmp_path, lambda c: c["label_shift"]["datasets"].append("wine-q-red")
+        one_setup_run, tmp_path, lambda c: c["label_shift"]["datasets"].append("wine-q-red")
     )
     methods = _all_methods(config)
     _check(
         jobs,
-        evaluations=_evaluations(methods, ["LR/wine-q-red", "kNN/wine-q-red"]),
+        evaluations=_evaluations(methods, ["kNN/wine-q-red"]),
         aggregations=_aggregations(methods),
         data={
             "uci_dataset": {"dataset=wine-q-red"},
             "label_samples": {"dataset=wine-q-red"},
-            "train_classifier": {
-                "dataset=wine-q-red, classifier=LR",
-                "dataset=wine-q-red, classifier=kNN",
-            },
-            "domain_weights_label": _weights([("wine-q-red", "LR"), ("wine-q-red", "kNN")]),
-            "descriptors": _descriptors([("wine-q-red", "LR"), ("wine-q-red", "kNN")]),
+            "train_classifier": {"dataset=wine-q-red, classifier=kNN"},
+            "domain_weights_label": _weights([("wine-q-red", "kNN")]),
+            "descriptors": _descriptors([("wine-q-red", "kNN")]),
         },
         report_tasks={"calibration", "quantification", "cap"},
     )
@@ -263,20 +262,20 @@ def test_a_new_data_set_plans_only_its_evaluations_the_aggregations_and_reports(
 
 @pytest.mark.workflow
 def test_a_new_classifier_plans_only_its_evaluations_the_aggregations_and_reports(
-    finished_test_run, tmp_path
+    one_setup_run, tmp_path
 ):
     config, jobs = _plan_with(
-        finished_test_run, tmp_path, lambda c: c["label_shift"]["classifiers"].append("NB")
+        one_setup_run, tmp_path, lambda c: c["label_shift"]["classifiers"].append("NB")
     )
     methods = _all_methods(config)
     _check(
         jobs,
-        evaluations=_evaluations(methods, ["NB/cmc.3", "NB/yeast"]),
+        evaluations=_evaluations(methods, ["NB/yeast"]),
         aggregations=_aggregations(methods),
         data={
-            "train_classifier": {"dataset=cmc.3, classifier=NB", "dataset=yeast, classifier=NB"},
-            "domain_weights_label": _weights([("cmc.3", "NB"), ("yeast", "NB")]),
-            "descriptors": _descriptors([("cmc.3", "NB"), ("yeast", "NB")]),
+            "train_classifier": {"dataset=yeast, classifier=NB"},
+            "domain_weights_label": _weights([("yeast", "NB")]),
+            "descriptors": _descriptors([("yeast", "NB")]),
         },
         report_tasks={"calibration", "quantification", "cap"},
     )
@@ -284,7 +283,7 @@ def test_a_new_classifier_plans_only_its_evaluations_the_aggregations_and_report
 
 @pytest.mark.workflow
 def test_a_new_method_plans_only_its_evaluations_its_aggregation_and_its_reports(
-    finished_test_run, tmp_path
+    one_setup_run, tmp_path
 ):
     """.test/config.yaml lists every label-shift method of the package: the new one comes from the
     example plugin (examples/unishift-plugin-example), imported through the plugins key."""
@@ -295,11 +294,11 @@ def test_a_new_method_plans_only_its_evaluations_its_aggregation_and_its_reports
 
     path = [str(REPO / "examples" / "unishift-plugin-example" / "src")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path + [os.environ.get("PYTHONPATH", "")]))
-    config, jobs = _plan_with(finished_test_run, tmp_path, grow, env=env)
+    config, jobs = _plan_with(one_setup_run, tmp_path, grow, env=env)
     new = [("calibration", "HistBin")]
     _check(
         jobs,
-        evaluations=_evaluations(new, ["LR/cmc.3", "LR/yeast", "kNN/cmc.3", "kNN/yeast"]),
+        evaluations=_evaluations(new, ["kNN/yeast"]),
         aggregations=_aggregations(new),
         data={},
         # the plugin also registers HistBin_c2q and HistBin_c2a: the registry the table rules read
@@ -310,55 +309,50 @@ def test_a_new_method_plans_only_its_evaluations_its_aggregation_and_its_reports
 
 @pytest.mark.workflow
 def test_each_per_method_file_holds_its_setups_in_table_order(finished_test_run):
-    """Classifier-major, then data set (the tables' row order), each block the per-setup file's
-    rows byte for byte, for the records and the timings."""
+    """The session's run is cut per method: each record file is its one job's file, byte for byte,
+    its setups in the tables' row order (classifier-major, then data set)."""
     results = finished_test_run[0] / "results"
     config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
+    assert config["evaluation_jobs"] == "per_method"
     label = config["label_shift"]
     order = [(c, d) for c in label["classifiers"] for d in label["datasets"]]
     for task, method in _all_methods(config):
         for kind, folder in (("eval", "eval_setups"), ("runtime", "runtime_setups")):
-            parts = [
-                (results / folder / "label" / task / method / c / f"{d}.csv").read_bytes()
-                for c, d in order
-            ]
-            header = parts[0].split(b"\n", 1)[0] + b"\n"
-            assert all(part.startswith(header) for part in parts)
-            whole = (results / kind / "label" / task / f"{method}.csv").read_bytes()
-            assert whole == header + b"".join(part[len(header) :] for part in parts)
+            job_file = results / folder / "label" / task / method / "all.csv"
+            whole = results / kind / "label" / task / f"{method}.csv"
+            assert whole.read_bytes() == job_file.read_bytes(), whole
         records = pd.read_csv(results / "eval" / "label" / task / f"{method}.csv")
         blocks = records[["classifier", "dataset"]].drop_duplicates()
         assert list(blocks.itertuples(index=False, name=None)) == order
 
 
-# Methods whose per-method jobs the switch test runs: each task, the shared domain weights (whole
-# sample and predicted classes), the reference domain stream, QuaPy, LasCal's search, EM after BCTS.
+# Methods whose per-setup jobs the switch test runs: the shared domain weights (whole sample), the
+# reference domain stream and PyTorch's float32 arithmetic, LasCal's search, QuaPy's EM after BCTS.
 SWITCH_METHODS = [
-    ("calibration", "CPCS"),
     ("calibration", "LasCal"),
     ("quantification", "EMQ_BCTS"),
-    ("quantification", "TransCal_c2q"),
-    ("cap", "KDEy_q2a"),
     ("cap", "TransCal_c2a"),
 ]
 
 
 @pytest.mark.workflow
-def test_one_job_per_method_writes_the_same_bytes_as_one_job_per_setup(finished_test_run, tmp_path):
-    """`evaluation_jobs: per_method` on top of the finished per-setup run: the plan holds one
-    evaluate job per method (setup `all`), its aggregation and the reports, and no data, classifier
-    or weights job. Run for a spread of methods, the per-method jobs write each record file byte
-    for byte as the per-setup jobs and their aggregation did (the tables are a function of these
-    files, test_workflow.py)."""
+def test_one_job_per_setup_writes_the_same_bytes_as_one_job_per_method(finished_test_run, tmp_path):
+    """`evaluation_jobs: per_setup` on top of the finished per-method run: the plan holds one
+    evaluate job per method and setup, the aggregations and the reports, and no data, classifier or
+    weights job. Run for a spread of methods, the per-setup jobs and their aggregation write each
+    record file byte for byte as the one job over the four setups did (the tables are a function of
+    these files, test_workflow.py; every method's per-setup file is compared with its setup's rows
+    in test_workflow.py's second run)."""
     work = copy_run(finished_test_run, tmp_path / "wf")
     config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
-    config["evaluation_jobs"] = "per_method"
-    (work / "per_method.yaml").write_text(yaml.safe_dump(config))
-    output = snakemake("-n", "--configfile", "per_method.yaml", cwd=work)
+    config["evaluation_jobs"] = "per_setup"
+    (work / "per_setup.yaml").write_text(yaml.safe_dump(config))
+    output = snakemake("-n", "--configfile", "per_setup.yaml", cwd=work)
     methods = _all_methods(config)
+    setups = ["LR/cmc.3", "LR/yeast", "kNN/cmc.3", "kNN/yeast"]
     _check(
         planned_jobs(output.stdout + output.stderr),
-        evaluations=_evaluations(methods, ["all"]),
+        evaluations=_evaluations(methods, setups),
         aggregations=_aggregations(methods),
         data={},
         report_tasks={"calibration", "quantification", "cap"},
@@ -369,11 +363,11 @@ def test_one_job_per_method_writes_the_same_bytes_as_one_job_per_setup(finished_
     before = {key: path.read_bytes() for key, path in records.items()}
     targets = [str(path.relative_to(work)) for path in records.values()]
     # the targets before --configfile, which takes several values
-    snakemake("--cores", "2", *targets, "--configfile", "per_method.yaml", cwd=work)
+    snakemake("--cores", "2", *targets, "--configfile", "per_setup.yaml", cwd=work)
     for (task, method), path in records.items():
-        per_method = results / "eval_setups" / "label" / task / method / "all.csv"
-        assert per_method.read_bytes() == before[(task, method)], (task, method)
         assert path.read_bytes() == before[(task, method)], (task, method)
-    # a per-method job names its setups in its log
-    log = (results / "logs" / "eval" / "label" / "cap" / "TransCal_c2a" / "all.log").read_text()
-    assert "on all (4 setups)" in log
+        for setup in setups:  # each job wrote its own setup's file
+            assert (results / "eval_setups" / "label" / task / method / f"{setup}.csv").is_file()
+    # a per-setup job names its setup in its log
+    log = results / "logs" / "eval" / "label" / "cap" / "TransCal_c2a" / "kNN" / "yeast.log"
+    assert "on kNN/yeast (1 setups)" in log.read_text()

@@ -332,9 +332,9 @@ def test_the_summary_lists_per_table_the_methods_with_errors_and_fallbacks(tmp_p
 
 @pytest.mark.workflow
 def test_a_finished_run_refuses_an_edited_or_a_copied_intermediate(finished_test_run, tmp_path):
-    """The probes of the issue, on a real finished run: a number edited in a per-setup record file,
-    and one data set's samples copied over another's, are each named by the dry run before any job
-    starts; the untouched run plans nothing."""
+    """The probes of the issue, on a real finished run: a number edited in an evaluation job's
+    record file, and one data set's samples copied over another's, are each named by the dry run
+    before any job starts; the untouched run plans nothing."""
     from tests.test_workflow import snakemake
     from tests.test_workflow_reruns import copy_run
 

@@ -129,7 +129,7 @@ def eval_files(work: Path) -> dict[Path, bytes]:
     [
         ("results/samples/label/cmc.3.npz", 0.5),
         ("results/eval/label/cap/ATC.csv", -9),
-        ("results/eval_setups/label/cap/ATC/kNN/yeast.csv", -9),
+        ("results/eval_setups/label/cap/ATC/all.csv", -9),
     ],
 )
 def test_a_damaged_intermediate_stops_the_run_before_any_job(
@@ -152,8 +152,8 @@ def test_a_damaged_intermediate_stops_the_run_before_any_job(
     # a result needs (a missing per-sample file; an intermediate only when a job reads it again)
     path.unlink()
     jobs = planned_jobs(dry_run(work))
-    # the per-setup record files (results/eval_setups) are intermediates too: their aggregation
-    # is still there, so nothing re-runs until a job reads them again
+    # the evaluation jobs' record files (results/eval_setups) are intermediates too: their
+    # aggregation is still there, so nothing re-runs until a job reads them again
     assert not any(r == "evaluate" for r, _ in jobs)
     aggregations = [w for r, w in jobs if r == "evaluation_records"]
     if damaged.startswith("results/eval/"):
@@ -170,7 +170,7 @@ def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test
     original_table = table.read_bytes()
     missing.unlink()
     jobs = planned_jobs(dry_run(work))
-    # the per-setup records are still there: only the aggregation runs again
+    # the evaluation jobs' records are still there: only the aggregation runs again
     assert ("evaluation_records", "shift=label, task=quantification, method=CC") in jobs
     assert sum(rule == "evaluation_records" for rule, _ in jobs) == 1
     assert not any(rule == "evaluate" for rule, _ in jobs)
