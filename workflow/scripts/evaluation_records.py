@@ -2,8 +2,7 @@ import pandas as pd
 
 from unishift.io import concat_csv
 from unishift.jobs import start_job
-from unishift.records import check_not_all_failed
-from unishift.report.tables import read_records
+from unishift.records import check_not_all_failed, read_records
 
 log = start_job(snakemake)
 wildcards = snakemake.wildcards

@@ -14,13 +14,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.io import DamagedFileError, csv_problem, one_line, write_csv, write_text
+from unishift.io import DamagedFileError, write_csv, write_text
 from unishift.records import (
-    CALIBRATION_VALUES,
-    COLUMNS,
-    STATUSES,
-    STRING_COLUMNS,
     layout_of_columns,
+    read_records,
 )
 from unishift.report.names import (
     MethodColumn,
@@ -44,53 +41,6 @@ from unishift.stats import (
 )
 
 METRICS = ("error", "brier")
-
-
-def read_records(path: str | Path) -> pd.DataFrame:
-    """One per-sample result file, validated: complete last line, the exact columns of one record
-    layout (:mod:`unishift.records`), every required field present and parseable (the layout's
-    calibration values finite on scored calibration records). A damaged file raises
-    :class:`DamagedFileError` naming the file and the first bad line, so that no table is drawn from
-    a partial file."""
-    problem = csv_problem(path)
-    if problem:
-        raise DamagedFileError(path, problem)
-    try:
-        header = pd.read_csv(path, nrows=0).columns
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as err:
-        raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
-    layout = layout_of_columns(header)
-    if layout is None:
-        raise DamagedFileError(
-            path,
-            f"columns {list(header)} are not those of a record layout "
-            f"({' or '.join(str(list(c)) for c in COLUMNS.values())})",
-        )
-    strings = STRING_COLUMNS[layout]
-    try:
-        frame = pd.read_csv(
-            path, dtype={c: str for c in strings}, keep_default_na=False, na_values=[""]
-        )
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
-        raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
-    numeric = frame.drop(columns=list(strings)).apply(pd.to_numeric, errors="coerce")
-    bad = (numeric.isna() & frame.drop(columns=list(strings)).notna()).any(axis=1)
-    for column in ("shift", "task", "method", "classifier", "dataset", "status"):
-        bad |= frame[column].isna()
-    bad |= ~frame["status"].isin(STATUSES) | numeric["sample_id"].isna()
-    scored = frame["status"] != "error"
-    bad |= scored & ~np.isfinite(numeric["error"])
-    calibration = scored & (frame["task"] == "calibration")
-    for column in CALIBRATION_VALUES[layout]:
-        bad |= calibration & ~np.isfinite(numeric[column])
-    bad |= ~scored & frame["reason"].isna()
-    if bad.any():
-        row = int(np.flatnonzero(bad.to_numpy())[0])
-        raise DamagedFileError(
-            path, f"line {row + 2} lacks a required field or holds an unparseable value"
-        )
-    frame[list(numeric.columns)] = numeric
-    return frame
 
 
 def load_records(paths: Iterable[str | Path]) -> pd.DataFrame:
