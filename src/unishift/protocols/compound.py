@@ -1,31 +1,5 @@
-"""Compound-shift test samples: a source/target mixture with a drawn class prevalence
-(docs/regimes.md §2).
-
-Each sample of ``sample_size`` items has a share of target-domain items (the covariate mixture of
-docs/protocols.md §3.7) and a class prevalence vector drawn uniformly on the simplex (UPP, as
-docs/multiclass.md §7), for any number of classes k >= 2:
-
-1. the target count m of each sample: ``mixture="round"`` / ``"ceil"`` take the covariate protocol's
-   deterministic grid from pure source to pure target (:func:`unishift.protocols.mixture.target_counts`);
-   ``mixture="uniform"`` draws the proportion uniformly on [0, 1] and rounds m = round(S u) (half to
-   even);
-2. the prevalence vector p of each sample (QuaPy's Kraemer draw, ``uniform_prevalence_sampling``);
-3. the class counts n_c: S p apportioned by largest remainders (they sum to S; a tie in the
-   remainders goes to the lower class index), so the realised prevalence differs from the drawn one
-   by less than 1/S per class;
-4. the target's class counts t_c: m apportioned the same way over the weights n_c / S (so each
-   domain's share has, up to rounding, the sample's prevalence and label shift and covariate shift
-   vary independently); t_c <= n_c always holds. The source gets n_c - t_c of class c;
-5. the items: per domain, then per class, drawn from that domain's items of that class.
-   ``replace="as_needed"`` (default) draws without replacement unless a class has fewer items in a
-   pool than its count, and then with replacement, recorded in ``short``; ``"always"`` draws with
-   replacement as UPP and the mixture protocol do; ``"never"`` refuses (``ValueError``) before any
-   item is drawn.
-
-All draws use NumPy's legacy global generator seeded with ``seed`` (restored afterwards), all
-mixtures first, then all prevalences, then the items; the same arguments give the same indices.
-Indices point into the concatenation ``[source pool ; target pool]``; each sample lists its source
-items first, class by class, then its target items.
+"""Compound-shift test samples: a source/target mixture with a drawn class prevalence, for any
+k >= 2 classes (the steps, the replacement rules and the draw order: docs/regimes.md §2).
 """
 
 from __future__ import annotations
@@ -71,7 +45,7 @@ def compound_indices(
     mixture: str = "round",
     replace: str = "as_needed",
 ) -> dict[str, np.ndarray]:
-    """Index sets of ``repeats`` compound-shift samples (see the module docstring).
+    """Index sets of ``repeats`` compound-shift samples (docs/regimes.md §2).
 
     Returns ``indices`` (repeats x sample_size into [source ; target]), ``mixture`` (the drawn target
     proportion), ``realised_mixture`` (m / sample_size), ``target_counts`` (m), ``prevalence`` (the

@@ -1,31 +1,5 @@
-"""Regime maps: which method wins where, along one shift descriptor (docs/regimes.md §3).
-
-Input: per-sample records of one task (columns ``task, method, classifier, dataset, sample_id,
-error`` and one descriptor column). A sample is one (classifier, dataset, sample_id); its descriptor
-must be the same in every method's row.
-
-1. **Paired samples.** Only the samples on which every compared method has a finite error are kept
-   (a method that failed on a sample would otherwise be averaged over easier samples than the
-   others); the number left out is ``RegimeMap.n_dropped``.
-2. **Bins** (:func:`bin_edges`, :func:`assign_bins`): ``scheme="quantile"`` puts the edges at the
-   0, 1/B, ..., 1 quantiles of the kept samples' descriptor values (NumPy's linear
-   interpolation, levels computed as i / B), one value per sample, then merges repeated edges, so a descriptor with many equal
-   values gets fewer than B bins; ``scheme="width"`` puts B + 1 evenly spaced edges on
-   ``value_range`` (default: the observed minimum and maximum). Bin i is [e_i, e_{i+1}), the last one
-   [e_{B-1}, e_B]: a value on an inner edge belongs to the bin on its right, the maximum to the last
-   bin. A value outside [e_0, e_B] is an error. Edges are computed as i / B (not with ``linspace``),
-   so that on [0, 1] an edge such as 0.3 is the float nearest 0.3 and a descriptor of exactly 0.3
-   (e.g. a mixture of 75 / 250) falls in the bin that starts there.
-3. **Per bin**: each method's mean error over the bin's samples, the methods ranked by it, the winner
-   (rank 1). Means are compared after rounding to ``decimals`` (12) places, so that summation order
-   cannot decide; equal rounded means are ties, broken in favour of the method listed first in
-   ``methods`` (default: sorted names). ``n_tied`` counts the methods tied with the winner.
-4. **Changes**: ``winner_changed`` / ``ranking_changed`` compare a bin with the previous non-empty
-   bin (False for the first one; empty bins, possible with ``scheme="width"``, have no winner).
-
-:func:`write_regime_map` writes the map as ``.csv`` (one row per bin and method), ``.png`` (mean
-error against the bin centre, a dashed line at each winner change) and ``.tex`` (a tabular: one row
-per bin, the winner's mean in bold).
+"""Regime maps: which method wins where, along one shift descriptor (paired samples, bins, ranking
+with ties, winner changes and the written files: docs/regimes.md §3).
 """
 
 from __future__ import annotations
@@ -62,7 +36,7 @@ CSV_COLUMNS = (
 
 
 def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=None) -> np.ndarray:
-    """Increasing bin edges for ``values`` (see the module docstring, point 2)."""
+    """Increasing bin edges for ``values`` (docs/regimes.md §3, point 2)."""
     check_choice("scheme", scheme, SCHEMES)
     if n_bins < 1:
         raise ValueError(f"n_bins must be positive, got {n_bins}")
@@ -177,8 +151,8 @@ def regime_map(
     methods: list[str] | None = None,
     decimals: int = 12,
 ) -> RegimeMap:
-    """Bin ``descriptor``, and per bin each method's mean error, ranking and winner (module
-    docstring)."""
+    """Bin ``descriptor``, and per bin each method's mean error, ranking and winner
+    (docs/regimes.md §3)."""
     if descriptor in REQUIRED:
         raise ValueError(f"{descriptor!r} is a record column, not a descriptor")
     methods = sorted(records["method"].unique()) if methods is None else list(methods)

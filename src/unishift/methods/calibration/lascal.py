@@ -1,27 +1,6 @@
-"""LasCal (Popordanoska et al. 2024), docs/methods.md §2.5: the calibrator and its temperature search,
-for any number of classes, in a straightforward and a fast form.
-
-For each of the 100 grid temperatures LasCal (i) estimates class importance weights w = 1 + θ by RLLS
-with hard predictions and (ii) evaluates the label-shift ECE estimator (p = 2, 15 equal-count bins)
-of each class; the mean over the k classes is the loss and its first strict minimum wins.
-
-RLLS: θ = argmin ||C θ - b|| + λ ||θ|| subject to θ >= -1, C[i, j] the share of validation items
-predicted i with label j, b the predicted-class shares of the sample minus those of validation,
-λ = 0.01 ρ(n, k) (abstention's ρ with K = k). ``solver="cvxpy"`` states it to cvxpy as abstention's
-RLLS adapter does; ``"closed_form"`` solves the two-class problem exactly by enumerating its
-optimality conditions; ``"auto"`` (default) takes the closed form for two classes and cvxpy
-otherwise.
-
-* ``estimator="loop"``: the REF procedure written out plainly (one estimator loop per bin and per
-  point, one RLLS problem per temperature). Kept as the oracle the tests compare against.
-* ``estimator="vectorised"`` (default): the softmaxes, bin edges, memberships and sums of all
-  temperatures at once, and RLLS solved once per distinct (validation, sample) prediction pattern
-  instead of once per temperature (hard predictions do not change with T > 0).
-
-``arithmetic="reference"`` (default) reproduces REF's floating point where it decides the chosen
-temperature (docs/reproduction.md, "Arithmetic"): PyTorch's scaled softmaxes, each class loss a
-float32 running sum in bin order divided in float32, the classes averaged in float32.
-``arithmetic="float64"`` uses NumPy's softmax and float64 sums.
+"""LasCal (Popordanoska et al. 2024, docs/methods.md §2.5) for any number of classes: the search
+(grid, RLLS weights, class-wise label-shift ECE: docs/multiclass.md §4, LasCal), its RLLS solvers
+(docs/reproduction.md, "The RLLS solver") and REF's arithmetic (docs/reproduction.md, "Arithmetic").
 """
 
 from __future__ import annotations
@@ -382,7 +361,14 @@ def lascal_losses(
     arithmetic: str = "reference",
 ) -> np.ndarray:
     """LasCal's loss (mean over the k classes of the label-shift ECE) at every grid temperature
-    (float32 values with ``arithmetic="reference"``)."""
+    (float32 values with ``arithmetic="reference"``: each class loss a float32 running sum in bin
+    order divided in float32, the classes averaged in float32).
+
+    ``estimator="loop"`` is REF's procedure written out plainly (one estimator loop per bin and per
+    point, one RLLS problem per temperature), kept as the tests' oracle; ``"vectorised"`` computes
+    the softmaxes, bin edges, memberships and sums of all temperatures at once and solves RLLS once
+    per distinct (validation, sample) prediction pattern (hard predictions do not change with T > 0).
+    """
     check_choice("estimator", estimator, ESTIMATORS)
     check_choice("solver", solver, SOLVERS)
     check_choice("arithmetic", arithmetic, ARITHMETICS)
