@@ -1,21 +1,6 @@
-"""What made each intermediate file, so that nothing is read that its job did not write
-(docs/evaluation-jobs.md, "What made a file").
-
-Every workflow job records, next to each file it writes, a small JSON sibling
-``.<name>.made.json``: the file's path as the job wrote it, its size, modification time and sha256,
-the rule and wildcards of the job, and the sha256 of each input the job read. Before a job reads
-its inputs, and before the workflow plans on top of a previous run, each file is checked against
-its record:
-
-* a file whose content changed after its job wrote it (an edited number, a file cut at a line end,
-  a renamed header) no longer has the recorded sha256;
-* a file copied over another setup's (yeast's samples replaced by cmc.3's) has either the other
-  setup's record, whose path differs, or no matching sha256;
-* a file without a record was not written by a job of this version of the workflow.
-
-Each is refused with the file's name and the fix (delete it; snakemake then rebuilds it and what is
-computed from it). Size and modification time only spare the hashing of files that were not touched;
-the sha256 decides. Standard library only: the planning process reads it.
+"""What made each intermediate file, so that nothing is read that its job did not write: the
+``.<name>.made.json`` record next to each file and the checks against it (docs/evaluation-jobs.md,
+"What made a file"). Standard library only: the planning process reads it.
 """
 
 from __future__ import annotations

@@ -1,19 +1,6 @@
-"""The columns of a per-sample result file (``results/eval/...``): one row per (setup, sample).
-
-Two layouts, one per kind of run (docs/reporting.md §1.7). A shift whose data sets all have two
-classes writes the ``two_class`` layout, the reference's view: a calibrator's ``true_value`` and
-``estimate`` are the positive class's prevalence and mean calibrated probability, ``ece_positive``
-the paper's positive-class ECE. A shift with a data set of more classes writes the ``k_class``
-layout, which adds the number of classes, the prevalence vectors (JSON lists), QuaPy's AE and RAE and
-the class-wise ECE; there a calibrator's ``true_value`` and ``estimate`` are the accuracy and the mean
-top-label confidence, and a quantifier's stay empty (a vector has no scalar). ``error`` is what the
-tables rank in both.
-
-Both layouts end with the shift descriptors of the sample (:data:`DESCRIPTOR_COLUMNS`,
-docs/regimes.md §1): computed once per setup by the workflow's ``descriptors`` rule and joined into
-every method's records (:func:`join_descriptors`), empty where a descriptor does not apply (the
-mixture under label shift) or was not computed (the API's records). A file without them (written
-before they existed) is still read.
+"""The columns of a per-sample result file (``results/eval/...``): one row per (setup, sample), in
+the ``two_class`` or the ``k_class`` layout (docs/reporting.md §1.7), ending with the sample's shift
+descriptors (docs/regimes.md §5.1; empty in the API's records, which compute none).
 
 Kept apart from the evaluation driver so that the readers of the files (tables, figures) need none
 of the methods' code.

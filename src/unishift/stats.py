@@ -1,20 +1,8 @@
-"""Statistics behind the result tables and CD diagrams (docs/reporting.md §2-§3).
-
-* Average ranks over experiments and the Friedman (Iman-Davenport) test (docs/reporting.md §2.5,
-  §3.2). Tables and CD diagrams use the same rank matrix (docs/reporting.md §2.5: computed once,
-  correctly, over all (setup, sample) blocks).
-* Per-row bolding (Wilcoxon against the row's best cell) and win rates against the reference
-  methods, following docs/reporting.md §2.3-§2.4, i.e. what the authors' table generator did to
-  produce the published tables, including two details the paper does not state: ties count as wins,
-  and the binomial test for ``i`` reference methods is only run if the test for ``i - 1`` rejected.
-* Critical-difference analysis: which methods are statistically indistinguishable (docs/reporting.md
-  §3.2). A re-implementation of the algorithm of the ``critdd`` package (not on PyPI): Friedman
-  gate, pairwise Wilcoxon signed-rank tests (Pratt zero handling), Holm adjustment, maximal cliques
-  of the "not significantly different" graph, each extended to every method whose average rank lies
-  inside the clique's rank interval, containment pruning and singleton removal. critdd asks SciPy for
-  the exact Wilcoxon null distribution; with thousands of paired observations we use the asymptotic
-  normal approximation instead (docs/reporting.md §3.2), which agrees to many digits at these sample
-  sizes.
+"""Statistics behind the result tables and CD diagrams: average ranks and the Friedman
+(Iman-Davenport) test, per-row Wilcoxon bolding and win rates with REF's details the paper does not
+state (ties are wins, the sequential binomial gate), and the critical-difference groups, a
+re-implementation of the ``critdd`` package with the normal approximation to the Wilcoxon null
+(docs/reporting.md §2.3-§2.5, §3.2).
 """
 
 from __future__ import annotations

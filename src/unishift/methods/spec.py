@@ -1,20 +1,12 @@
 """What the registry knows of a method: :class:`MethodSpec`, built from a method class's attributes
 (:meth:`MethodSpec.of`) or, for an adaptation, from the adaptation table
-(:mod:`unishift.methods.adapt.table`).
+(:mod:`unishift.methods.adapt.table`). The order of a method's parameters: docs/methods.md,
+"Adding a method"; the derived compound shift, resolved here for methods and adaptations alike:
+docs/regimes.md §5.2.1.
 
-The parameters of a method for one shift and number of classes are, in this order: the
-constructor's defaults, ``shift_defaults[shift]``, ``binary_defaults[shift]`` when the data have two
-classes, then the caller's overrides (the ``method_params`` config key).
-
-A derived shift (:data:`unishift.methods.base.DERIVED_SHIFTS`: compound shift, on the covariate-shift
-data) is resolved here, for every method and adaptation alike: a method that runs under covariate
-shift runs under compound shift too, and its compound parameters are its covariate ones
-(``shift_defaults["covariate"]``, then ``binary_defaults["covariate"]`` for two classes) followed by
-whatever it states for compound shift itself (``shift_defaults["compound"]``, then
-``binary_defaults["compound"]``), then the overrides (docs/regimes.md §5.2.1). An adaptation's spec holds
-the spec of its inner method and hands the adapter a factory of that inner method, built the same
-way for the same shift and number of classes plus the adaptation's ``inner_params``: an adapter
-never looks a method up by name.
+An adaptation's spec holds the spec of its inner method and hands the adapter a factory of that
+inner method, built the same way for the same shift and number of classes plus the adaptation's
+``inner_params``: an adapter never looks a method up by name.
 """
 
 from __future__ import annotations

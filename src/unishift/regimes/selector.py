@@ -1,23 +1,5 @@
-"""A per-sample method selector, and the two references it is judged against (docs/regimes.md §4).
-
-Input: the per-sample records of the configured methods of ONE task: columns ``task, method,
-classifier, dataset, sample_id, error``, the unsupervised descriptor columns (the same in every
-method's row of a sample) and ``group``, the held-out unit (:func:`group_of`: the data set under
-label shift, the target domain under covariate and compound shift). A sample is one
-(classifier, dataset, sample_id); every method must have a row for every sample (a failed method's
-row has a NaN error).
-
-- :func:`select_methods` (pseudo-method ``Selector``): for each group g, one regressor per method is
-  trained on the samples of the OTHER groups (:func:`training_mask`) to predict that method's error
-  from the unsupervised descriptors; on each sample of g the method with the lowest predicted error
-  is chosen, and the Selector's row is that method's row (its error, estimate, status ...), renamed,
-  with ``chosen_method`` and ``predicted_error``. The features may not include a true intensity or
-  anything computed from the sample's labels (:func:`check_features`).
-- :func:`oracle_records` (pseudo-method ``Oracle``, ``is_method`` False): on each sample the method
-  with the lowest actual error; an upper bound that needs the labels, not a method.
-- :func:`best_single_method`: the method with the lowest mean error; :func:`best_single_records`
-  (pseudo-method ``BestSingle``) picks it for each group on the other groups only, the fair
-  baseline for the Selector.
+"""A per-sample method selector (leave-one-group-out), and the Oracle and BestSingle references it is
+judged against (input, model, why it does not leak: docs/regimes.md §4).
 
 Ties (equal predicted errors, equal errors, equal means) go to the method listed first in
 ``methods`` (default: sorted names).
@@ -177,7 +159,7 @@ def select_methods(
     model: Callable[[int], object] = default_model,
     name: str = "Selector",
 ) -> pd.DataFrame:
-    """The Selector's per-sample records (module docstring), leave-one-group-out.
+    """The Selector's per-sample records (docs/regimes.md §4.1), leave-one-group-out.
 
     ``features``: default the :data:`UNSUPERVISED_DESCRIPTORS` present in ``records``. ``model(seed)``
     returns an unfitted scikit-learn regressor. A method whose error is NaN on every training sample

@@ -1,21 +1,7 @@
-"""The shift descriptors of every sample of one setup (docs/regimes.md §1, §5.1).
-
-The workflow's ``descriptors`` rule computes them once per (shift, setup), the same for every method,
-and the evaluation jobs join them into each record (:func:`unishift.records.join_descriptors`).
-
-- π (``train_prevalence``) is the prevalence the tables' shift intensity is measured from: under
-  label shift the prevalence of the whole 70 % training portion (``prevalence_full`` of the split,
-  :func:`full_prevalence`), under covariate and compound shift the prevalence of the methods'
-  training set (the language model's training subset, ``Setting.train_prevalence``).
-- The domain classifier's reference items are the validation features (the classifier's hidden
-  states under covariate and compound shift).
-- ``true_mixture`` needs to know which items came from the target pool: the indices at or above
-  ``n_source`` (the pool is [source test ; target test]); it is left empty under label shift.
-- Each sample's random choices (the reference draw, the folds, the domain model) take
-  ``derive_seed(seed, shift, setup key, "descriptors", sample_id)``.
-
-A descriptor that cannot be computed on a sample (e.g. ``domain_auc`` of a sample with fewer
-distinct items than folds) is left empty (NaN) and its reason returned, never replaced by a value.
+"""The shift descriptors of every sample of one setup, computed once per (shift, setup) for every
+method and joined into each record (π, the reference items, ``true_mixture``, the seeds:
+docs/regimes.md §1, §5.1). A descriptor that cannot be computed on a sample is left empty (NaN) and
+its reason returned, never replaced by a value.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (docs/methods.md §2.11, §2.12;
-docs/multiclass.md §2.3, §2.6, which give the lemmas and the reasons for each choice below).
-
-Both cut the test sample into cells, ask the inner method about each cell and turn the answers into
-a calibration map. Two cell constructions:
-
-* **p_1 bins** (:class:`PositiveQuantificationToCalibration`, :class:`PositiveCAPToCalibration`; the
-  binary tables' ``_q2c_5B`` / ``_a2c_6B``, two classes only): ``binning="isometric"`` cuts the
-  positive posterior into B2 / B3 bins across both predicted classes, then B1's imputation, running
-  maximum and smoothing, then interpolation (docs/methods.md §0.4). ``binning="level_sets"`` gives
-  every item the answer of its exact score class [x]_h of p_1 without post-processing: with an
-  oracle inside, exactly the lemmas' construction, which is how the oracle tests exercise this code.
-* **top-label cells** (:class:`QuantificationToCalibration`, :class:`CAPToCalibration`; ``_3B``, any
-  k): (predicted class j) x (``bins`` isometric bins of the top-label confidence on [1/k, 1]); the
-  inner method's share of class j in a cell is its calibrated top-label confidence, the points go
-  through B1 per predicted class (:func:`unishift.methods.binning.top_label_map`). With
-  ``binning="level_sets"``: the exact score classes of whole posterior vectors. ``cell_fit="auto"``
-  fits one inner method per cell on its validation items when the inner method assumes label shift,
-  one on the whole validation set otherwise (the binary tables' rule).
+the lemmas, the two cell constructions, ``binning`` and ``cell_fit``: docs/multiclass.md §2.3,
+§2.6). The p_1 bins (:class:`PositiveQuantificationToCalibration`, :class:`PositiveCAPToCalibration`)
+are the binary tables' ``_q2c_5B`` / ``_a2c_6B``, two classes only; the top-label cells
+(:class:`QuantificationToCalibration`, :class:`CAPToCalibration`) are ``_3B``, for any k.
 """
 
 from __future__ import annotations

@@ -1,24 +1,6 @@
-"""Head2Tail (Chen & Su 2023), docs/methods.md §2.2: importance-weighted temperature scaling on
-validation, for any number of classes.
-
-The paper's transfer is multiclass by design. Each class c is a diagonal Gaussian of the
-classifier-training features (mean μ_c, standard deviations σ_c, variances floored at 1e-6). The head
-classes H are ceil(0.2 k) classes; every tail class c borrows from them through the transfer row
-
-    M[c, j] = softmax_j( -W(c, j) / sqrt(d) ) over j in H, j != c,   W(c, j) = ||μ_c - μ_j||² + ||σ_c - σ_j||²
-
-(W the squared 2-Wasserstein distance of the two diagonal Gaussians, d the feature dimension). A
-validation item of tail class c gets the density ratio of the shifted Gaussian
-N(α μ_c + (1 - α) Σ_j M[c, j] μ_j, (α σ_c + (1 - α) Σ_j M[c, j] σ_j)²) over N(μ_c, σ_c²) at its features,
-clipped to [0.3, 5]; head items weigh 1. The temperature minimises the weighted validation
-cross-entropy (the binary ``head2tail_temperature``, class-generic). No test data is used.
-
-``head`` says which classes are the head: ``"frequency"`` (default; the paper's definition, the
-ceil(0.2 k) most frequent classes of the classifier-training set, ties to the lower index) or
-``"index"`` (the LasCal code's rule, the first ceil(0.2 k) class indices, which assumes classes
-sorted by frequency). For k = 2 the single head class has transfer row M[1, 0] = 1 and the weights
-are the closed form of the binary tables, whose head is class 0 (``head="index"``, their
-``binary_defaults``).
+"""Head2Tail (Chen & Su 2023, docs/methods.md §2.2): importance-weighted temperature scaling on
+validation for any number of classes, no test data used (the transfer, the weights and the ``head``
+rules: docs/multiclass.md §4, Head2Tail).
 """
 
 from __future__ import annotations
