@@ -5,13 +5,8 @@ A *setup* is one trained classifier on one data set (label shift) or one languag
 source->target pair (covariate shift). It brings the :class:`Setting` the method is fitted on, the
 pool of labelled test items and the persisted sample indices into that pool. Every method of every
 task is evaluated on exactly the same samples, and each record is written in the run's layout
-(:mod:`unishift.records`).
-
-Two switches reproduce the reference code's arithmetic and randomness (docs/reproduction.md):
-``ece_precision`` (float32, REF's, or float64) and ``domain_stream``: ``"reference"`` continues the
-sample generator's legacy NumPy stream (persisted with the samples) across the setup's samples in
-order, a fresh copy per (method, setup) as REF's per-method loops do, so that the domain classifier's
-up-sampling draws what REF drew; ``"per_sample"`` seeds each draw from (seed, setting, sample).
+(:mod:`unishift.records`). ``ece_precision`` and ``domain_stream`` reproduce REF's arithmetic and
+randomness (config/README.md, "Faithful by default"; docs/reproduction.md).
 """
 
 from __future__ import annotations

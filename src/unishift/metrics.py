@@ -1,14 +1,7 @@
-"""Error measures computed on one test sample, for any number of classes k >= 2 (docs/reporting.md
-§1, docs/multiclass.md §5): ``ece_top_label`` (REF's measure, every ECE number of the paper),
-``ece_positive_class`` (two classes: the formula the paper prints), ``ece_classwise`` (Kull et al.
-2019's class-wise ECE with the tables' squared gap), ``brier``, ``quantification_ae`` /
-``quantification_rae`` (QuaPy's AE and RAE) and ``absolute_error`` (CAP).
-
-``precision`` is the arithmetic of the ECEs: ``"float32"`` reproduces the reference code's
-(float32 bin edges from ``torch.linspace``, a float32 running sum and float32 rounding), ``"float64"``
-computes the same definition in float64. For two classes the Brier score and AE are computed as the
-binary tables always computed them ((y - p_1)^2, |p_1 - p_hat_1|): they equal the k-class formulas
-in real arithmetic and keep their last bits.
+"""Error measures computed on one test sample, for any number of classes k >= 2: the top-label,
+positive-class and class-wise ECEs, Brier, QuaPy's AE and RAE and the CAP error, with REF's float32
+ECE arithmetic (``precision``) and the binary tables' two-class forms (docs/reporting.md §1,
+docs/multiclass.md §5).
 
 Every measure refuses what it cannot score (a NaN, a probability outside [0, 1], rows not summing
 to 1, labels outside 0..k-1) instead of dropping items.

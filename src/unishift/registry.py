@@ -1,14 +1,8 @@
 """One registry mapping each method name, spelled as in the paper's table columns, to its entry, for
-any number of classes.
-
-A method is identified by ``(task, name)``: the same name can denote a calibrator and a quantifier
-(e.g. ``EMQ``). A method describes itself in class attributes (:class:`unishift.methods.base.Method`:
-name, group, display name, shifts, per-shift and binary-table parameters, the reason it needs two
-classes); the registry finds it by importing every module of the packages in ``METHOD_PACKAGES``, the
-modules of the ``unishift.methods`` entry-point group (installed plugins) and those named in
-``UNISHIFT_PLUGINS`` (the workflow's ``plugins:`` key), and registers each class that sets its own
-``name``. The cross-task adaptations of every registered method are then derived from the table in
-:mod:`unishift.methods.adapt.table` (docs/methods.md): binary and k-class kinds alike.
+any number of classes. A method is identified by ``(task, name)``: the same name can denote a
+calibrator and a quantifier (e.g. ``EMQ``). Which modules are scanned (``METHOD_PACKAGES``, the
+``unishift.methods`` entry points, the ``plugins:`` key as ``UNISHIFT_PLUGINS``), which classes are
+registered and how their adaptations are derived: docs/methods.md, "Adding a method".
 
 Build a method for data with k classes with ``get_method(task, name, shift).build(shift, k,
 overrides)``; a binary-only method refuses k > 2 with its reason.

@@ -1,15 +1,11 @@
 """Every classifier the workflow can train or name, described once: one :class:`ClassifierSpec`
 each, from which the config check (valid names), the row-block order of the tables, the display
-names and the factory derive.
-
-``tabular`` classifiers are the scikit-learn models of the label-shift experiments
-(docs/protocols.md §2.3), built by :func:`make_classifier`; ``language_model`` entries name the
-paper's language models (built by :mod:`unishift.lm` from ``covariate_shift.models``) so that the
-tables order and print them. Adding a classifier is one :func:`register_classifier` call below.
-
-The registration order of each kind is the tables' row-block order: REF's (lr, nb, knn, mlp); the
-paper's language models come after the tabular classifiers. The MLP is the only stochastic tabular model: REF left it unseeded; it is seeded
-from the config so that one model is shared by all tasks and runs are reproducible.
+names and the factory derive. ``tabular`` classifiers are the scikit-learn models of the label-shift
+experiments (which, in which order, the seeded MLP: docs/protocols.md §2.3), built by
+:func:`make_classifier`; ``language_model`` entries name the paper's language models (built by
+:mod:`unishift.lm`) so that the tables order and print them. Adding a classifier is one
+:func:`register_classifier` call below; the registration order of each kind is the tables' row-block
+order, the language models after the tabular classifiers.
 
 The factories import scikit-learn when called: the workflow reads the names when it plans.
 """

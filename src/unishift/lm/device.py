@@ -1,15 +1,5 @@
-"""Where a language-model job runs: one GPU per job, and no silent weeks on the CPU.
-
-* One device per job. The Hugging Face Trainer wraps a model in ``DataParallel`` when a process sees
-  several GPUs and multiplies the batch size by their number, which changes the paper's schedule.
-  A job therefore uses exactly one GPU: the one a scheduler assigned (``CUDA_VISIBLE_DEVICES`` with
-  one entry, as SLURM's ``--gres``/``--gpus`` sets it), the only one there is, or, on a workstation
-  with several, one it claims for its lifetime with an exclusive lock (Snakemake's ``gpu`` resource
-  caps the jobs holding GPUs at the number of GPUs given with ``--resources gpu=N``, so a free one
-  exists). When it cannot claim one it stops with a message naming the fix.
-* No silent CPU fallback for large work. ``device: auto`` estimates what the job costs on a CPU
-  (forward passes x tokens x parameters) and stops before starting when that exceeds an hour;
-  ``device: cpu`` runs it anyway.
+"""Where a language-model job runs: exactly one GPU per job, and no silent weeks on the CPU (why, and
+how a job picks its GPU or refuses the CPU: docs/running.md, "GPUs: one per job").
 
 Nothing here initialises CUDA: the device count comes from NVML through
 ``torch.cuda.device_count()``, which honours ``CUDA_VISIBLE_DEVICES`` until CUDA starts.

@@ -103,25 +103,9 @@ def fresh_context(setting: Setting, sample_id: int = 0) -> SampleContext:
 
 class Method(ABC):
     """Base of all methods. Constructors only store hyper-parameters (QuaPy style); their defaults
-    are the method's defaults (the registry reads them from the signature).
-
-    A method describes itself in class attributes (docs/methods.md, "Adding a method"); a class that
-    sets ``name`` in its own body is registered under ``(task, name)`` when the registry scans its
-    module, subclasses that do not set their own ``name`` are not registered:
-
-    * ``name`` as in the tables' columns; ``group`` one of :data:`GROUPS`; ``display`` the LaTeX
-      column head (``name`` when empty); ``shifts`` the shifts it runs under (one that runs under
-      covariate shift also runs under compound shift, :data:`DERIVED_SHIFTS`); ``description``;
-    * ``shift_defaults``: constructor arguments of one shift, for any number of classes;
-      ``binary_defaults``: those the paper's binary tables used, applied over ``shift_defaults``
-      only when the data have two classes (e.g. the logit convention of each binary table);
-    * ``adaptations``: the kinds of cross-task adaptation registered for it (a family such as
-      ``"q2c"`` or a kind such as ``"q2c_5B"``, :mod:`unishift.methods.adapt.table`), ``None`` for
-      every automatic kind its task has;
-    * ``binary_only``: why the method needs two classes ("" when it works for any k); the registry
-      refuses to build it for k > 2 with this reason;
-    * ``assumption``: the shift its guarantee needs (:data:`ASSUMPTIONS`); calibrators also state
-      the ``calibration_notion`` they target.
+    are the method's defaults (the registry reads them from the signature). A method describes itself
+    in the class attributes below; what each means and decides, and which classes are registered:
+    docs/methods.md, "Adding a method".
     """
 
     task: ClassVar[str]

@@ -1,16 +1,8 @@
-"""Domain-classifier weights (B5, docs/methods.md §0.4: a logistic regression telling the
-classifier-training features from the test sample's, evaluated at the validation items), the costly
-step of CPCS, TransCal, EMQ^TransCal and their adaptations: computed once per sample context, or
-taken from a memo that an upstream rule filled once per (setup, plan) (docs/domain-weights.md).
-
-Under ``domain_stream: reference`` a call's up-sampling draw continues a stream that each (method,
-setup) evaluation starts afresh, so a stored weight vector is keyed by what determines it (the
-setting, the sample, the feature set, a fingerprint of the random state the call starts from, a
-digest of the sample's features); a matching call replays the draw and takes the stored weights, any
-other call fits the domain classifier itself. Which calls a method makes is its *domain-weight plan*
-(:meth:`Method.domain_weight_plan`): :data:`SAMPLE`, :data:`PREDICTED_CLASSES`, :data:`UNSHARED` or
-``None`` (docs/domain-weights.md). A shared artifact carries its own fallback reason, so that every
-method that consumes it records the fallback in its own result.
+"""Domain-classifier weights (B5, docs/methods.md §0.4), the costly step of CPCS, TransCal,
+EMQ^TransCal and their adaptations: computed once per sample context, or taken from a memo that an
+upstream rule filled once per (setup, plan); the plans and the memo's keys: docs/domain-weights.md.
+A shared artifact carries its own fallback reason, so that every method that consumes it records the
+fallback in its own result.
 
 This module imports nothing above :mod:`unishift.methods.base`; the calibrators import it.
 """

@@ -1,18 +1,6 @@
-"""Shift descriptors of one test sample (docs/regimes.md §1).
-
-Plain functions on NumPy arrays, for any number of classes k >= 2: posteriors are n x k matrices,
-labels integers 0..k-1, prevalences length-k vectors. Two families:
-
-- **true intensities** (need the sample's labels or its domain membership; for plots and regime maps
-  only, never a selector's input): ``true_label_shift``, ``true_mixture``;
-- **unsupervised estimates** (need only the unlabelled sample plus what a method may learn from: the
-  labelled validation set and the classifier-training data): ``est_prevalence_shift``,
-  ``domain_auc``, ``confidence_drop``, ``prediction_shift``.
-
-:func:`describe_sample` returns them as a dict whose keys are the CSV column names
-(:data:`TRUE_DESCRIPTORS`, :data:`UNSUPERVISED_DESCRIPTORS`). The per-setup work (fitting PACC on the
-validation set, the validation set's confidence and predicted-class distribution) is done once by
-:func:`make_reference`.
+"""Shift descriptors of one test sample, for any k >= 2: the true intensities (plots and regime maps
+only, never a selector's input) and the unsupervised estimates, plain functions on NumPy arrays
+(docs/regimes.md §1).
 """
 
 from __future__ import annotations

@@ -1,18 +1,9 @@
 r"""The adaptations between tasks (paper §4, docs/multiclass.md §2) and EM on calibrated posteriors,
-as one table for any number of classes.
-
-Every registered method gets the adaptations its class lists in ``adaptations`` (a family such as
-``"q2c"`` for all its kinds, or a kind such as ``"q2c_5B"``; ``None``: every automatic kind of its
-task, :data:`KINDS`): a method of another task, named ``<inner>_<suffix>``, that wraps it. A new
-method, built in or from a plugin, thereby appears in the other tasks' binary and k-class tables,
-with its own parameters and shifts. The binned ρ2ζ and α2ζ come in two kinds: ``q2c_5B`` /
-``a2c_6B`` bin p_1 (the binary tables, two classes only), ``q2c_3B`` / ``a2c_3B`` the top-label
-confidence per predicted class (any k).
-
-:data:`ROWS` states what the paper's adapted columns change from the inner method's own parameters
-(logit convention, EMQ prior, the shifts of each table), each checked against the paper's column list
-in ``docs/methods.md``. The inner method is built by its registry entry for the same shift and
-number of classes, then given the row's ``inner_params`` (``binary_inner_params`` for two classes).
+as one table for any number of classes. Which kinds a method gets (its ``adaptations``) and what
+:data:`ROWS` state of the paper's adapted columns (each checked against the column list of
+docs/methods.md §1): docs/methods.md, "Adding a method". The inner method is built by its registry
+entry for the same shift and number of classes, then given the row's ``inner_params``
+(``binary_inner_params`` for two classes).
 """
 
 from __future__ import annotations
