@@ -1,14 +1,7 @@
-"""The CPU kernels of the numerical libraries, pinned so that a config gives the same bytes on
-every x86-64 machine (docs/determinism.md).
-
-NumPy and SciPy's bundled OpenBLAS, PyTorch's MKL, oneDNN and ATen each pick the kernels of the
-widest instruction set the CPU offers. Kernels of different widths sum in different orders, so the
-last bits of a matrix product differ between, say, an AVX2 and an AVX-512 machine, and the methods
-whose decisions hinge on last bits (LasCal's search, TransCal's optimiser) then move. A *profile*
-names one kernel per library, set through the libraries' own environment variables. They are read
-when a library loads, so they must be set before NumPy (or PyTorch) is imported: the workflow sets
-them for every job it starts, the test session in ``tests/conftest.py``, and a notebook by
-:func:`pin` before its first ``import numpy`` (the Python API warns when it runs unpinned).
+"""The CPU kernels of the numerical libraries, pinned so that a config gives the same bytes on every
+x86-64 machine: a *profile* names one kernel per library, set through the libraries' own environment
+variables before NumPy (or PyTorch) is imported (why, which variables, who sets them:
+docs/determinism.md, "CPU kernels"; a notebook calls :func:`pin`, docs/api.md).
 
 This module imports nothing numerical at import time.
 """

@@ -1,13 +1,7 @@
-"""Covariate-shift test samples: mixtures of source and target test items (docs/protocols.md §3.7).
-
-Sample k holds ``sample_size - m_k`` items drawn uniformly with replacement from the source test set,
-then ``m_k`` from the target test set; indices point into ``[source test ; target test]``.
-``counts="round"`` (the reference code that produced the tables): m_k = round(linspace(0, S, R));
-``counts="ceil"`` (the paper's formula): n_A(i) = ceil(S (1 - (i-1)/(R-1))), m = S - n_A.
-
-Draws use NumPy's legacy global RNG seeded once per setup (as the reference code does, restoring the
-caller's state afterwards), all index sets before use; the state after the draws is returned
-(``stream_*`` arrays), which the reference code's domain-classifier up-sampling continued.
+"""Covariate-shift test samples: mixtures of source and target test items, indices into
+``[source test ; target test]``, with ``counts="round"`` (the reference code's) or ``"ceil"`` (the
+paper's formula), drawn with NumPy's legacy global RNG seeded once per setup and the state after the
+draws returned (``stream_*``) (docs/protocols.md §3.7).
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
 """QuaPy's uniform-, artificial- and natural-prevalence protocols for any number of classes, returning
-sample indices (docs/protocols.md §2.4, §4, docs/multiclass.md §7).
-
-Each draws with replacement inside a temporary seeding of NumPy's legacy global RNG, exactly as QuaPy
-does, and generates every index set before the first one is used.
-
-The reference code runs its evaluation loop inside that temporary seeding, so its later draws (the
-domain classifier's up-sampling, one call per sample in sample order) continue the same stream after
-the index sets. ``upp_indices(..., return_state=True)`` also returns the legacy RNG state at that
-point; the samples artifact persists it (``stream_state_arrays``) so that the evaluation can continue
-the stream exactly (docs/reproduction.md, "Where REF's randomness comes from").
+sample indices (docs/protocols.md §2.4, §4, docs/multiclass.md §7): drawn with replacement inside a
+temporary seeding of NumPy's legacy global RNG, every index set before the first is used, as QuaPy
+does. ``upp_indices(..., return_state=True)`` also returns the RNG state after the draws, which the
+evaluation continues (docs/reproduction.md, "Where REF's randomness comes from").
 """
 
 from __future__ import annotations

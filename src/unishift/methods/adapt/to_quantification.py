@@ -1,16 +1,8 @@
 """ζ2ρ, α2ρ and EMQ on calibrated posteriors: quantifiers built from other tasks (docs/methods.md
-§3.2-3.4; docs/multiclass.md §2.1, §2.5, which give the lemmas and what each variant assumes).
-
-* ζ2ρ (Lemma 1): the mean calibrated posterior vector; for two classes (1 - p, p) with p the mean
-  calibrated positive posterior, as the binary tables computed it.
-* α2ρ (Lemma 5): one CAP model per predicted class j gives the share α_j of class j among the items
-  predicted j; for k >= 3 the rest 1 - α_j must be split over k - 1 classes, which one accuracy per
-  part cannot say: ``split="validation"`` splits it like the validation errors of that predicted
-  class (for k = 2 it is Lemma 5), ``"recall"`` uses the validation recalls (exact under label
-  shift, not Lemma 5 for k = 2).
-* EMQ^ζ: EM run on the calibrated posteriors (EMQ^LasCal, §3.3; any calibrator).
-
-An empty test partition contributes 0 (its weight is 0; REF sets the missing accuracy to 0).
+§3.2-3.4; the lemmas, α2ρ's ``split`` for k >= 3 and what each variant assumes: docs/multiclass.md
+§2.1, §2.5). For two classes ζ2ρ is (1 - p, p) with p the mean calibrated positive posterior, as the
+binary tables computed it. An empty test partition contributes 0 (its weight is 0; REF sets the
+missing accuracy to 0).
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""DMCal (docs/methods.md §2.10): a DMy prevalence estimate turned into a binned calibration map.
-
-DMy (QuaPy's distribution matching, Hellinger distance, ``n_bins`` histogram bins per posterior
-column) estimates the sample's prevalence q; each cell R of the posterior space then gets Bayes' share
-q_j P(R | j) / sum_c q_c P(R | c), exact under label shift (P(x in R | y) is the same on validation and
-test). Two constructions of the cells (``cells``):
-
-* ``"positive_class"`` (the binary tables, two classes only): ``n_bins`` bins of p_1 on [0, 1],
-  P(R | c) the class-conditional DMy validation histograms, one map across both predicted classes
-  (bin centres, B1 post-processing, interpolation at p_1; docs/methods.md §0.4).
-* ``"top_label"`` (any k): the top-label cells of ρ2ζ (:func:`unishift.methods.binning.top_label_map`),
-  P(R | c) the share of the validation items of class c in R. With the true prior the cell shares
-  are exact at the population level; the map targets top-label calibration.
+"""DMCal (docs/methods.md §2.10): a DMy prevalence estimate turned into a binned calibration map by
+Bayes' rule on each cell, exact under label shift; the two cell constructions (``cells``:
+``"positive_class"``, the binary tables', or ``"top_label"``, any k): docs/multiclass.md §4, DMCal.
 """
 
 from __future__ import annotations
