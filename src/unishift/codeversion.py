@@ -1,13 +1,8 @@
-"""The version of the library code that a workflow step runs, as a content hash (docs/code-version.md).
-
-A step's code is the set of ``unishift`` modules its script imports, followed transitively through
-every import statement (function-level imports included, a package's ``__init__`` whenever one of its
-modules is imported), plus the non-Python files shipped inside those packages. Each module enters the
-hash as its syntax tree without docstrings, so a comment, a docstring or a reformatting does not
-change the version. The method registry and the packages that register methods are the exception:
-an evaluation job depends on its own method's modules and registry entry
-(:func:`method_code_version`), the report rules on every registry entry, and no other rule on
-either. Nothing here imports the modules it hashes: files are located from the package's folder.
+"""The version of the library code that a workflow step runs, as a content hash: which modules a
+step's code is, and how the method registry's packages count (docs/code-version.md). Each module
+enters the hash as its syntax tree without docstrings, so a comment, a docstring or a reformatting
+does not change the version. Nothing here imports the modules it hashes: files are located from the
+package's folder.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""One workflow run at a time per results folder (docs/evaluation-jobs.md, "One run at a time").
-
-Snakemake locks its working directory, but a second run that has nothing to do releases the locks
-by deleting their folder, after which a third run with overlapping targets starts jobs beside the
-first (seen with Snakemake 9.27.1). This lock is the operating system's: an exclusive ``flock`` on
-``<results>/.run.lock`` held by the snakemake process for as long as it runs, so it is released when
-that process ends, however it ends (``kill -9`` included), and nothing else can remove it. The
-workflow takes it when it starts executing jobs (``onstart``: dry runs, ``--lint``, ``--unlock``
-and runs with nothing to do take no lock); ``--nolock`` skips it as it skips Snakemake's.
+"""One workflow run at a time per results folder: an exclusive ``flock`` on ``<results>/.run.lock``
+held by the snakemake process, released when that process ends, however it ends (``kill -9``
+included), and removable by nothing else (why Snakemake's own lock is not enough, and when the lock
+is taken: docs/evaluation-jobs.md, "One run at a time").
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""Defaults of the ``covariate_shift:`` config section (embedded default: MiniLM on tweets, cached mode).
-
-The embedded default departs from the paper's schedule (5 epochs, learning rate 5e-4, evaluation
-every 500 steps) with 20 epochs, 5e-3 and every 20 steps: the tweet domains have 423-2363 training
-texts, i.e. 35-185 optimisation steps under the paper's schedule, after which the head is still far
-from converged (in-domain accuracy 0.60-0.74 against 0.67-0.79 converged). PAPER_LM holds the paper's.
+"""Defaults of the ``covariate_shift:`` config section (embedded default: MiniLM on tweets, cached
+mode; why its schedule departs from the paper's, which PAPER_LM holds: docs/protocols.md §3.3).
 
 The same defaults are written out, with descriptions, in config/config.yaml (the embedded default)
-and workflow/schemas/config.schema.yaml (a test keeps the three in step). No heavy imports: the workflow reads this at parse time.
+and workflow/schemas/config.schema.yaml (a test keeps the three in step). No heavy imports: the
+workflow reads this at parse time.
 """
 
 from __future__ import annotations

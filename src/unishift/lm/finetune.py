@@ -1,13 +1,6 @@
-"""Head-only fine-tuning with the paper's Trainer schedule (docs/protocols.md §3.3-3.4), in two modes:
-
-* ``faithful``: the Hugging Face ``Trainer`` runs the whole model at every step; the backbone is frozen
-  but in train mode (its dropout is active), exactly like the reference code.
-* ``cached``: the head's input is computed once per text in eval mode (no dropout in the backbone) and
-  the same Trainer, schedule and head modules train on that cache. Documented deviation: the backbone's
-  dropout noise during training is lost; in exchange the encoder runs once per text instead of once
-  per text and epoch.
-
-Model selection is on validation accuracy (REF's "f1" is micro-F1, i.e. accuracy).
+"""Head-only fine-tuning with the paper's Trainer schedule in two modes: ``faithful`` (the whole
+model at every step, as the reference code) and ``cached`` (the same Trainer and head modules
+trained on a cache of the head's input); what each keeps and loses: docs/protocols.md §3.3-3.4.
 """
 
 from __future__ import annotations

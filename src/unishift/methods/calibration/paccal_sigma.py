@@ -1,12 +1,6 @@
-"""PacCal^σ (docs/methods.md §2.9): posteriors rescaled with PACC's validation matrix.
-
-PACC estimates the test prevalence q from the mean test posterior p̄ through the validation matrix M
-(M[i, j] = mean posterior of class i among the validation items of class j): M q = p̄. PacCal applies
-the same linear correction to each item, p'(x) = M^{-1} p(x): its rows sum to 1 (the columns of M
-do) and the mean of p' over the sample is PACC's unconstrained estimate. For two classes it is
-[1 - p', p'] with p' = (p - fpr) / (tpr - fpr), computed so (the binary tables' arithmetic). It
-carries no calibration guarantee: under label shift the true test posterior is the Bayes
-re-weighting of the training posterior, not a linear map of it (docs/multiclass.md §4).
+"""PacCal^σ (docs/methods.md §2.9): posteriors rescaled with PACC's validation matrix, p'(x) =
+M^{-1} p(x), with no calibration guarantee (docs/multiclass.md §4, PacCal^σ). For two classes it is
+computed as the binary tables' [1 - p', p'] with p' = (p - fpr) / (tpr - fpr).
 """
 
 from __future__ import annotations
