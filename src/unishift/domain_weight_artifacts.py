@@ -1,11 +1,8 @@
-"""The shared domain-classifier weights of a setup: computing, writing, reading and attaching them.
-
-The upstream rule (``workflow/rules/weights.smk``) writes one file per (setup, plan): every call
-that a method with that domain-weight plan makes on that setup, in sample order, with the random
-stream the evaluation driver gives it (docs/domain-weights.md). The calls are made by running a probe
-method through :func:`unishift.evaluation.evaluate_setup`, so that the contexts, streams and parts
-are exactly those of the consumers: a plain calibrator that asks for the weights (plan ``sample``)
-and the ζ2α adapter around it (plan ``predicted_classes``).
+"""The shared domain-classifier weights of a setup: computing, writing, reading and attaching them
+(one file per (setup, plan): docs/domain-weights.md). The calls are made by running a probe method
+through :func:`unishift.evaluation.evaluate_setup`, so that the contexts, streams and parts are
+exactly those of the consumers: a plain calibrator that asks for the weights (plan ``sample``) and
+the ζ2α adapter around it (plan ``predicted_classes``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Floating-point arithmetic of the reference implementation, replicated in NumPy.
-
-The reference code (REF) computes its ECE and LasCal's search criterion with PyTorch, whose default
-dtype is float32: bin edges come from a float32 ``torch.linspace``, sums are accumulated into a
-float32 tensor and the ECE is rounded as a float32. These details move confidences that sit on or
-next to a bin edge (k-NN's 0.6, 2/3, 0.8) into another bin and flip near-ties, so the faithful
-metric and search reproduce them (docs/reproduction.md, "Arithmetic"). Each helper is checked
-against PyTorch itself in ``tests/test_numerics.py``.
+"""Floating-point arithmetic of the reference implementation (REF), replicated in NumPy: PyTorch's
+float32 bin edges, running sums and rounding, which move confidences on or next to a bin edge (k-NN's
+0.6, 2/3, 0.8) into another bin and flip near-ties (docs/reproduction.md, "Arithmetic"). Each helper
+is checked against PyTorch itself in ``tests/test_numerics.py``.
 """
 
 from __future__ import annotations

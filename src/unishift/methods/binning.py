@@ -99,15 +99,13 @@ def replace_top(posteriors: np.ndarray, predicted: np.ndarray, top: np.ndarray) 
 
 
 def top_label_map(posteriors, bins, cell_rate, at_centres, monotone, smooth) -> np.ndarray:
-    """Calibrate the top-label confidence per predicted class through its cells' rates.
+    """Calibrate the top-label confidence per predicted class through its cells' rates (the
+    construction, B1 in unit coordinates between the anchors (1/k, 1/k) and (1, 1), the other
+    coordinates rescaled by :func:`replace_top`: docs/multiclass.md §2.3).
 
     ``cell_rate(cls, b, mask)`` gives the share of class ``cls`` among the items ``mask`` of cell
-    (cls, b). Each non-empty cell contributes the point (abscissa, rate), the abscissa being the bin
-    centre (``at_centres``) or the cell's mean confidence; empty cells a NaN at the centre. The points
-    go through B1 in unit coordinates u = (c - 1/k) / (1 - 1/k), so that B1's anchors (0, 0) and (1, 1)
-    are (1/k, 1/k) and (1, 1) and its running maximum and smoothing act as in the binary tables
-    (both commute with an increasing affine map). The other coordinates are rescaled
-    (:func:`replace_top`).
+    (cls, b). A non-empty cell's abscissa is the bin centre (``at_centres``) or the cell's mean
+    confidence; an empty cell gives a NaN at the centre.
     """
     posteriors = np.asarray(posteriors, dtype=float)
     k = posteriors.shape[1]

@@ -154,15 +154,12 @@ def domain_auc(
 ) -> float:
     """Cross-validated AUC of a logistic regression telling reference items (label 0) from sample
     items (label 1): 0.5 when the two are indistinguishable, towards 1 as the sample's features move
-    away from the reference.
+    away from the reference (the model and its grouped folds: docs/regimes.md §1.2).
 
-    The model is ``StandardScaler`` + ``LogisticRegression(random_state=seed)``, fitted per fold of
-    ``StratifiedGroupKFold(n_folds, shuffle=True, random_state=seed)`` whose groups are the distinct
-    feature rows (copies of an item drawn twice share a fold); the AUC is the mean of the folds'
-    AUCs on their held-out items. ``reference_size``: ``"match"`` (default) draws as many reference
-    items as the sample has (without replacement, seeded; all of them if the reference is smaller),
-    so that a large validation set neither dominates the fit nor slows it; None keeps the whole
-    reference; a positive integer draws that many.
+    ``reference_size``: ``"match"`` (default) draws as many reference items as the sample has
+    (without replacement, seeded; all of them if the reference is smaller), so that a large
+    validation set neither dominates the fit nor slows it; None keeps the whole reference; a
+    positive integer draws that many.
     """
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score

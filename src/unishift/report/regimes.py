@@ -131,16 +131,10 @@ def build_selection(
     tex_path: str | Path | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The Selector of one task and shift from the configured methods' records
-    (:func:`unishift.regimes.selector.select_methods`, leave one group out, features the unsupervised
-    descriptors; its regressors seeded with ``derive_seed(seed, "selector", shift, task)`` from the
-    root ``seed``), with the per-sample oracle and the best single method beside it.
-
-    Writes the Selector's records in the run's record layout ``layout`` (``records_path``: read by
-    the tables like any method's file, rows in table order), the summary (``summary_path``: mean
-    error and finite samples of the Selector, BestSingle, Oracle and every method, with their role)
-    and each sample's choices (``choices_path``); with ``tex_path``, the report's tabular of the
-    Selector, its two references and the best single method over all groups
-    (:func:`selection_tex`)."""
+    (:func:`unishift.regimes.selector.select_methods`), with the per-sample oracle and the best single
+    method beside it. Writes ``records_path`` (in the record layout ``layout``), ``summary_path``,
+    ``choices_path`` and, with ``tex_path``, the report's tabular (:func:`selection_tex`); what each
+    holds, and the regressors' seed: docs/regimes.md §5.4."""
     methods = list(methods)
     records = add_groups(_records(files, task, shift, methods))
     features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]
