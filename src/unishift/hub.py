@@ -1,10 +1,6 @@
-"""Hugging Face hub data sets and models at pinned revisions, downloaded once, then read offline.
-
-The workflow downloads every hub data set and model in one local stage (the ``hub_download`` rule,
-run where there is internet, e.g. a cluster's login node) into the Hugging Face cache, and records
-the commit each configured revision resolved to. The jobs that read them (text domains, encoding,
-fine-tuning) run with the hub's offline switches on and load exactly that commit, so compute nodes
-without internet work and a later push to a hub repository cannot change a rerun.
+"""Hugging Face hub data sets and models at pinned revisions, downloaded once (the ``hub_download``
+rule), then read offline at exactly the recorded commit, so that compute nodes need no internet and a
+later push cannot change a rerun (docs/running.md, "Hub revisions and offline compute nodes").
 
 ``datasets`` in offline mode falls back to *the latest cached version* of a data set whatever
 revision is asked for; :func:`check_dataset_commit` turns that into an error.
