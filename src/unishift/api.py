@@ -39,7 +39,7 @@ from unishift.methods.base import (
 )
 from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
-from unishift.records import COLUMNS, layout_of
+from unishift.records import layout_of
 
 warn_if_unpinned(stacklevel=3)
 
@@ -209,7 +209,7 @@ def evaluate(
         domain_stream=domain_stream,
         layout=layout,
     )
-    return pd.DataFrame.from_records(records, columns=list(COLUMNS[layout]))
+    return records
 
 
 def load_records(

@@ -250,18 +250,26 @@ def evaluate_setup(
 
 
 def evaluate_setups(
-    task: str, name: str, build: Callable[[SetupData], Callable[[], Method]], setups, **options
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Records and per-setup timings of the method ``build(setup)`` makes, on every setup
-    (``options``: those of :func:`evaluate_setup`)."""
+    task: str,
+    name: str,
+    build: Callable[[SetupData], Callable[[], Method]],
+    setups,
+    layout: str = TWO_CLASS,
+    **options,
+):
+    """The records (a frame in ``layout``'s columns) and per-setup timings (a frame) of the method
+    ``build(setup)`` makes, on every setup (``options``: those of :func:`evaluate_setup`)."""
+    import pandas as pd
+
     records, timings = [], []
     for setup in setups:
-        rows, timing = evaluate_setup(task, name, build(setup), setup, **options)
+        rows, timing = evaluate_setup(task, name, build(setup), setup, layout=layout, **options)
         records.extend(rows)
         timings.append(
             {"method": name, "classifier": setup.classifier, "dataset": setup.dataset, **timing}
         )
-    return records, timings
+    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS[layout]))
+    return frame, pd.DataFrame.from_records(timings)
 
 
 def evaluate_method(
@@ -277,8 +285,6 @@ def evaluate_method(
 ):
     """Per-sample records (one row per setup x sample, in the run's layout) and per-setup timings
     of one registered method; each setup builds the method for its own number of classes."""
-    import pandas as pd
-
     spec = get_method(task, method_name, shift)
     check_options(layout, ece, ece_precision, domain_stream)
 
@@ -286,7 +292,7 @@ def evaluate_method(
         spec.params(shift, setup.n_classes, params)  # fail early on a malformed parameter mapping
         return lambda: spec.build(shift, setup.n_classes, params)
 
-    records, timings = evaluate_setups(
+    return evaluate_setups(
         task,
         method_name,
         build,
@@ -296,5 +302,3 @@ def evaluate_method(
         domain_stream=domain_stream,
         layout=layout,
     )
-    frame = pd.DataFrame.from_records(records, columns=list(COLUMNS[layout]))
-    return frame, pd.DataFrame.from_records(timings)
