@@ -49,7 +49,7 @@ LAYERS = [
     ("unishift", "unishift.choices", "unishift.numerics", "unishift.kernels", "unishift.io",
      "unishift.jobs", "unishift.hub"),
     ("unishift.metrics", "unishift.protocols", "unishift.stats", "unishift.classifiers",
-     "unishift.lm"),
+     "unishift.lm", "unishift.passthrough"),
     ("unishift.data",),
     # shift descriptors, regime maps, the selector (docs/regimes.md): data, metrics, protocols below
     ("unishift.regimes",),

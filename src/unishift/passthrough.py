@@ -9,6 +9,8 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from unishift.metrics import argmax_predictions
+
 
 class PosteriorPassthrough(ClassifierMixin, BaseEstimator):
     """A fitted sklearn classifier whose inputs already are the n x k posterior matrix.
@@ -40,7 +42,7 @@ class PosteriorPassthrough(ClassifierMixin, BaseEstimator):
         return self._check(X)
 
     def predict(self, X):
-        return np.argmax(self._check(X), axis=1)  # ties to the lowest class (docs/methods.md §0.2)
+        return argmax_predictions(self._check(X))
 
     def decision_function(self, X):
         """The positive posterior minus 0.5: the scores QuaPy's threshold methods sweep.
