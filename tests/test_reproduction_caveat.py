@@ -27,7 +27,11 @@ def test_a_run_of_the_paper_config_gets_no_caveat():
         assert reproduction_caveat(run, paper, shift) == "", shift
     assert reproduction_caveat(run, PAPER, "label") != ""  # what the workflow compared before
     common = (REPO / "workflow" / "rules" / "common.smk").read_text()
-    assert 'validate(PAPER_CONFIG, schema="../schemas/config.schema.yaml")' in common
+    assert "validate(PAPER_CONFIG, schema=SCHEMA)" in common
+    assert (
+        'SCHEMA = str(Path(workflow.current_basedir).parent / "schemas" / "config.schema.yaml")'
+        in common
+    )
 
 
 def test_the_paper_config_gets_no_caveat_and_the_tiny_run_names_what_differs():

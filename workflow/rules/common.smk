@@ -25,9 +25,10 @@ from unishift.workflow_checks import (
 
 # YAML syntax and duplicate keys (with file and line), the schema, then what the schema cannot say:
 # all before any job runs.
+SCHEMA = str(Path(workflow.current_basedir).parent / "schemas" / "config.schema.yaml")
 check_config_files(workflow.overwrite_configfiles or workflow.configfiles)
-validate(config, schema="../schemas/config.schema.yaml")
-check_integers(config, Path(workflow.current_basedir) / "../schemas/config.schema.yaml")
+validate(config, schema=SCHEMA)
+check_integers(config, SCHEMA)
 # Plugin modules register their methods before the method names are checked, here and (through the
 # environment the jobs inherit) in every job that reads the registry.
 use_plugins(config["plugins"])
@@ -44,7 +45,7 @@ RESULTS = results_folder(config)
 # the paper's protocol, against which a reproduction page says whether its cells are comparable:
 # with the schema's defaults filled in, as in the run's own config
 PAPER_CONFIG = load_config_file(Path(workflow.basedir) / "config" / "paper.yaml")
-validate(PAPER_CONFIG, schema="../schemas/config.schema.yaml")
+validate(PAPER_CONFIG, schema=SCHEMA)
 
 if workflow.is_main_process:
     # A damaged file of a previous run would make every job reading it fail after Snakemake removed
