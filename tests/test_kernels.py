@@ -107,9 +107,10 @@ def test_result_files_do_not_depend_on_the_cpu_kernel(two_kernels, tmp_path):
     config.update({key: value for key, value in SMALL_RUN.items() if key != "label_shift"})
     config["label_shift"].update(SMALL_RUN["label_shift"])
     runs = {}
-    for core_type in two_kernels:
+    for core_type, job_server in zip(two_kernels, (False, True), strict=True):
+        # the second run's jobs run in forks of the job server, the first's each in its own process
         work = copy_workflow(tmp_path / core_type)
-        (work / "small.yaml").write_text(yaml.safe_dump(config))
+        (work / "small.yaml").write_text(yaml.safe_dump({**config, "job_server": job_server}))
         # the records and the three tables (with their CD diagrams) only: what the numbers decide
         targets = [
             *(f"results/tables/{task}_label.csv" for task in config["methods"]["label"]),
@@ -131,6 +132,7 @@ def test_result_files_do_not_depend_on_the_cpu_kernel(two_kernels, tmp_path):
         assert logs
         for log in logs:
             assert "CPU kernels: avx2 (OpenBLAS Haswell)" in log.read_text(), log
+            assert ("job server: ran in a fork" in log.read_text()) == job_server, log
     first, second = (runs[c] for c in two_kernels)
     compared = 0
     for folder in ("eval", "tables", "posteriors", "samples"):

@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from unishift.codeversion import library_version, method_code_version
+from unishift.jobserver import start as start_job_server
 from unishift.kernels import pin as pin_kernels
 from unishift.methods.base import SHIFTS, TASKS
 from unishift.plan import record_layout, reproduction_caveat, results_folder
@@ -57,6 +58,10 @@ onstart:
     # one run at a time per results folder (unishift.run_lock); --nolock skips it like Snakemake's
     if workflow.execution_settings.lock:
         hold_run_lock(RESULTS)
+    # local jobs run in forks of one process that imported the scientific stack once
+    if config["job_server"] and workflow.local_exec:
+        os.makedirs(f"{RESULTS}/logs", exist_ok=True)
+        start_job_server(f"{RESULTS}/logs/job_server.log")
 
 
 onsuccess:

@@ -1,3 +1,7 @@
+from unishift.jobserver import run_in_server
+
+run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
+
 import itertools
 
 import pandas as pd

@@ -1,3 +1,7 @@
+from unishift.jobserver import run_in_server
+
+run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
+
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup, read_splits
 from unishift.io import read_npz, write_csv

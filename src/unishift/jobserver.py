@@ -1,0 +1,268 @@
+"""The job server: a warm process that runs the workflow's Python jobs by forking itself.
+
+A job that starts Python spends about 1.4 CPU s importing NumPy, pandas, SciPy and scikit-learn
+before it computes anything. The server imports them once per run; each job's script, started by
+Snakemake as usual, hands its ``snakemake`` object to the server and waits, and a fork of the
+server runs the same script file with the job's working directory, environment and standard
+streams. Where no server answers, or it runs another Python, library or CPU kernel profile, the job
+runs in its own process as before: the same code either way (docs/evaluation-jobs.md, "The job
+server"). No Snakemake imports here.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import json
+import os
+import pickle
+import selectors
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+
+ADDRESS_VARIABLE = "UNISHIFT_JOB_SERVER"
+# what the scripts that hand themselves to the server import (workflow/scripts)
+PRELOAD = (
+    "numpy",
+    "pandas",
+    "scipy.stats",
+    "sklearn.linear_model",
+    "snakemake.iocontainers",
+    "unishift.jobs",
+    "unishift.evaluation",
+    "unishift.data.label_shift",
+    "unishift.data.covariate",
+    "unishift.domain_weight_artifacts",
+    "unishift.regimes.setups",
+    "unishift.report.pipeline",
+    "unishift.report.regimes",
+    "unishift.provenance",
+)
+
+
+def _fingerprint() -> dict:
+    """What a job and the server must share for the fork to compute what the job would."""
+    from unishift.kernels import PROFILE_VARIABLE, VARIABLES
+
+    names = (PROFILE_VARIABLE, *VARIABLES)
+    return {
+        "python": sys.executable,
+        "prefix": sys.prefix,
+        "library": os.path.dirname(os.path.abspath(__file__)),
+        "kernels": {name: os.environ.get(name) for name in names},
+    }
+
+
+def run_in_server(job, script: str) -> None:
+    """Run this job's ``script`` in the job server and exit with its status; return (and let the
+    script run here) where no server is started, none answers, or the server refuses the job."""
+    address = os.environ.get(ADDRESS_VARIABLE)  # a fork's environment lacks it: it runs the script
+    if not address:
+        return
+    request = {
+        "script": os.path.abspath(script),
+        "job": pickle.dumps(job),
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "fingerprint": _fingerprint(),
+    }
+    payload = pickle.dumps(request)
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.connect(address)
+            socket.send_fds(connection, [struct.pack("!Q", len(payload))], [0, 1, 2])
+            connection.sendall(payload)
+            reply = json.loads(_read_all(connection) or b"{}")
+    except OSError as error:
+        reply = {"refused": f"no answer at {address} ({error})"}
+    if "status" not in reply:
+        print(f"unishift job server not used: {reply.get('refused')}", file=sys.stderr)
+        return
+    if job.log:  # the job's own CPU, which Snakemake's benchmark file does not see
+        with open(job.log[0], "a") as log:
+            log.write(
+                f"job server: ran in a fork, CPU {reply['user']:.3f} s user, {reply['sys']:.3f} s sys\n"
+            )
+    sys.exit(reply["status"])
+
+
+def _read_all(connection: socket.socket) -> bytes:
+    chunks = []
+    while chunk := connection.recv(65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
+    header, fds, _, _ = socket.recv_fds(connection, 8, 3)
+    try:
+        (size,) = struct.unpack("!Q", header)
+        payload = bytearray()
+        while len(payload) < size:
+            chunk = connection.recv(min(1 << 20, size - len(payload)))
+            if not chunk:
+                raise ConnectionError("the job closed its connection before its request ended")
+            payload += chunk
+        return pickle.loads(payload), fds
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+
+
+def serve(address: str) -> dict | None:
+    """Accept jobs at ``address`` until terminated or orphaned; in each forked job, return its
+    request (the caller runs it); in the server itself, return None at the end."""
+    import importlib
+
+    from unishift.quapy_loader import load_quapy
+
+    for module in PRELOAD:
+        importlib.import_module(module)
+    load_quapy()  # before PyTorch, as a job that uses only QuaPy loads it
+    importlib.import_module("torch")  # LasCal's and TransCal's reference arithmetic
+    # the imported objects leave the collector's generations: a fork's collections then do not
+    # touch (and copy) the pages it shares with the server
+    gc.freeze()
+    server_pid, parent = os.getpid(), os.getppid()
+    own = _fingerprint()
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address)
+    listener.listen(64)
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ)
+    running: dict[int, socket.socket] = {}
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print("ready", flush=True)
+    try:
+        while os.getppid() == parent:
+            for key, _ in selector.select(timeout=0.05):
+                if key.fileobj is not listener:  # a job gone before its fork ended: stop the fork
+                    pid = key.data
+                    if pid in running:
+                        os.kill(pid, signal.SIGTERM)
+                    selector.unregister(key.fileobj)
+                    continue
+                connection, _ = listener.accept()
+                try:
+                    request, fds = _receive(connection)
+                except (OSError, ValueError, struct.error, pickle.UnpicklingError) as error:
+                    connection.close()
+                    print(f"a request failed: {error}", file=sys.stderr, flush=True)
+                    continue
+                if request["fingerprint"] != own:
+                    for fd in fds:  # the job's streams: held open here, its reader would wait
+                        os.close(fd)
+                    reply = {"refused": f"the server runs {own}, the job {request['fingerprint']}"}
+                    connection.sendall(json.dumps(reply).encode())
+                    connection.close()
+                    continue
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    selector.close()
+                    listener.close()
+                    for other in (connection, *running.values()):
+                        other.close()
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                    for target, fd in enumerate(fds):
+                        os.dup2(fd, target)
+                        os.close(fd)
+                    return request
+                for fd in fds:
+                    os.close(fd)
+                running[pid] = connection
+                selector.register(connection, selectors.EVENT_READ, pid)
+            while running:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+                if pid == 0:
+                    break
+                connection = running.pop(pid)
+                if connection in (key.fileobj for key in selector.get_map().values()):
+                    selector.unregister(connection)
+                reply = {"status": os.waitstatus_to_exitcode(status), "user": usage.ru_utime}
+                reply["sys"] = usage.ru_stime
+                try:
+                    connection.sendall(json.dumps(reply).encode())
+                except OSError:
+                    pass
+                connection.close()
+    finally:
+        if os.getpid() == server_pid:
+            for pid in running:
+                os.kill(pid, signal.SIGTERM)
+            os.unlink(address)
+    return None
+
+
+def start(log_path: str) -> subprocess.Popen | None:
+    """Start a server for this process's jobs (they inherit its address through the environment)
+    and stop it when this process exits; None, with the reason on stderr, where it does not start."""
+    folder = tempfile.mkdtemp(prefix="unishift-jobs-")  # AF_UNIX paths must stay short
+    address = os.path.join(folder, "socket")
+    with open(log_path, "w") as log:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "unishift.jobserver", address],
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+        )
+    if server.stdout.readline().strip() != "ready":
+        server.wait()
+        print(
+            f"unishift job server did not start (see {log_path}); jobs run alone", file=sys.stderr
+        )
+        return None
+    os.environ[ADDRESS_VARIABLE] = address
+
+    def stop():
+        os.environ.pop(ADDRESS_VARIABLE, None)
+        server.terminate()
+        server.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+    return server
+
+
+def _run(request: dict) -> int:
+    """Run a job's script in this fork as Python would run it alone; its exit status."""
+    import runpy
+
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    del os.environ[ADDRESS_VARIABLE]
+    sys.argv = [request["script"]]
+    try:
+        job = pickle.loads(request["job"])
+        runpy.run_path(request["script"], init_globals={"snakemake": job}, run_name="__main__")
+        status = 0
+    except SystemExit as exit:
+        status = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+        if not isinstance(exit.code, int | None):
+            print(exit.code, file=sys.stderr)
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        status = 1
+    # what an interpreter's exit does, without tearing down the modules the fork shares with the
+    # server (that teardown costs a fork about 0.08 CPU s)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # closed by an exit function, as the job's log file is
+            pass
+    return status
+
+
+if __name__ == "__main__":
+    forked_request = serve(sys.argv[1])
+    if forked_request is not None:
+        os._exit(_run(forked_request))

@@ -1,0 +1,136 @@
+"""The job server runs a job's script in a fork as Python would run it alone, and a job it cannot
+serve runs in its own process (unishift.jobserver; docs/evaluation-jobs.md, "The job server")."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from unishift import jobserver
+from unishift.kernels import VARIABLES
+
+# A job as the workflow's scripts start: hand itself to the server, and run here where it is not.
+CLIENT = """
+import sys, types
+from unishift.jobserver import run_in_server
+job = types.SimpleNamespace(log=[sys.argv[2]], output=[sys.argv[3]])
+run_in_server(job, sys.argv[1])
+print("ran in the client")
+"""
+
+SCRIPT = """
+import atexit, os, sys, time
+with open(snakemake.output[0], "w") as f:
+    f.write(f"{os.getpid()} {os.getppid()} {os.environ.get('MARK')} {os.getcwd()}")
+atexit.register(lambda: open(snakemake.output[0] + ".atexit", "w").write("ran"))
+print("to stdout", flush=True)
+print("to stderr", file=sys.stderr, flush=True)
+how = os.environ.get("HOW")
+if how == "raise":
+    raise RuntimeError("boom")
+if how == "sleep":
+    time.sleep(60)
+if how:
+    sys.exit(int(how))
+"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("server")
+    address = str(folder / "socket")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "unishift.jobserver", address],
+        stdout=subprocess.PIPE,
+        stderr=open(folder / "server.log", "w"),
+        text=True,
+    )
+    assert process.stdout.readline().strip() == "ready"
+    yield process, address
+    process.terminate()
+    process.wait(timeout=30)
+    assert not os.path.exists(address)  # the server removes its socket when it stops
+
+
+def run_job(tmp_path, address, how="", **env_changes):
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    work = tmp_path / "cwd"
+    work.mkdir(exist_ok=True)
+    env = {**os.environ, jobserver.ADDRESS_VARIABLE: address, "MARK": "from-the-job", "HOW": how}
+    env.update(env_changes)
+    args = [sys.executable, "-c", CLIENT, str(script), str(tmp_path / "log"), str(tmp_path / "out")]
+    return subprocess.run(args, env=env, cwd=work, capture_output=True, text=True, timeout=120)
+
+
+def test_a_job_runs_in_a_fork_with_its_environment_streams_and_exit_functions(server, tmp_path):
+    process, address = server
+    result = run_job(tmp_path, address)
+    assert result.returncode == 0, result.stderr
+    pid, parent, mark, cwd = (tmp_path / "out").read_text().split()
+    assert int(parent) == process.pid and int(pid) != process.pid  # a fork of the server
+    assert mark == "from-the-job" and cwd == str(tmp_path / "cwd")
+    assert "to stdout" in result.stdout and "ran in the client" not in result.stdout
+    assert "to stderr" in result.stderr
+    assert (tmp_path / "out.atexit").read_text() == "ran"
+    assert "job server: ran in a fork, CPU" in (tmp_path / "log").read_text()
+
+
+@pytest.mark.parametrize(("how", "status", "message"), [("3", 3, ""), ("raise", 1, "boom")])
+def test_the_job_exits_with_the_status_of_its_fork(server, tmp_path, how, status, message):
+    result = run_job(tmp_path, server[1], how=how)
+    assert result.returncode == status
+    assert message in result.stderr
+    assert (tmp_path / "out.atexit").exists()  # exit functions run on failure too
+
+
+def test_another_kernel_profile_or_no_server_runs_the_job_in_its_own_process(server, tmp_path):
+    other_kernels = run_job(tmp_path, server[1], **{VARIABLES[0]: "Sandybridge"})
+    assert "job server not used: the server runs" in other_kernels.stderr
+    assert "ran in the client" in other_kernels.stdout
+    nobody = run_job(tmp_path, str(tmp_path / "no-socket"))
+    assert "job server not used: no answer at" in nobody.stderr
+    assert "ran in the client" in nobody.stdout
+
+
+def test_a_killed_job_takes_its_fork_with_it(server, tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    env = {**os.environ, jobserver.ADDRESS_VARIABLE: server[1], "HOW": "sleep"}
+    args = [sys.executable, "-c", CLIENT, str(script), str(tmp_path / "log"), str(tmp_path / "out")]
+    client = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL)
+    for _ in range(600):
+        if (tmp_path / "out").exists() and (tmp_path / "out").read_text():
+            break
+        time.sleep(0.05)
+    fork = int((tmp_path / "out").read_text().split()[0])
+    client.send_signal(signal.SIGKILL)
+    client.wait()
+    for _ in range(200):
+        try:
+            os.kill(fork, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the fork {fork} of a killed job is still running")
+
+
+def test_start_serves_this_process_s_jobs_until_it_exits(tmp_path):
+    code = (
+        "import os, sys; from unishift import jobserver;"
+        f"server = jobserver.start({str(tmp_path / 'server.log')!r});"
+        "print(server.pid, os.environ[jobserver.ADDRESS_VARIABLE])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    pid, address = result.stdout.split()
+    assert address.endswith("socket") and not os.path.exists(os.path.dirname(address))
+    with pytest.raises(ProcessLookupError):  # stopped, and waited for, at the starter's exit
+        os.kill(int(pid), 0)
