@@ -17,7 +17,6 @@ from unishift.report.paper import (
     load_paper,
     reproduction_markdown,
     reproduction_table,
-    verdict,
     wins_long,
 )
 from unishift.report.plots import FALLBACK_COLOURS, PLOT_METHODS, plot_error_by_shift
@@ -242,12 +241,6 @@ def build_accuracy(
     keys = ["classifier", "dataset"] if shift == "label" else ["model", "source", "target"]
     ours = pd.read_csv(accuracy_csv, dtype={k: str for k in keys})
     paper = load_paper(f"accuracy_{shift}").drop(columns="table")
-    merged = paper.merge(
-        ours[[*keys, "accuracy"]], on=keys, how="left", suffixes=("_paper", "_ours")
-    )
-    merged["difference"] = merged["accuracy_ours"] - merged["accuracy_paper"]
-    merged["verdict"] = [
-        verdict(o, p, 3) for o, p in zip(merged["accuracy_ours"], merged["accuracy_paper"])
-    ]
+    merged = compare_summary(ours[[*keys, "accuracy"]], paper, "accuracy", 3, keys=keys)
     write_csv(out_repro, merged)
     return merged
