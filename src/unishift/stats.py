@@ -174,8 +174,6 @@ def row_colours(means: np.ndarray, max_tone: int = 40) -> list[str | None]:
 
 def binomial_greater_pvalue(k: int, n: int, p: float) -> float:
     """P(X >= k) for X ~ Binomial(n, p): the one-sided test of "more successes than chance"."""
-    if k <= 0:
-        return 1.0
     return float(stats.binom.sf(k - 1, n, p))
 
 
@@ -249,18 +247,11 @@ def pairwise_wilcoxon(errors: np.ndarray) -> np.ndarray:
     k = errors.shape[1]
     p = np.ones((k, k))
     for i, j in combinations(range(k), 2):
-        d = errors[:, i] - errors[:, j]
-        if np.all(d == 0):
-            value = 1.0
-        else:
-            value = float(
-                stats.wilcoxon(
-                    errors[:, i], errors[:, j], zero_method="pratt", method="asymptotic"
-                ).pvalue
+        if np.any(errors[:, i] - errors[:, j] != 0):
+            test = stats.wilcoxon(
+                errors[:, i], errors[:, j], zero_method="pratt", method="asymptotic"
             )
-            if np.isnan(value):
-                value = 1.0
-        p[i, j] = p[j, i] = value
+            p[i, j] = p[j, i] = 1.0 if np.isnan(test.pvalue) else float(test.pvalue)
     return p
 
 
@@ -306,10 +297,8 @@ def groups_from_graph(avg_ranks: np.ndarray, adjacency: np.ndarray) -> list[tupl
     duplicates and singletons. Groups come sorted by (lowest rank, highest rank).
     """
     avg_ranks = np.asarray(avg_ranks, dtype=float)
-    intervals = []
-    for clique in maximal_cliques(adjacency):
-        ranks = avg_ranks[list(clique)]
-        intervals.append((float(ranks.min()), float(ranks.max())))
+    ranks = [avg_ranks[list(clique)] for clique in maximal_cliques(adjacency)]
+    intervals = [(float(r.min()), float(r.max())) for r in ranks]
     kept = []
     for lo_g, hi_g in intervals:
         contained = any(
