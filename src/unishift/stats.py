@@ -32,11 +32,8 @@ def failure_penalised(errors: np.ndarray) -> np.ndarray:
 
 
 def rank_matrix(errors: np.ndarray, decimals: int | None = RANK_DECIMALS) -> np.ndarray:
-    """Per-experiment ranks (1 = lowest error, ties averaged) of an (N, k) error matrix.
-
-    Errors are rounded to ``decimals`` first so that float near-ties (e.g. 0.1 + 0.2 vs 0.3) become
-    ties; NaN (failed) errors rank last.
-    """
+    """Per-experiment ranks of an (N, k) error matrix after rounding to ``decimals`` (None: no
+    rounding), failures last (docs/reporting.md §2.5)."""
     errors = failure_penalised(errors)
     if decimals is not None:
         errors = np.round(errors, decimals)
@@ -85,13 +82,8 @@ def friedman_iman_davenport(avg_ranks: np.ndarray, n: int) -> FriedmanResult:
 
 
 def wilcoxon_pvalue(x: np.ndarray, y: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p-value with SciPy's defaults (zero_method='wilcox', no
-    continuity correction, method='auto').
-
-    Pairs where either value is NaN are dropped (a sample on which a method errored has no paired
-    value). All-zero differences or fewer than one usable pair give NaN, which callers must read as
-    "not significantly different".
-    """
+    """Two-sided Wilcoxon signed-rank p-value with SciPy's defaults (docs/reporting.md §2.3); pairs
+    with a NaN are dropped, and NaN (no pair, or no difference) must be read as "not different"."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape:
         raise ValueError(f"paired samples differ in shape: {x.shape} vs {y.shape}")
@@ -116,13 +108,8 @@ class RowBold:
 
 
 def bold_row(values: np.ndarray, alpha: float = ALPHA) -> RowBold:
-    """Bold flags of one table row.
-
-    ``values`` is (n_samples, k): the per-sample errors of the k methods of the row, aligned by sample
-    id (NaN where a method errored). Cells with the minimum mean are bold; every other cell is bold if
-    its paired Wilcoxon test against the first minimum cell does not reject at ``alpha``. A cell whose
-    samples all errored is never bold.
-    """
+    """Bold flags of one table row (docs/reporting.md §2.3) from its (n_samples, k) errors, aligned by
+    sample id (NaN where a method errored); a cell whose samples all errored is never bold."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 2:
         raise ValueError("values must be (n_samples, n_methods)")
@@ -154,11 +141,7 @@ def cell_means(values: np.ndarray) -> np.ndarray:
 
 
 def row_colours(means: np.ndarray, max_tone: int = 40) -> list[str | None]:
-    """``green!N`` / ``red!N`` per cell (docs/reporting.md §2.2); None for an n/a cell.
-
-    The row's [min, max] is mapped linearly onto [-1, 1] with numpy's ``interp`` (so a row whose
-    means all coincide maps to +1, i.e. red, as in REF); the tone is the truncated |v| * max_tone.
-    """
+    """``green!N`` / ``red!N`` per cell (docs/reporting.md §2.2); None for an n/a cell."""
     means = np.asarray(means, dtype=float)
     available = np.isfinite(means)
     out: list[str | None] = [None] * means.size
@@ -174,8 +157,6 @@ def row_colours(means: np.ndarray, max_tone: int = 40) -> list[str | None]:
 
 def binomial_greater_pvalue(k: int, n: int, p: float) -> float:
     """P(X >= k) for X ~ Binomial(n, p): the one-sided test of "more successes than chance"."""
-    if k <= 0:
-        return 1.0
     return float(stats.binom.sf(k - 1, n, p))
 
 
@@ -198,13 +179,8 @@ def win_rates(
     references: list[str] | tuple[str, ...],
     alpha: float = ALPHA,
 ) -> WinRates:
-    """Win rates of every non-reference method against the reference methods (docs/reporting.md §2.4).
-
-    ``errors`` is (N experiments, k methods). M beats reference R on experiment e iff
-    err_M(e) <= err_R(e) (ties are wins). NaN errors are failures: a NaN never beats anything, and
-    anything finite beats a NaN reference. The dagger for i needs a one-sided binomial test against
-    H0 p = 1 - i/(r+1) to reject, and is only attempted if it rejected for i - 1.
-    """
+    """Win rates and daggers of every non-reference method against the reference methods from an
+    (N experiments, k methods) error matrix, NaN for a failure (docs/reporting.md §2.4)."""
     errors = np.asarray(errors, dtype=float)
     methods = tuple(methods)
     references = tuple(references)
@@ -249,18 +225,11 @@ def pairwise_wilcoxon(errors: np.ndarray) -> np.ndarray:
     k = errors.shape[1]
     p = np.ones((k, k))
     for i, j in combinations(range(k), 2):
-        d = errors[:, i] - errors[:, j]
-        if np.all(d == 0):
-            value = 1.0
-        else:
-            value = float(
-                stats.wilcoxon(
-                    errors[:, i], errors[:, j], zero_method="pratt", method="asymptotic"
-                ).pvalue
+        if np.any(errors[:, i] - errors[:, j] != 0):
+            test = stats.wilcoxon(
+                errors[:, i], errors[:, j], zero_method="pratt", method="asymptotic"
             )
-            if np.isnan(value):
-                value = 1.0
-        p[i, j] = p[j, i] = value
+            p[i, j] = p[j, i] = 1.0 if np.isnan(test.pvalue) else float(test.pvalue)
     return p
 
 
@@ -299,17 +268,11 @@ def maximal_cliques(adjacency: np.ndarray) -> list[frozenset[int]]:
 
 
 def groups_from_graph(avg_ranks: np.ndarray, adjacency: np.ndarray) -> list[tuple[int, ...]]:
-    """Groups of indistinguishable methods from the graph of non-significant pairs.
-
-    Each maximal clique is widened to every method whose average rank lies in the clique's rank
-    interval; a group whose interval is strictly inside another group's interval is dropped, then
-    duplicates and singletons. Groups come sorted by (lowest rank, highest rank).
-    """
+    """Groups of indistinguishable methods from the graph of non-significant pairs (docs/reporting.md
+    §3.2, step 5), sorted by (lowest rank, highest rank)."""
     avg_ranks = np.asarray(avg_ranks, dtype=float)
-    intervals = []
-    for clique in maximal_cliques(adjacency):
-        ranks = avg_ranks[list(clique)]
-        intervals.append((float(ranks.min()), float(ranks.max())))
+    ranks = [avg_ranks[list(clique)] for clique in maximal_cliques(adjacency)]
+    intervals = [(float(r.min()), float(r.max())) for r in ranks]
     kept = []
     for lo_g, hi_g in intervals:
         contained = any(

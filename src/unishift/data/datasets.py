@@ -108,96 +108,25 @@ TEXT_SOURCES = tuple(n for n, c in COLLECTIONS.items() if c.shift == "covariate"
 TWEET_CLASSES = (2, 3)
 
 # Raw files per group, verified by sha256 before use; a group's files rebuild every data set of it.
-OFFLINE_FILES: dict[str, tuple[OfflineFile, ...]] = {
-    "cmc": (
-        OfflineFile(
-            "package",
-            "data/classification/contraceptive/contraceptive.dat",
-            "1fcfa8e65be23052ce12860ccff87979366cc835a53a3aaacfbe0f1393b7c235",
-        ),
-    ),
-    "yeast": (
-        OfflineFile(
-            "package",
-            "data/classification/yeast/yeast.data.txt",
-            "7cf61776fc04f527f93bf57a327b863893a1225d82df02d457e8950173218258",
-        ),
-    ),
-    "wine-quality": (
-        OfflineFile(
-            "package",
-            "data/regression/winequality_red/winequality-red.csv",
-            "4a402cf041b025d4566d954c3b9ba8635a3a8a01e039005d97d6a710278cf05e",
-        ),
-        OfflineFile(
-            "package",
-            "data/regression/winequality_white/winequality-white.csv",
-            "76c3f809815c17c07212622f776311faeb31e87610d52c26d87d6e361b169836",
-        ),
-    ),
-    "ctg": (
-        OfflineFile(
-            "data_root",
-            "uci/CTG.xls",
-            "8a3791f113843be03fa1a8977488240311dbb7d730ff1a9688f5f870b7302ddc",
-        ),
-    ),
-    "semeion": (
-        OfflineFile(
-            "data_root",
-            "uci/semeion.data",
-            "f43228ae3da5ea6a3c95069d53450b86166770e3b719dcc333182128fe08d4b1",
-        ),
-    ),
-    "pageblocks": (
-        OfflineFile(
-            "data_root",
-            "uci/page-blocks.data",
-            "64ec8929b388a092b291f9b472baabb87e1ee11f6c0d0d4af509d6288978b788",
-        ),
-    ),
-    "spambase": (
-        OfflineFile(
-            "data_root",
-            "uci/spambase.csv",
-            "80e4be086c075a0dfdce051598726e98755fa3554da95e1157daec0dda55d820",
-        ),
-    ),
-    "rt-polarity": (
-        OfflineFile(
-            "data_root",
-            "text/rt-polarity/rt-polarity.pos",
-            "2da124ec187a9d5a29c9f04e91c540e02baed5af8868f550a26bd6fd4dbf8bf0",
-        ),
-        OfflineFile(
-            "data_root",
-            "text/rt-polarity/rt-polarity.neg",
-            "4ace77d558c3714723843f1d65b60c01e3417b208180f0728808d76ad0eeeaca",
-        ),
-    ),
-    **{
-        f"sentences-{domain}": (
-            OfflineFile("data_root", f"text/sentiment-labelled-sentences/{file}", digest),
-        )
-        for domain, file, digest in (
-            (
-                "imdb",
-                "imdb_labelled.txt",
-                "aef2e49e3da25714d61175e3a6e68eeef74a20a2f914318dc3be9947ea86512d",
-            ),
-            (
-                "yelp",
-                "yelp_labelled.txt",
-                "c76468b7b5c6e56a0804d728345c5f84aa2142ddb214420f61cc9cfd4c00d2ea",
-            ),
-            (
-                "amazon",
-                "amazon_cells_labelled.txt",
-                "47003fc0a0d4840b00e96e715b6189bad09e7443a3da41c4cbe12ffc79f86ae3",
-            ),
-        )
-    },
-}
+# group, location, path, sha256 (a group's files in order)
+_OFFLINE = """
+cmc               package    data/classification/contraceptive/contraceptive.dat          1fcfa8e65be23052ce12860ccff87979366cc835a53a3aaacfbe0f1393b7c235
+yeast             package    data/classification/yeast/yeast.data.txt                     7cf61776fc04f527f93bf57a327b863893a1225d82df02d457e8950173218258
+wine-quality      package    data/regression/winequality_red/winequality-red.csv          4a402cf041b025d4566d954c3b9ba8635a3a8a01e039005d97d6a710278cf05e
+wine-quality      package    data/regression/winequality_white/winequality-white.csv      76c3f809815c17c07212622f776311faeb31e87610d52c26d87d6e361b169836
+ctg               data_root  uci/CTG.xls                                                  8a3791f113843be03fa1a8977488240311dbb7d730ff1a9688f5f870b7302ddc
+semeion           data_root  uci/semeion.data                                             f43228ae3da5ea6a3c95069d53450b86166770e3b719dcc333182128fe08d4b1
+pageblocks        data_root  uci/page-blocks.data                                         64ec8929b388a092b291f9b472baabb87e1ee11f6c0d0d4af509d6288978b788
+spambase          data_root  uci/spambase.csv                                             80e4be086c075a0dfdce051598726e98755fa3554da95e1157daec0dda55d820
+rt-polarity       data_root  text/rt-polarity/rt-polarity.pos                             2da124ec187a9d5a29c9f04e91c540e02baed5af8868f550a26bd6fd4dbf8bf0
+rt-polarity       data_root  text/rt-polarity/rt-polarity.neg                             4ace77d558c3714723843f1d65b60c01e3417b208180f0728808d76ad0eeeaca
+sentences-imdb    data_root  text/sentiment-labelled-sentences/imdb_labelled.txt          aef2e49e3da25714d61175e3a6e68eeef74a20a2f914318dc3be9947ea86512d
+sentences-yelp    data_root  text/sentiment-labelled-sentences/yelp_labelled.txt          c76468b7b5c6e56a0804d728345c5f84aa2142ddb214420f61cc9cfd4c00d2ea
+sentences-amazon  data_root  text/sentiment-labelled-sentences/amazon_cells_labelled.txt  47003fc0a0d4840b00e96e715b6189bad09e7443a3da41c4cbe12ffc79f86ae3
+"""
+OFFLINE_FILES: dict[str, tuple[OfflineFile, ...]] = {}
+for _group, _location, _path, _sha in map(str.split, _OFFLINE.strip().splitlines()):
+    OFFLINE_FILES[_group] = (*OFFLINE_FILES.get(_group, ()), OfflineFile(_location, _path, _sha))
 
 _REGISTRY: dict[str, dict[str, DatasetSpec]] = {name: {} for name in COLLECTIONS}
 

@@ -282,11 +282,9 @@ def read_label_setup(
     """:func:`load_label_setup` from the three files, each validated (errors name the file)."""
     splits, posteriors = read_splits(splits_path), read_posteriors(posteriors_path)
     samples = read_samples(samples_path)
-    check_setup_parts(
-        splits, posteriors, samples, {"posteriors": posteriors_path, "samples": samples_path}
-    )
+    names = {"posteriors": posteriors_path, "samples": samples_path}
     return load_label_setup(
-        splits, posteriors, samples, dataset, classifier, seed, sample_posteriors
+        splits, posteriors, samples, dataset, classifier, seed, sample_posteriors, names
     )
 
 
@@ -298,12 +296,13 @@ def load_label_setup(
     classifier: str,
     seed: int,
     sample_posteriors: str = "per_sample",
+    names=None,
 ) -> SetupData:
     """The setup of (dataset, classifier), any number of classes; ``sample_posteriors="per_sample"``
     gives each sample the posteriors predicted on it as a batch (``P_samples``, the reference's),
-    ``"pool"`` the rows of the test pool's posteriors."""
+    ``"pool"`` the rows of the test pool's posteriors; ``names`` as in :func:`check_setup_parts`."""
     check_choice("sample_posteriors", sample_posteriors, SAMPLE_POSTERIORS)
-    check_setup_parts(splits, posteriors, samples)
+    check_setup_parts(splits, posteriors, samples, names)
     per_sample = None
     if sample_posteriors == "per_sample":
         if "P_samples" not in posteriors:

@@ -90,9 +90,7 @@ def how_to_provide(spec: DatasetSpec) -> str:
 
 
 def _read_cmc(paths: list[Path]) -> dict:
-    lines = paths[0].read_text().splitlines()
-    rows = [line.split(",") for line in lines if line and not line.startswith("@")]
-    table = np.array(rows, dtype=np.int64)
+    table = np.loadtxt(paths[0], delimiter=",", comments="@", dtype=np.int64)  # KEEL's @ header
     return {"X": table[:, :9], "y": table[:, 9]}
 
 
@@ -216,23 +214,12 @@ def read_cache(path: Path) -> dict:
 
 
 def _same_content(a: dict, b: dict) -> bool:
-    return set(a) == set(b) and all(
-        np.asarray(a[k]).shape == np.asarray(b[k]).shape
-        and np.array_equal(np.asarray(a[k]), np.asarray(b[k]))
-        for k in a
-    )
+    return set(a) == set(b) and all(np.array_equal(a[k], b[k]) for k in a)
 
 
 def _write_cache(target: Path, content) -> None:
     with atomic_path(target) as partial, open(partial, "wb") as out:
         pickle.dump(content, out, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def _cache_content(spec: DatasetSpec, paths: list[Path]):
-    content = READERS[spec.group](paths)
-    if spec.collection == BINARY:
-        return content
-    return build_collection(content["X"], content["y"])
 
 
 def seed_quapy_cache(name: str, data_home, data_root, collection: str = BINARY) -> str:
@@ -250,7 +237,9 @@ def seed_quapy_cache(name: str, data_home, data_root, collection: str = BINARY) 
             read_cache(target)
             return f"existing QuaPy cache {target}"
         return "QuaPy download"
-    content = _cache_content(spec, paths)
+    content = READERS[spec.group](paths)  # a binary group's pickle: the raw arrays
+    if spec.collection != BINARY:
+        content = build_collection(content["X"], content["y"])
     copies = ", ".join(map(str, paths))
     if target.is_file():
         try:

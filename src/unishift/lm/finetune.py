@@ -152,16 +152,25 @@ def _run_trainer(model, args, train_dataset, eval_dataset, settings, collator=No
     return summary
 
 
-class _CachedDataset(torch.utils.data.Dataset):
-    def __init__(self, head_inputs: np.ndarray, labels: np.ndarray):
-        self.head_inputs = torch.tensor(np.asarray(head_inputs, dtype=np.float32))
-        self.labels = torch.tensor(np.asarray(labels, dtype=np.int64))
+class _Rows(torch.utils.data.Dataset):
+    """Row i of every column; the Trainer's collator stacks (or pads) them. Plain torch, so
+    fine-tuning needs no ``datasets``."""
+
+    def __init__(self, **columns):
+        self.columns = columns
 
     def __len__(self):
-        return len(self.labels)
+        return len(self.columns["labels"])
 
     def __getitem__(self, i):
-        return {"head_input": self.head_inputs[i], "labels": self.labels[i]}
+        return {key: values[i] for key, values in self.columns.items()}
+
+
+def _cached_rows(head_inputs: np.ndarray, labels: np.ndarray) -> _Rows:
+    return _Rows(
+        head_input=torch.tensor(np.asarray(head_inputs, dtype=np.float32)),
+        labels=torch.tensor(np.asarray(labels, dtype=np.int64)),
+    )
 
 
 def train_head_on_cache(model, train: dict, validation: dict, settings, workdir, device) -> dict:
@@ -171,28 +180,10 @@ def train_head_on_cache(model, train: dict, validation: dict, settings, workdir,
     return _run_trainer(
         head,
         args,
-        _CachedDataset(train["head_input"], train["labels"]),
-        _CachedDataset(validation["head_input"], validation["labels"]),
+        _cached_rows(train["head_input"], train["labels"]),
+        _cached_rows(validation["head_input"], validation["labels"]),
         settings,
     )
-
-
-class _TokenisedTexts(torch.utils.data.Dataset):
-    """Token ids (python lists, as the tokenizer returns them) and the label of each text; the
-    Trainer's collator pads and stacks them. Plain torch, so fine-tuning needs no ``datasets``."""
-
-    def __init__(self, encoded: dict, labels):
-        self.encoded = encoded
-        self.labels = [int(y) for y in np.asarray(labels, dtype=np.int64)]
-
-    def __len__(self):
-        return len(self.labels)
-
-    def __getitem__(self, i):
-        return {
-            **{key: values[i] for key, values in self.encoded.items()},
-            "labels": self.labels[i],
-        }
 
 
 def _tokenised(tokenizer, texts, labels, settings):
@@ -200,7 +191,8 @@ def _tokenised(tokenizer, texts, labels, settings):
     encoded = tokenizer(
         [str(t) for t in texts], truncation=True, max_length=settings.max_length, padding=padding
     )
-    return _TokenisedTexts(dict(encoded), labels)
+    # token ids as python lists, as the tokenizer returns them
+    return _Rows(**encoded, labels=[int(y) for y in np.asarray(labels, dtype=np.int64)])
 
 
 def train_faithful(

@@ -127,7 +127,7 @@ def finetune_cached(model_name, source_sets, target_tests, settings, device, wor
     model.to(device)
     sets = {}
     named = {
-        "train": _first_rows(source_sets["train"], settings.train_subset),
+        "train": {key: rows[: settings.train_subset] for key, rows in source_sets["train"].items()},
         "validation": source_sets["validation"],
         "test": source_sets["test"],
         **{f"target_{name}": arrays for name, arrays in target_tests.items()},
@@ -139,10 +139,6 @@ def finetune_cached(model_name, source_sets, target_tests, settings, device, wor
             "labels": arrays["labels"].astype(np.int64),
         }
     return sets, model, {"frozen": frozen, "training": history}
-
-
-def _first_rows(arrays: dict, n: int) -> dict:
-    return {key: value[:n] for key, value in arrays.items()}
 
 
 def finetune_faithful(model_name, splits, target_tests, settings, device, workdir, revision, k):

@@ -12,6 +12,7 @@ import pandas as pd
 
 from unishift.choices import check_choice
 from unishift.io import write_csv, write_text
+from unishift.regimes.selector import checked_methods
 
 SCHEMES = ("quantile", "width")
 SAMPLE_KEY = ("classifier", "dataset", "sample_id")
@@ -106,7 +107,7 @@ class RegimeMap:
         return self.bins.loc[self.bins["winner_changed"], "lower"].tolist()
 
 
-def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str]):
+def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str] | None):
     missing = [c for c in (*REQUIRED, descriptor) if c not in records.columns]
     if missing:
         raise ValueError(f"records lack the columns {missing}")
@@ -116,10 +117,8 @@ def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str]):
             f"a regime map covers one task (one error measure); got {sorted(map(str, tasks))}: "
             "filter the records first"
         )
+    methods = checked_methods(records, methods)
     frame = records[records["method"].isin(methods)]
-    absent = [m for m in methods if m not in set(frame["method"])]
-    if absent:
-        raise ValueError(f"no records for the methods {absent}")
     key = list(SAMPLE_KEY)
     if frame.duplicated([*key, "method"]).any():
         raise ValueError("more than one record per (classifier, dataset, sample_id, method)")
@@ -139,7 +138,7 @@ def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str]):
     errors = frame.pivot(index=key, columns="method", values="error").reindex(columns=methods)
     complete = np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)
     values = per_sample["min"].reindex(errors.index)
-    return str(tasks[0]), errors[complete], values[complete], int((~complete).sum())
+    return str(tasks[0]), methods, errors[complete], values[complete], int((~complete).sum())
 
 
 def regime_map(
@@ -155,10 +154,7 @@ def regime_map(
     (docs/regimes.md §3)."""
     if descriptor in REQUIRED:
         raise ValueError(f"{descriptor!r} is a record column, not a descriptor")
-    methods = sorted(records["method"].unique()) if methods is None else list(methods)
-    if len(set(methods)) != len(methods) or not methods:
-        raise ValueError(f"methods must be distinct and non-empty, got {methods}")
-    task, errors, values, n_dropped = _sample_frame(records, descriptor, methods)
+    task, methods, errors, values, n_dropped = _sample_frame(records, descriptor, methods)
     if errors.empty:
         raise ValueError("no sample has a finite error for every method")
     edges = bin_edges(values.to_numpy(), n_bins, scheme, value_range)

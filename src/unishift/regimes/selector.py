@@ -97,7 +97,8 @@ def default_model(seed: int):
     )
 
 
-def _methods(records: pd.DataFrame, methods) -> list[str]:
+def checked_methods(records: pd.DataFrame, methods) -> list[str]:
+    """``methods`` (default: every method of ``records``, sorted), distinct and each with records."""
     methods = sorted(records["method"].unique()) if methods is None else list(methods)
     if not methods or len(set(methods)) != len(methods):
         raise ValueError(f"methods must be distinct and non-empty, got {methods}")
@@ -170,7 +171,7 @@ def select_methods(
     if features is None:
         features = [f for f in UNSUPERVISED_DESCRIPTORS if f in records.columns]
     features = check_features(features)
-    methods = _methods(records, methods)
+    methods = checked_methods(records, methods)
     info, errors = _wide(records, methods, features)
     groups = info["group"].to_numpy()
     unique_groups = sorted(pd.unique(groups), key=str)
@@ -216,7 +217,7 @@ def oracle_records(
 ) -> pd.DataFrame:
     """Per sample, the row of the method with the lowest finite error (NaN error if none has one),
     flagged ``is_method`` False: an upper bound, not a method."""
-    methods = _methods(records, methods)
+    methods = checked_methods(records, methods)
     scratch = records if "group" in records.columns else records.assign(group="")
     info, errors = _wide(scratch, methods)
     E = errors.to_numpy(dtype=float)
@@ -230,7 +231,7 @@ def best_single_method(
 ) -> str:
     """The method with the lowest mean error over the samples on which every method has a finite
     error (paired); means rounded to ``decimals`` places, ties to the earlier-listed method."""
-    methods = _methods(records, methods)
+    methods = checked_methods(records, methods)
     scratch = records if "group" in records.columns else records.assign(group="")
     _, errors = _wide(scratch, methods)
     complete = errors[np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)]
@@ -245,7 +246,7 @@ def best_single_records(
 ) -> pd.DataFrame:
     """For each group, :func:`best_single_method` of the other groups' samples applied to the
     group's samples (leave-one-group-out, as the Selector); ``is_method`` True."""
-    methods = _methods(records, methods)
+    methods = checked_methods(records, methods)
     info, errors = _wide(records, methods)
     groups = info["group"].to_numpy()
     chosen = np.empty(len(groups), dtype=object)

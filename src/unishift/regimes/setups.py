@@ -64,12 +64,6 @@ def describe_setup(
                 values["domain_auc"] = domain_auc(features, sample.features, seed=sample_seed)
             except ValueError as err:
                 reasons.append(f"{setup.key} sample {sample_id}: domain_auc left empty ({err})")
-        row = {
-            "shift": setup.shift,
-            "classifier": setup.classifier,
-            "dataset": setup.dataset,
-            "sample_id": sample_id,
-        }
-        row.update({name: values.get(name, np.nan) for name in DESCRIPTORS})
-        rows.append(row)
+        key = (setup.shift, setup.classifier, setup.dataset, sample_id)
+        rows.append([*key, *(values.get(name, np.nan) for name in DESCRIPTORS)])
     return pd.DataFrame(rows, columns=list(COLUMNS)), reasons

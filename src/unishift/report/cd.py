@@ -168,15 +168,30 @@ def latex_to_mathtext(label: str) -> tuple[str, bool]:
     return "$".join(parts), bold
 
 
-def plot_cd_png(layout: CDLayout, path: str | Path, dpi: int = 150) -> None:
-    """Draw the layout with matplotlib, one y unit per label line as in the TikZ version."""
+def pyplot():
+    """matplotlib's pyplot on the Agg backend (files only, no display)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def save_figure(fig, *paths: str | Path, **options) -> None:
+    """Save ``fig`` to each path (format by suffix), then close it. The metadata that would embed a
+    version or a date are dropped: Agg output is deterministic for fixed content."""
+    for path in map(Path, paths):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fixed = ("Software",) if path.suffix == ".png" else ("Creator", "Producer", "CreationDate")
+        fig.savefig(path, metadata=dict.fromkeys(fixed), **options)
+    pyplot().close(fig)
+
+
+def plot_cd_png(layout: CDLayout, path: str | Path, dpi: int = 150) -> None:
+    """Draw the layout with matplotlib, one y unit per label line as in the TikZ version."""
     k = layout.k
-    fig, ax = plt.subplots(figsize=(7.0, 0.35 * (layout.height + 2)))
+    fig, ax = pyplot().subplots(figsize=(7.0, 0.35 * (layout.height + 2)))
     ax.set_xlim(1 - k / 6, k + k / 6)
     # pgfplots draws outside the axis (clip=false); here the limits must hold every label.
     lowest = min([layout.ymin] + [-t.y for t in layout.treatments])
@@ -202,11 +217,7 @@ def plot_cd_png(layout: CDLayout, path: str | Path, dpi: int = 150) -> None:
         )
     for g in layout.groups:
         ax.plot([g.lo, g.hi], [-g.y, -g.y], color="black", lw=3, solid_capstyle="butt")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # Agg output is deterministic for fixed content; drop the metadata that would embed a version.
-    fig.savefig(path, dpi=dpi, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
+    save_figure(fig, path, dpi=dpi, bbox_inches="tight")
 
 
 def cd_from_table(result: TableResult, alpha: float = ALPHA) -> tuple[CDResult, CDLayout]:

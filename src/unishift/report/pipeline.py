@@ -11,13 +11,12 @@ import pandas as pd
 
 from unishift.io import write_csv, write_text
 from unishift.report.appendix import write_accuracy_tex
-from unishift.report.cd import cd_groups_frame, write_cd
+from unishift.report.cd import cd_groups_frame, pyplot, save_figure, write_cd
 from unishift.report.paper import (
     compare_summary,
     load_paper,
     reproduction_markdown,
     reproduction_table,
-    verdict,
     wins_long,
 )
 from unishift.report.plots import FALLBACK_COLOURS, PLOT_METHODS, plot_error_by_shift
@@ -113,17 +112,10 @@ def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> 
 
 
 def _write_no_cd(out_dir: Path, stem: str, reason: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / f"{stem}.tex").write_text(f"% {reason}\n", encoding="utf-8")
-    figure = plt.figure(figsize=(4, 1))
+    figure = pyplot().figure(figsize=(4, 1))
     figure.text(0.5, 0.5, reason, ha="center", va="center", fontsize=8)
-    figure.savefig(out_dir / f"{stem}.png", metadata={"Software": None})
-    plt.close(figure)
+    save_figure(figure, out_dir / f"{stem}.png")
+    (out_dir / f"{stem}.tex").write_text(f"% {reason}\n", encoding="utf-8")
     (out_dir / f"{stem}_groups.csv").write_text("method,avg_rank,groups,friedman_pvalue\n")
 
 
@@ -249,12 +241,6 @@ def build_accuracy(
     keys = ["classifier", "dataset"] if shift == "label" else ["model", "source", "target"]
     ours = pd.read_csv(accuracy_csv, dtype={k: str for k in keys})
     paper = load_paper(f"accuracy_{shift}").drop(columns="table")
-    merged = paper.merge(
-        ours[[*keys, "accuracy"]], on=keys, how="left", suffixes=("_paper", "_ours")
-    )
-    merged["difference"] = merged["accuracy_ours"] - merged["accuracy_paper"]
-    merged["verdict"] = [
-        verdict(o, p, 3) for o, p in zip(merged["accuracy_ours"], merged["accuracy_paper"])
-    ]
+    merged = compare_summary(ours[[*keys, "accuracy"]], paper, "accuracy", 3, keys=keys)
     write_csv(out_repro, merged)
     return merged

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.report.cd import latex_to_mathtext
+from unishift.report.cd import latex_to_mathtext, pyplot, save_figure
 from unishift.report.names import resolve_methods
 from unishift.report.names import title as make_title
 
@@ -108,11 +108,6 @@ def plot_error_by_shift(
     """Draw the panel and save it to each of ``paths`` (png/pdf by suffix); returns the plotted
     points. ``methods`` = [(name, colour)], default the paper's selection restricted to the methods
     present in ``records``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     records = records[(records["task"] == task) & (records["shift"] == shift)]
     chosen = methods or PLOT_METHODS.get((task, shift), [])
     present = set(records["method"])
@@ -123,7 +118,7 @@ def plot_error_by_shift(
     displays = {c.name: c.display for c in resolve_methods(task, names, shift, method_info)}
     points = error_by_shift(records, names)
     bars = density(records, shift)
-    fig, ax = plt.subplots(figsize=(10, 8))
+    fig, ax = pyplot().subplots(figsize=(10, 8))
     centres = (np.arange(N_BINS) + 0.5) / N_BINS
     top = float(points["error"].max()) if len(points) else 1.0
     ax.bar(
@@ -149,15 +144,5 @@ def plot_error_by_shift(
     ax.grid(axis="y", linestyle="--", color="lightgray")
     ax.set_axisbelow(True)
     ax.legend(title="Method", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    for path in paths:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Fixed metadata so that the same input gives the same bytes.
-        meta = (
-            {"Software": None}
-            if path.suffix == ".png"
-            else {"Creator": None, "Producer": None, "CreationDate": None}
-        )
-        fig.savefig(path, bbox_inches="tight", metadata=meta)
-    plt.close(fig)
+    save_figure(fig, *paths, bbox_inches="tight")
     return points

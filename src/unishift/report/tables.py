@@ -152,14 +152,9 @@ def compute_table(
     alpha: float = ALPHA,
     method_info: dict[str, tuple[str, str]] | None = None,
 ) -> TableResult:
-    """Compute every number of one table from the per-sample records.
-
-    ``methods`` in config order (columns are regrouped baseline | reference | adapted, keeping that
-    order within groups). ``classifiers``/``datasets`` fix the row order (default: the paper's).
-    ``n_samples``, if given, is the exact number of samples every cell must have. Samples with status
-    "error" have no value: their cell mean is over the remaining samples ("n/a" when none remain),
-    they lose every win and rank last.
-    """
+    """Every number of one table (docs/reporting.md §2) from the per-sample records: ``methods`` in
+    config order (regrouped by group, in that order within a group), ``classifiers``/``datasets``
+    the row order (default: the paper's), ``n_samples`` the exact sample count of every cell."""
     if metric not in METRICS:
         raise ValueError(f"metric {metric!r} is not one of {METRICS}")
     columns = resolve_methods(task, list(methods), shift, method_info)

@@ -225,21 +225,10 @@ def ece_label_shift_loop(
 
 
 def _equal_count_edges(sorted_rows: np.ndarray, n_bins: int) -> np.ndarray:
-    """``np.interp(linspace(0, n, b+1), arange(n), row)`` for every row at once, with numpy's own
-    arithmetic (exact hits return the node, beyond the last node the last value)."""
+    """The loop's ``np.interp`` edges for every row (temperature) at once."""
     n = sorted_rows.shape[1]
-    positions = np.linspace(0, n, n_bins + 1)
-    edges = np.empty((sorted_rows.shape[0], n_bins + 1))
-    for m, x in enumerate(positions):
-        j = int(math.floor(x))
-        if j >= n - 1:
-            edges[:, m] = sorted_rows[:, -1]
-        elif x == j:
-            edges[:, m] = sorted_rows[:, j]
-        else:
-            slope = (sorted_rows[:, j + 1] - sorted_rows[:, j]) / 1.0
-            edges[:, m] = slope * (x - float(j)) + sorted_rows[:, j]
-    return edges
+    positions, nodes = np.linspace(0, n, n_bins + 1), np.arange(n)
+    return np.array([np.interp(positions, nodes, row) for row in sorted_rows])
 
 
 def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
