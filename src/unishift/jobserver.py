@@ -149,6 +149,9 @@ def serve(address: str) -> dict | None:
                     selector.unregister(key.fileobj)
                     continue
                 connection, _ = listener.accept()
+                connection.settimeout(
+                    60
+                )  # a job sends its request at once; none may stall the rest
                 try:
                     request, fds = _receive(connection)
                 except (OSError, ValueError, struct.error, pickle.UnpicklingError) as error:

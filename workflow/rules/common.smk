@@ -58,8 +58,9 @@ onstart:
     # one run at a time per results folder (unishift.run_lock); --nolock skips it like Snakemake's
     if workflow.execution_settings.lock:
         hold_run_lock(RESULTS)
-    # local jobs run in forks of one process that imported the scientific stack once
-    if config["job_server"] and workflow.local_exec:
+    # local jobs run in forks of one process that imported the scientific stack once; its start
+    # (about 3 CPU s) pays from a few jobs on (docs/evaluation-jobs.md)
+    if config["job_server"] and workflow.local_exec and len(workflow.dag) >= 4:
         os.makedirs(f"{RESULTS}/logs", exist_ok=True)
         start_job_server(f"{RESULTS}/logs/job_server.log")
 
