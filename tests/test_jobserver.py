@@ -13,6 +13,7 @@ import pytest
 
 from unishift import jobserver
 from unishift.kernels import VARIABLES
+from unishift.registry import PLUGINS_VARIABLE
 
 # A job as the workflow's scripts start: hand itself to the server, and run here where it is not.
 CLIENT = """
@@ -89,10 +90,13 @@ def test_the_job_exits_with_the_status_of_its_fork(server, tmp_path, how, status
     assert (tmp_path / "out.atexit").exists()  # exit functions run on failure too
 
 
-def test_another_kernel_profile_or_no_server_runs_the_job_in_its_own_process(server, tmp_path):
-    other_kernels = run_job(tmp_path, server[1], **{VARIABLES[0]: "Sandybridge"})
-    assert "job server not used: the server runs" in other_kernels.stderr
-    assert "ran in the client" in other_kernels.stdout
+@pytest.mark.parametrize("variable", [VARIABLES[0], PLUGINS_VARIABLE])
+def test_other_kernels_plugins_or_no_server_run_the_job_in_its_own_process(
+    server, tmp_path, variable
+):
+    other = run_job(tmp_path, server[1], **{variable: "Sandybridge"})
+    assert f"job server not used: (server's, job's) {{'{variable}'" in other.stderr
+    assert "ran in the client" in other.stdout
     nobody = run_job(tmp_path, str(tmp_path / "no-socket"))
     assert "job server not used: no answer at" in nobody.stderr
     assert "ran in the client" in nobody.stdout

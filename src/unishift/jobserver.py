@@ -45,17 +45,20 @@ PRELOAD = (
 )
 
 
-def _fingerprint() -> dict:
-    """What a job and the server must share for the fork to compute what the job would."""
-    from unishift.kernels import PROFILE_VARIABLE, VARIABLES
+def _process() -> dict:
+    """The interpreter and library of this process."""
+    library = os.path.dirname(os.path.abspath(__file__))
+    return {"python": sys.executable, "prefix": sys.prefix, "library": library}
 
-    names = (PROFILE_VARIABLE, *VARIABLES)
-    return {
-        "python": sys.executable,
-        "prefix": sys.prefix,
-        "library": os.path.dirname(os.path.abspath(__file__)),
-        "kernels": {name: os.environ.get(name) for name in names},
-    }
+
+def _fingerprint(process: dict, environ: dict) -> dict:
+    """What a job and the server must share for the fork to compute what the job would: the
+    interpreter, the library, the CPU kernels and the plugins the registry loaded."""
+    from unishift.kernels import PROFILE_VARIABLE, VARIABLES
+    from unishift.registry import PLUGINS_VARIABLE
+
+    names = (PROFILE_VARIABLE, *VARIABLES, PLUGINS_VARIABLE)
+    return {**process, **{name: environ.get(name) for name in names}}
 
 
 def run_in_server(job, script: str) -> None:
@@ -69,7 +72,7 @@ def run_in_server(job, script: str) -> None:
         "job": pickle.dumps(job),
         "cwd": os.getcwd(),
         "env": dict(os.environ),
-        "fingerprint": _fingerprint(),
+        "process": _process(),
     }
     payload = pickle.dumps(request)
     try:
@@ -121,16 +124,18 @@ def serve(address: str) -> dict | None:
     import importlib
 
     from unishift.quapy_loader import load_quapy
+    from unishift.registry import all_methods
 
     for module in PRELOAD:
         importlib.import_module(module)
     load_quapy()  # before PyTorch, as a job that uses only QuaPy loads it
     importlib.import_module("torch")  # LasCal's and TransCal's reference arithmetic
+    all_methods()  # every method module, and the plugins of the run's environment
     # the imported objects leave the collector's generations: a fork's collections then do not
     # touch (and copy) the pages it shares with the server
     gc.freeze()
     server_pid, parent = os.getpid(), os.getppid()
-    own = _fingerprint()
+    own = _fingerprint(_process(), os.environ)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address)
     listener.listen(64)
@@ -158,10 +163,12 @@ def serve(address: str) -> dict | None:
                     connection.close()
                     print(f"a request failed: {error}", file=sys.stderr, flush=True)
                     continue
-                if request["fingerprint"] != own:
+                theirs = _fingerprint(request["process"], request["env"])
+                if theirs != own:
                     for fd in fds:  # the job's streams: held open here, its reader would wait
                         os.close(fd)
-                    reply = {"refused": f"the server runs {own}, the job {request['fingerprint']}"}
+                    differ = {k: (own[k], theirs[k]) for k in own if own[k] != theirs[k]}
+                    reply = {"refused": f"(server's, job's) {differ}"}
                     connection.sendall(json.dumps(reply).encode())
                     connection.close()
                     continue
