@@ -143,11 +143,12 @@ def test_a_second_run_one_job_at_a_time_writes_the_same_bytes(
     """Results depend neither on the run, nor on the scheduling (each job caps its BLAS/OpenMP pools
     at the rule's threads), nor on the cut into jobs, nor on the other setups of the config. The
     second run (`one_setup_run`: from scratch, one job at a time, one job per setup, the tiny config
-    reduced to its last setup, every method) writes that setup's data, samples, posteriors, domain
-    weights and records as the first run (two jobs at a time, one job per method over the four
-    setups) did: each per-setup record file is, byte for byte, that setup's rows of the first run's
-    per-method file, so no method carries state from one setup to the next. Re-running the report
-    jobs of the first run one at a time writes the same tables and CD diagrams."""
+    reduced to its last setup and one method of each kind, ONE_SETUP_METHODS) writes that setup's
+    data, samples, posteriors, both plans' domain weights and records as the first run (two jobs at
+    a time, one job per method over the four setups) did: each per-setup record file is, byte for
+    byte, that setup's rows of the first run's per-method file, so none of these methods carries
+    state from one setup to the next. Re-running the report jobs of the first run one at a time
+    writes the same tables and CD diagrams."""
     first = finished_test_run[0] / "results"
     work, config, output = one_setup_run
     assert "Provided cores: 1" in output.stdout + output.stderr
