@@ -327,23 +327,21 @@ def test_each_per_method_file_holds_its_setups_in_table_order(finished_test_run)
         assert list(blocks.itertuples(index=False, name=None)) == order
 
 
-# Methods whose per-setup jobs the switch test runs: the shared domain weights (whole sample), the
-# reference domain stream and PyTorch's float32 arithmetic, LasCal's search, QuaPy's EM after BCTS.
-SWITCH_METHODS = [
-    ("calibration", "LasCal"),
-    ("quantification", "EMQ_BCTS"),
-    ("cap", "TransCal_c2a"),
-]
+# The method whose per-setup jobs the switch test runs over the four setups: each job reads its own
+# setup's shared domain weights (the per-predicted-class plan) and continues the reference domain
+# stream, in PyTorch's float32 arithmetic. A spread of methods (ONE_SETUP_METHODS of conftest.py)
+# runs per setup in `one_setup_run`, whose records test_workflow.py compares with this run's.
+SWITCH_METHODS = [("cap", "TransCal_c2a")]
 
 
 @pytest.mark.workflow
 def test_one_job_per_setup_writes_the_same_bytes_as_one_job_per_method(finished_test_run, tmp_path):
     """`evaluation_jobs: per_setup` on top of the finished per-method run: the plan holds one
     evaluate job per method and setup, the aggregations and the reports, and no data, classifier or
-    weights job. Run for a spread of methods, the per-setup jobs and their aggregation write each
-    record file byte for byte as the one job over the four setups did (the tables are a function of
-    these files, test_workflow.py; every method's per-setup file is compared with its setup's rows
-    in test_workflow.py's second run)."""
+    weights job. Run for SWITCH_METHODS, the per-setup jobs and their aggregation write each record
+    file byte for byte as the one job over the four setups did (the tables are a function of these
+    files, test_workflow.py; the per-setup files of a spread of methods are compared with their
+    setup's rows in test_workflow.py's second run)."""
     work = copy_run(finished_test_run, tmp_path / "wf")
     config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
     config["evaluation_jobs"] = "per_setup"
