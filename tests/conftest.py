@@ -69,13 +69,15 @@ ONE_SETUP = ("yeast", "kNN")
 ONE_SETUP_CONFIG = "one_setup.yaml"
 # Its methods: one of each kind whose records could carry a setup's state into the next one's in a
 # per-method job, every task and both shared domain-weight plans (docs/domain-weights.md): the
-# whole-sample plan and PyTorch's float32 arithmetic (TransCal), the per-predicted-class plan
-# (TransCal_c2a), LasCal's search, QuaPy's EM after BCTS (EMQ_BCTS), a PCA seeded from the setting
-# (Head2Tail), a binary-only binned adaptation (PACC_q2c_5B) and a CAP-to-quantification one (ATC_a2q).
+# whole-sample plan and the reference domain stream (CPCS; TransCal_c2q, in PyTorch's float32), the
+# per-predicted-class plan (CPCS_c2a), LasCal's search, QuaPy's EM, a PCA seeded from the setting
+# (Head2Tail), a binary-only binned adaptation (PACC_q2c_5B) and a CAP-to-quantification one
+# (ATC_a2q). None falls back on this setup: kNN's zero posteriors make TransCal, TransCal_c2a and
+# EMQ_BCTS fall back on yeast, whatever their weights (test_workflow.py checks the statuses).
 ONE_SETUP_METHODS = {
-    "calibration": ["Head2Tail", "TransCal", "LasCal", "PACC_q2c_5B"],
-    "quantification": ["EMQ_BCTS", "ATC_a2q"],
-    "cap": ["TransCal_c2a"],
+    "calibration": ["Head2Tail", "CPCS", "LasCal", "PACC_q2c_5B"],
+    "quantification": ["EMQ", "TransCal_c2q", "ATC_a2q"],
+    "cap": ["CPCS_c2a"],
 }
 
 
