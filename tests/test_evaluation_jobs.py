@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import ONE_SETUP_CONFIG, REPO
+from tests.conftest import ONE_SETUP_CONFIG, ONE_SETUP_METHODS, REPO
 from tests.k_class_problems import synthetic_problem
 from tests.test_calibration_support import make_setting
 from tests.test_workflow import snakemake
@@ -202,6 +202,7 @@ def _plan_with(one_setup_run, tmp_path, grow, env=None):
     """The jobs that a dry run of the grown config plans on a copy of the finished per-setup run."""
     work = copy_run(one_setup_run, tmp_path / "wf")
     config = yaml.safe_load((work / ONE_SETUP_CONFIG).read_text())
+    assert config["methods"]["label"] == ONE_SETUP_METHODS  # the expected jobs below are its own
     grow(config)
     (work / "grown.yaml").write_text(yaml.safe_dump(config))
     output = snakemake("-n", "--configfile", "grown.yaml", cwd=work, env=env)
@@ -285,8 +286,8 @@ def test_a_new_classifier_plans_only_its_evaluations_the_aggregations_and_report
 def test_a_new_method_plans_only_its_evaluations_its_aggregation_and_its_reports(
     one_setup_run, tmp_path
 ):
-    """.test/config.yaml lists every label-shift method of the package: the new one comes from the
-    example plugin (examples/unishift-plugin-example), imported through the plugins key."""
+    """The new method comes from the example plugin (examples/unishift-plugin-example), imported
+    through the plugins key."""
 
     def grow(config):
         config["plugins"] = ["unishift_plugin_example.methods"]
@@ -326,23 +327,21 @@ def test_each_per_method_file_holds_its_setups_in_table_order(finished_test_run)
         assert list(blocks.itertuples(index=False, name=None)) == order
 
 
-# Methods whose per-setup jobs the switch test runs: the shared domain weights (whole sample), the
-# reference domain stream and PyTorch's float32 arithmetic, LasCal's search, QuaPy's EM after BCTS.
-SWITCH_METHODS = [
-    ("calibration", "LasCal"),
-    ("quantification", "EMQ_BCTS"),
-    ("cap", "TransCal_c2a"),
-]
+# The method whose per-setup jobs the switch test runs over the four setups: each job reads its own
+# setup's shared domain weights (the per-predicted-class plan) and continues the reference domain
+# stream, in PyTorch's float32 arithmetic. A spread of methods (ONE_SETUP_METHODS of conftest.py)
+# runs per setup in `one_setup_run`, whose records test_workflow.py compares with this run's.
+SWITCH_METHODS = [("cap", "TransCal_c2a")]
 
 
 @pytest.mark.workflow
 def test_one_job_per_setup_writes_the_same_bytes_as_one_job_per_method(finished_test_run, tmp_path):
     """`evaluation_jobs: per_setup` on top of the finished per-method run: the plan holds one
     evaluate job per method and setup, the aggregations and the reports, and no data, classifier or
-    weights job. Run for a spread of methods, the per-setup jobs and their aggregation write each
-    record file byte for byte as the one job over the four setups did (the tables are a function of
-    these files, test_workflow.py; every method's per-setup file is compared with its setup's rows
-    in test_workflow.py's second run)."""
+    weights job. Run for SWITCH_METHODS, the per-setup jobs and their aggregation write each record
+    file byte for byte as the one job over the four setups did (the tables are a function of these
+    files, test_workflow.py; the per-setup files of a spread of methods are compared with their
+    setup's rows in test_workflow.py's second run)."""
     work = copy_run(finished_test_run, tmp_path / "wf")
     config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
     config["evaluation_jobs"] = "per_setup"
