@@ -60,6 +60,8 @@ LAYERS = [
     ("unishift.report",),
     ("unishift.api", "unishift.codeversion", "unishift.workflow_checks", "unishift.provenance",
      "unishift.domain_weight_artifacts"),
+    # runs the workflow's scripts, having imported every layer below once
+    ("unishift.jobserver",),
 ]  # fmt: skip
 
 
