@@ -21,14 +21,12 @@ def start_job(job, threads: int | None = None) -> logging.Logger:
     depend on the thread count, the library pins it itself (the classifiers fit and predict on one
     thread: :func:`unishift.classifiers.one_thread`).
     """
-    from threadpoolctl import threadpool_limits
-
-    from unishift.kernels import PROFILE_VARIABLE, assert_pinned
+    from unishift.kernels import PROFILE_VARIABLE, assert_pinned, thread_pools
 
     log_path = job if isinstance(job, (str, os.PathLike)) else job.log[0]
     if threads is None:
         threads = getattr(job, "threads", 1)
-    threadpool_limits(limits=max(1, int(threads)))
+    thread_pools().limit(limits=max(1, int(threads)))
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="w")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

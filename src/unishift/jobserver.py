@@ -123,6 +123,7 @@ def serve(address: str) -> dict | None:
     request (the caller runs it); in the server itself, return None at the end."""
     import importlib
 
+    from unishift.kernels import thread_pools
     from unishift.quapy_loader import load_quapy
     from unishift.registry import all_methods
 
@@ -131,6 +132,7 @@ def serve(address: str) -> dict | None:
     load_quapy()  # before PyTorch, as a job that uses only QuaPy loads it
     importlib.import_module("torch")  # LasCal's and TransCal's reference arithmetic
     all_methods()  # every method module, and the plugins of the run's environment
+    thread_pools()  # the libraries' scan, which start_job would repeat in every fork
     # the imported objects leave the collector's generations: a fork's collections then do not
     # touch (and copy) the pages it shares with the server
     gc.freeze()
