@@ -4,8 +4,8 @@ A job that starts Python spends about 1.4 CPU s importing NumPy, pandas, SciPy a
 before it computes anything. The server imports them once per run; each job's script, started by
 Snakemake as usual, hands its ``snakemake`` object to the server and waits, and a fork of the
 server runs the same script file with the job's working directory, environment and standard
-streams. Where no server answers, or it runs another Python, library or CPU kernel profile, the job
-runs in its own process as before: the same code either way (docs/evaluation-jobs.md, "The job
+streams. Where no server answers, or it runs another Python, library, CPU kernel profile or set of
+plugins, the job runs in its own process as before: the same code either way (docs/evaluation-jobs.md, "The job
 server"). No Snakemake imports here.
 """
 
@@ -80,7 +80,8 @@ def run_in_server(job, script: str) -> None:
             connection.connect(address)
             socket.send_fds(connection, [struct.pack("!Q", len(payload))], [0, 1, 2])
             connection.sendall(payload)
-            reply = json.loads(_read_all(connection) or b"{}")
+            answer = _read_all(connection)
+        reply = json.loads(answer) if answer else {"refused": "the server closed without an answer"}
     except OSError as error:
         reply = {"refused": f"no answer at {address} ({error})"}
     if "status" not in reply:
@@ -196,7 +197,7 @@ def serve(address: str) -> dict | None:
                 if pid == 0:
                     break
                 connection = running.pop(pid)
-                if connection in (key.fileobj for key in selector.get_map().values()):
+                if connection in selector.get_map():  # not if the job went first
                     selector.unregister(connection)
                 reply = {"status": os.waitstatus_to_exitcode(status), "user": usage.ru_utime}
                 reply["sys"] = usage.ru_stime
