@@ -12,11 +12,9 @@ import pandas as pd
 
 from unishift.choices import check_choice
 from unishift.io import write_csv, write_text
-from unishift.regimes.selector import checked_methods
+from unishift.regimes.selector import REQUIRED, SAMPLE_KEY, method_errors
 
 SCHEMES = ("quantile", "width")
-SAMPLE_KEY = ("classifier", "dataset", "sample_id")
-REQUIRED = ("task", "method", "classifier", "dataset", "sample_id", "error")
 CSV_COLUMNS = (
     "task",
     "descriptor",
@@ -97,10 +95,7 @@ class RegimeMap:
 
     def table(self) -> pd.DataFrame:
         """The CSV's rows: :data:`CSV_COLUMNS`, one row per (bin, method)."""
-        merged = self.cells.merge(
-            self.bins.drop(columns=["ranking"]), on=["task", "descriptor", "bin"]
-        )
-        return merged[list(CSV_COLUMNS)]
+        return self.cells.merge(self.bins.drop(columns="ranking"), on="bin")[list(CSV_COLUMNS)]
 
     def change_edges(self) -> list[float]:
         """The lower edges of the bins whose winner differs from the previous non-empty bin's."""
@@ -108,37 +103,24 @@ class RegimeMap:
 
 
 def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str] | None):
-    missing = [c for c in (*REQUIRED, descriptor) if c not in records.columns]
-    if missing:
-        raise ValueError(f"records lack the columns {missing}")
-    tasks = records["task"].unique()
-    if len(tasks) != 1:
-        raise ValueError(
-            f"a regime map covers one task (one error measure); got {sorted(map(str, tasks))}: "
-            "filter the records first"
-        )
-    methods = checked_methods(records, methods)
-    frame = records[records["method"].isin(methods)]
-    key = list(SAMPLE_KEY)
-    if frame.duplicated([*key, "method"]).any():
-        raise ValueError("more than one record per (classifier, dataset, sample_id, method)")
+    methods, frame, errors = method_errors(records, methods, [descriptor], "a regime map")
     undefined = ~np.isfinite(frame[descriptor].to_numpy(dtype=float))
     if undefined.any():
         raise ValueError(
             f"the descriptor {descriptor!r} is not finite in {int(undefined.sum())} rows; drop "
             "those samples (or compute the descriptor) first"
         )
-    per_sample = frame.groupby(key, sort=True)[descriptor].agg(["min", "max"])
+    per_sample = frame.groupby(SAMPLE_KEY, sort=True)[descriptor].agg(["min", "max"])
     varying = ~np.isclose(per_sample["min"], per_sample["max"], rtol=0, atol=1e-12)
     if varying.any():
         raise ValueError(
             f"the descriptor {descriptor!r} differs between the methods' rows of "
             f"{int(varying.sum())} samples; a descriptor belongs to the sample, not the method"
         )
-    errors = frame.pivot(index=key, columns="method", values="error").reindex(columns=methods)
     complete = np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)
     values = per_sample["min"].reindex(errors.index)
-    return str(tasks[0]), methods, errors[complete], values[complete], int((~complete).sum())
+    task = str(frame["task"].iloc[0])
+    return task, methods, errors[complete], values[complete], int((~complete).sum())
 
 
 def regime_map(
@@ -162,11 +144,12 @@ def regime_map(
     order = {m: i for i, m in enumerate(methods)}
 
     bin_rows, cell_rows = [], []
-    prev_winner, prev_ranking = None, None
+    prev_winner = prev_ranking = None
     for b in range(len(edges) - 1):
         in_bin = errors[sample_bin == b]
         n = len(in_bin)
         means = in_bin.mean(axis=0) if n else pd.Series(np.nan, index=methods)
+        ranking, winner, n_tied, winner_changed, ranking_changed = [], "", 0, False, False
         if n:
             rounded = means.round(decimals)
             ranking = sorted(methods, key=lambda m: (rounded[m], order[m]))
@@ -175,9 +158,6 @@ def regime_map(
             winner_changed = prev_winner is not None and winner != prev_winner
             ranking_changed = prev_ranking is not None and ranking != prev_ranking
             prev_winner, prev_ranking = winner, ranking
-        else:
-            ranking, winner, n_tied = [], "", 0
-            winner_changed = ranking_changed = False
         bin_rows.append(
             {
                 "task": task,
@@ -194,18 +174,16 @@ def regime_map(
                 "ranking_changed": bool(ranking_changed),
             }
         )
-        for m in methods:
-            cell_rows.append(
-                {
-                    "task": task,
-                    "descriptor": descriptor,
-                    "bin": b,
-                    "method": m,
-                    "mean_error": float(means[m]),
-                    "rank": ranking.index(m) + 1 if n else 0,
-                    "is_winner": m == winner,
-                }
-            )
+        cell_rows += [
+            {
+                "bin": b,
+                "method": m,
+                "mean_error": float(means[m]),
+                "rank": ranking.index(m) + 1 if n else 0,
+                "is_winner": m == winner,
+            }
+            for m in methods
+        ]
     return RegimeMap(
         task=task,
         descriptor=descriptor,
@@ -275,37 +253,10 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # fixed metadata: the same map gives the same bytes
+def _save(fig, path: Path) -> None:
+    # fixed metadata: the same map gives the same bytes (the CSV written first made the folder)
     fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
     _pyplot().close(fig)
-
-
-def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
-    fig, ax = _pyplot().subplots(figsize=(8, 5))
-    _draw(ax, rmap)
-    ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
-    _save(fig, path)
-
-
-def plot_regime_maps(rmaps: list[RegimeMap], path: str | Path, title: str = "") -> None:
-    """Several maps of one task (one per descriptor) as panels of one figure, one legend."""
-    if not rmaps:
-        raise ValueError("no regime maps to draw")
-    columns = min(2, len(rmaps))
-    rows = -(-len(rmaps) // columns)
-    fig, axes = _pyplot().subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
-    for ax, rmap in zip(axes.flat, rmaps):
-        _draw(ax, rmap, legend=False)
-    for ax in list(axes.flat)[len(rmaps) :]:
-        ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, title="Method", loc="upper left", bbox_to_anchor=(1.0, 0.95))
-    fig.suptitle(title or f"{rmaps[0].task}: mean error by bin (dashed: winner changes)")
-    fig.tight_layout()
-    _save(fig, path)
 
 
 def _outputs(stem: str | Path) -> dict[str, Path]:
@@ -318,7 +269,10 @@ def write_regime_map(rmap: RegimeMap, stem: str | Path) -> dict[str, Path]:
     paths = _outputs(stem)
     write_csv(paths["csv"], rmap.table())
     write_text(paths["tex"], regime_tex(rmap))
-    plot_regime_map(rmap, paths["png"])
+    fig, ax = _pyplot().subplots(figsize=(8, 5))
+    _draw(ax, rmap)
+    ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
+    _save(fig, paths["png"])
     return paths
 
 
@@ -346,5 +300,16 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     paths = _outputs(stem)
     write_csv(paths["csv"], pd.concat([rmap.table() for rmap in rmaps], ignore_index=True))
     write_text(paths["tex"], regime_maps_tex(rmaps))
-    plot_regime_maps(rmaps, paths["png"], title)
+    columns = min(2, len(rmaps))
+    rows = -(-len(rmaps) // columns)
+    fig, axes = _pyplot().subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
+    for ax, rmap in zip(axes.flat, rmaps):
+        _draw(ax, rmap, legend=False)
+    for ax in list(axes.flat)[len(rmaps) :]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, title="Method", loc="upper left", bbox_to_anchor=(1.0, 0.95))
+    fig.suptitle(title or f"{rmaps[0].task}: mean error by bin (dashed: winner changes)")
+    fig.tight_layout()
+    _save(fig, paths["png"])
     return paths

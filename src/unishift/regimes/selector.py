@@ -13,15 +13,15 @@ import numpy as np
 import pandas as pd
 
 from unishift.classifiers import one_thread
-from unishift.regimes.descriptors import TRUE_DESCRIPTORS, UNSUPERVISED_DESCRIPTORS
+from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 
 SAMPLE_KEY = ["task", "classifier", "dataset", "sample_id"]
-REQUIRED = ("task", "method", "classifier", "dataset", "sample_id", "error", "group")
-# Record columns that are known only with the sample's labels (or are the answer itself).
+REQUIRED = (*SAMPLE_KEY, "method", "error")
+# Record columns that are known only with the sample's labels (or are the answer itself), besides
+# the ``true_*`` ones.
 LABEL_COLUMNS = frozenset(
     {
         "error",
-        "true_value",
         "estimate",
         "shift_intensity",
         "ece",
@@ -30,7 +30,6 @@ LABEL_COLUMNS = frozenset(
         "brier",
         "ae",
         "rae",
-        "true_prevalence",
         "estimated_prevalence",
         "status",
         "reason",
@@ -41,8 +40,7 @@ LABEL_COLUMNS = frozenset(
 
 
 def group_of(shift: str, dataset: str) -> str:
-    """The held-out unit of a setup: the data set under label shift, the target domain (the part
-    after ``->`` of ``source->target``) under covariate and compound shift."""
+    """The held-out unit of a setup (docs/regimes.md §4)."""
     if shift == "label":
         return dataset
     if shift in ("covariate", "compound"):
@@ -66,9 +64,7 @@ def check_features(features) -> list[str]:
     features = list(features)
     if not features:
         raise ValueError("the selector needs at least one descriptor column")
-    bad = [
-        f for f in features if f in LABEL_COLUMNS or f in TRUE_DESCRIPTORS or f.startswith("true_")
-    ]
+    bad = [f for f in features if f in LABEL_COLUMNS or f.startswith("true_")]
     if bad:
         raise ValueError(
             f"{bad} need the sample's labels (or are the answer): a selector may use unsupervised "
@@ -83,8 +79,7 @@ def training_mask(groups: np.ndarray, held_out) -> np.ndarray:
 
 
 def default_model(seed: int):
-    """Gradient-boosted trees: no scaling needed, NaN descriptors allowed, deterministic given the
-    seed (no early-stopping split, no feature subsampling)."""
+    """The default regressor: gradient-boosted trees (why: docs/regimes.md §4.1)."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     return HistGradientBoostingRegressor(
@@ -108,36 +103,45 @@ def checked_methods(records: pd.DataFrame, methods) -> list[str]:
     return methods
 
 
-def _wide(records: pd.DataFrame, methods: list[str], features: list[str] = ()):
-    """Per sample (sorted by key): the group, the features and each method's error."""
-    missing = [c for c in (*REQUIRED, *features) if c not in records.columns]
+def method_errors(records: pd.DataFrame, methods, columns=(), what: str = "the selector"):
+    """(checked methods, their records, their errors: one row per sample sorted by
+    :data:`SAMPLE_KEY`, one column per method) of records of one task with :data:`REQUIRED` and
+    ``columns`` and at most one record per sample and method."""
+    missing = [c for c in (*REQUIRED, *columns) if c not in records.columns]
     if missing:
         raise ValueError(f"records lack the columns {missing}")
     tasks = records["task"].unique()
     if len(tasks) != 1:
-        raise ValueError(f"the selector works on one task at a time; got {sorted(map(str, tasks))}")
+        raise ValueError(
+            f"{what} covers one task (one error measure) at a time; got "
+            f"{sorted(map(str, tasks))}: filter the records first"
+        )
+    methods = checked_methods(records, methods)
     frame = records[records["method"].isin(methods)]
     if frame.duplicated([*SAMPLE_KEY, "method"]).any():
         raise ValueError("more than one record per (classifier, dataset, sample_id, method)")
-    errors = frame.pivot(index=SAMPLE_KEY, columns="method", values="error").reindex(
-        columns=methods
-    )
-    rows_per_sample = frame.groupby(SAMPLE_KEY).size().reindex(errors.index)
-    if (rows_per_sample != len(methods)).any():
-        raise ValueError(
-            f"{int((rows_per_sample != len(methods)).sum())} samples lack some method's record; "
-            "every method needs a row per sample (NaN error where it failed)"
-        )
+    errors = frame.pivot(index=SAMPLE_KEY, columns="method", values="error")
+    return methods, frame, errors.reindex(columns=methods)
+
+
+def _wide(records: pd.DataFrame, methods, shared: list[str] = ()):
+    """:func:`method_errors` with a record of every method for every sample, and per sample the
+    ``shared`` columns, which must be equal in its methods' records."""
+    methods, frame, errors = method_errors(records, methods, shared)
     per_sample = frame.groupby(SAMPLE_KEY, sort=True)
-    shared = ["group", *features]
+    lacking = int((per_sample.size().reindex(errors.index) != len(methods)).sum())
+    if lacking:
+        raise ValueError(
+            f"{lacking} samples lack some method's record; every method needs a row per sample "
+            "(NaN error where it failed)"
+        )
     for column in shared:
         if (per_sample[column].nunique(dropna=False) > 1).any():
             raise ValueError(
                 f"{column!r} differs between the methods' rows of one sample; it must belong to "
                 "the sample"
             )
-    info = per_sample[shared].first().reindex(errors.index)
-    return info, errors
+    return methods, per_sample[list(shared)].first().reindex(errors.index), errors
 
 
 def _pick(records: pd.DataFrame, key_index: pd.MultiIndex, chosen: list, name: str, extra: dict):
@@ -160,19 +164,13 @@ def select_methods(
     model: Callable[[int], object] = default_model,
     name: str = "Selector",
 ) -> pd.DataFrame:
-    """The Selector's per-sample records (docs/regimes.md §4.1), leave-one-group-out.
-
-    ``features``: default the :data:`UNSUPERVISED_DESCRIPTORS` present in ``records``. ``model(seed)``
-    returns an unfitted scikit-learn regressor. A method whose error is NaN on every training sample
-    of a group cannot be predicted there and is not chosen for that group. Columns: those of
-    ``records`` plus ``chosen_method``, ``predicted_error`` and ``is_method`` (True), rows sorted by
-    (task, classifier, dataset, sample_id).
-    """
+    """The Selector's records, leave-one-group-out (docs/regimes.md §4.1): per sample the chosen
+    method's record with ``chosen_method``, ``predicted_error`` and ``is_method`` True, sorted by
+    :data:`SAMPLE_KEY`. ``model(seed)`` returns an unfitted scikit-learn regressor."""
     if features is None:
         features = [f for f in UNSUPERVISED_DESCRIPTORS if f in records.columns]
     features = check_features(features)
-    methods = checked_methods(records, methods)
-    info, errors = _wide(records, methods, features)
+    methods, info, errors = _wide(records, methods, ["group", *features])
     groups = info["group"].to_numpy()
     unique_groups = sorted(pd.unique(groups), key=str)
     if len(unique_groups) < 2:
@@ -186,10 +184,7 @@ def select_methods(
     # run side by side (gradient boosting's OpenMP threads made a fit several times slower)
     with one_thread():
         for g in unique_groups:
-            test = groups == g
-            train = training_mask(groups, g)
-            if not train.any():
-                raise ValueError(f"no training samples outside group {g!r}")
+            test, train = groups == g, training_mask(groups, g)
             for j in range(len(methods)):
                 usable = train & np.isfinite(E[:, j])
                 if not usable.any():
@@ -200,16 +195,8 @@ def select_methods(
     if np.isinf(predicted.min(axis=1)).any():
         raise ValueError("some group has no method with a finite training error")
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
-    return _pick(
-        records,
-        errors.index,
-        [methods[c] for c in choice],
-        name,
-        {
-            "predicted_error": predicted[np.arange(len(choice)), choice],
-            "is_method": True,
-        },
-    )
+    extra = {"predicted_error": predicted[np.arange(len(choice)), choice], "is_method": True}
+    return _pick(records, errors.index, [methods[c] for c in choice], name, extra)
 
 
 def oracle_records(
@@ -217,12 +204,9 @@ def oracle_records(
 ) -> pd.DataFrame:
     """Per sample, the row of the method with the lowest finite error (NaN error if none has one),
     flagged ``is_method`` False: an upper bound, not a method."""
-    methods = checked_methods(records, methods)
-    scratch = records if "group" in records.columns else records.assign(group="")
-    info, errors = _wide(scratch, methods)
+    methods, _, errors = _wide(records, methods)
     E = errors.to_numpy(dtype=float)
-    E_filled = np.where(np.isfinite(E), E, np.inf)
-    choice = np.argmin(E_filled, axis=1)
+    choice = np.argmin(np.where(np.isfinite(E), E, np.inf), axis=1)
     return _pick(records, errors.index, [methods[c] for c in choice], name, {"is_method": False})
 
 
@@ -231,9 +215,11 @@ def best_single_method(
 ) -> str:
     """The method with the lowest mean error over the samples on which every method has a finite
     error (paired); means rounded to ``decimals`` places, ties to the earlier-listed method."""
-    methods = checked_methods(records, methods)
-    scratch = records if "group" in records.columns else records.assign(group="")
-    _, errors = _wide(scratch, methods)
+    methods, _, errors = _wide(records, methods)
+    return _best(errors, methods, decimals)
+
+
+def _best(errors: pd.DataFrame, methods: list[str], decimals: int = 12) -> str:
     complete = errors[np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)]
     if complete.empty:
         raise ValueError("no sample has a finite error for every method")
@@ -246,17 +232,14 @@ def best_single_records(
 ) -> pd.DataFrame:
     """For each group, :func:`best_single_method` of the other groups' samples applied to the
     group's samples (leave-one-group-out, as the Selector); ``is_method`` True."""
-    methods = checked_methods(records, methods)
-    info, errors = _wide(records, methods)
+    methods, info, errors = _wide(records, methods, ["group"])
     groups = info["group"].to_numpy()
     chosen = np.empty(len(groups), dtype=object)
-    sample_groups = records.set_index(SAMPLE_KEY).index
     for g in sorted(pd.unique(groups), key=str):
-        train_keys = errors.index[training_mask(groups, g)]
-        if len(train_keys) == 0:
+        train = training_mask(groups, g)
+        if not train.any():
             raise ValueError(f"no training samples outside group {g!r}")
-        train_rows = records[sample_groups.isin(train_keys)]
-        chosen[groups == g] = best_single_method(train_rows, methods)
+        chosen[groups == g] = _best(errors[train], methods)
     return _pick(records, errors.index, list(chosen), name, {"is_method": True})
 
 
