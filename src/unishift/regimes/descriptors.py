@@ -22,9 +22,6 @@ UNSUPERVISED_DESCRIPTORS = (
 DESCRIPTORS = TRUE_DESCRIPTORS + UNSUPERVISED_DESCRIPTORS
 
 
-# --- input checks ---------------------------------------------------------------------------------
-
-
 def _posteriors(posteriors, n_classes: int | None = None, name: str = "posteriors") -> np.ndarray:
     p = np.asarray(posteriors, dtype=float)
     if p.ndim != 2 or p.shape[1] < 2:
@@ -75,22 +72,13 @@ def predicted_classes(posteriors) -> np.ndarray:
     return np.argmax(_posteriors(posteriors), axis=1)
 
 
-def l1(p, q) -> float:
-    """sum_c |p_c - q_c|, in [0, 2] for two prevalence vectors."""
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    if p.shape != q.shape:
-        raise ValueError(f"cannot compare vectors of shapes {p.shape} and {q.shape}")
+def l1(p: np.ndarray, q: np.ndarray) -> float:
+    """sum_c |p_c - q_c|, in [0, 2] for two prevalence vectors of one length."""
     return float(np.abs(p - q).sum())
 
 
-# --- true intensities -----------------------------------------------------------------------------
-
-
 def true_label_shift(train_prevalence, sample_labels) -> float:
-    """L1 distance between the training prevalence vector and the sample's true prevalence vector.
-
-    For two classes this is twice the plots' |p_sample - pi| (docs/protocols.md §2.5).
-    """
+    """L1 distance between the training prevalence vector and the sample's true prevalence vector."""
     train = _prevalence(train_prevalence, name="train_prevalence")
     return l1(train, prevalence_of(sample_labels, len(train)))
 
@@ -107,17 +95,11 @@ def true_mixture(sample_is_target) -> float:
     return float(mask.mean())
 
 
-# --- unsupervised estimates -----------------------------------------------------------------------
-
-
 def fit_prevalence_estimator(
     validation_posteriors, validation_labels, n_classes: int | None = None
 ):
-    """QuaPy's PACC (defaults: ``method='inversion'``, ``solver='minimize'``, ``norm='clip'``)
-    fitted on the validation posteriors and labels; its ``predict(posteriors)`` is a length-k vector.
-
-    PACC is deterministic (no random choice) and needs nothing of the sample but its posteriors.
-    """
+    """QuaPy's PACC fitted on the validation posteriors and labels (docs/regimes.md §1.2); its
+    ``predict(posteriors)`` is a length-k vector."""
     load_quapy()
     from quapy.method.aggregative import PACC
 
@@ -152,15 +134,9 @@ def domain_auc(
     n_folds: int = 5,
     reference_size: int | str | None = "match",
 ) -> float:
-    """Cross-validated AUC of a logistic regression telling reference items (label 0) from sample
-    items (label 1): 0.5 when the two are indistinguishable, towards 1 as the sample's features move
-    away from the reference (the model and its grouped folds: docs/regimes.md §1.2).
-
-    ``reference_size``: ``"match"`` (default) draws as many reference items as the sample has
-    (without replacement, seeded; all of them if the reference is smaller), so that a large
-    validation set neither dominates the fit nor slows it; None keeps the whole reference; a
-    positive integer draws that many.
-    """
+    """Cross-validated AUC of a domain classifier telling reference items from sample items: 0.5
+    when indistinguishable (docs/regimes.md §1.2). ``reference_size``: ``"match"`` draws as many
+    reference items as the sample has, None keeps them all, a positive integer draws that many."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedGroupKFold
@@ -193,9 +169,7 @@ def domain_auc(
         )
     X = np.vstack([ref, smp])
     y = np.r_[np.zeros(len(ref), dtype=int), np.ones(len(smp), dtype=int)]
-    # Samples are drawn with replacement: copies of one item must share a fold, or the model
-    # recognises on the held-out fold the very items it was fitted on (AUC well above 0.5 with no
-    # shift at all, the more so the more features).
+    # copies of one item share a fold, or the model recognises held-out copies (docs/regimes.md §1.2)
     _, copies = np.unique(X, axis=0, return_inverse=True)
     if len(np.unique(copies[y == 0])) < n_folds or len(np.unique(copies[y == 1])) < n_folds:
         raise ValueError(f"domain_auc needs at least n_folds={n_folds} distinct items on each side")
@@ -221,15 +195,14 @@ def mean_confidence(posteriors) -> float:
 
 
 def confidence_drop(validation_posteriors, sample_posteriors) -> float:
-    """Mean max-posterior on the validation set minus on the sample (> 0: the classifier is less
-    sure of the sample than of in-distribution data)."""
+    """Mean max-posterior on the validation set minus on the sample."""
     return mean_confidence(validation_posteriors) - mean_confidence(sample_posteriors)
 
 
-def predicted_distribution(posteriors, n_classes: int | None = None) -> np.ndarray:
-    """Share of items predicted (argmax, ties to the lowest index) as each class."""
-    p = _posteriors(posteriors, n_classes)
-    return np.bincount(predicted_classes(p), minlength=p.shape[1]) / len(p)
+def predicted_distribution(posteriors) -> np.ndarray:
+    """Share of items predicted (:func:`predicted_classes`) as each class."""
+    p = _posteriors(posteriors)
+    return np.bincount(np.argmax(p, axis=1), minlength=p.shape[1]) / len(p)
 
 
 def prediction_shift(validation_posteriors, sample_posteriors) -> float:
@@ -237,9 +210,6 @@ def prediction_shift(validation_posteriors, sample_posteriors) -> float:
     v = _posteriors(validation_posteriors, name="validation_posteriors")
     s = _posteriors(sample_posteriors, v.shape[1], "sample_posteriors")
     return l1(predicted_distribution(v), predicted_distribution(s))
-
-
-# --- entry point ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -260,9 +230,8 @@ def make_reference(
     train_prevalence,
     reference_features=None,
 ) -> Reference:
-    """Fit PACC on the validation set and keep the validation set's mean confidence and
-    predicted-class distribution. ``reference_features`` (usually the validation features) are the
-    domain classifier's reference items; without them ``domain_auc`` is not computed."""
+    """The per-setup part of the descriptors (docs/regimes.md §1); without ``reference_features``
+    (the domain classifier's reference items) ``domain_auc`` is not computed."""
     v = _posteriors(validation_posteriors, name="validation_posteriors")
     k = v.shape[1]
     train = _prevalence(train_prevalence, k, "train_prevalence")
@@ -288,12 +257,8 @@ def describe_sample(
     n_folds: int = 5,
     reference_size: int | str | None = "match",
 ) -> dict[str, float]:
-    """The descriptors of one sample, keyed by their column names, in :data:`DESCRIPTORS` order.
-
-    Always: ``est_prevalence_shift``, ``confidence_drop``, ``prediction_shift``. With
-    ``sample_features`` and reference features: ``domain_auc``. With ``sample_labels``:
-    ``true_label_shift``; with ``sample_is_target``: ``true_mixture`` (compound shift: give both).
-    """
+    """The descriptors its inputs allow of one sample, keyed by column name in :data:`DESCRIPTORS`
+    order (docs/regimes.md §1)."""
     p = _posteriors(sample_posteriors, reference.n_classes, "sample_posteriors")
     out: dict[str, float] = {}
     if sample_labels is not None:
@@ -325,4 +290,4 @@ def describe_sample(
         )
     out["confidence_drop"] = reference.validation_confidence - mean_confidence(p)
     out["prediction_shift"] = l1(reference.validation_predicted, predicted_distribution(p))
-    return {name: out[name] for name in DESCRIPTORS if name in out}
+    return out  # filled in DESCRIPTORS order
