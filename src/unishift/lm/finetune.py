@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +16,6 @@ import torch
 from unishift.lm.models import HeadOnInput
 
 log = logging.getLogger("unishift.lm")
-
-MODES = ("faithful", "cached")
-# bf16 needs an Ampere or newer GPU; fp16 (with loss scaling) is the mixed precision of older ones.
-PRECISIONS = ("fp32", "bf16", "fp16")
-PADDINGS = ("longest", "max_length")
 
 
 @dataclass(frozen=True)
@@ -45,9 +40,9 @@ class FinetuneSettings:
 
     def __post_init__(self):
         for name, value, valid in (
-            ("mode", self.mode, MODES),
-            ("precision", self.precision, PRECISIONS),
-            ("padding", self.padding, PADDINGS),
+            ("mode", self.mode, ("faithful", "cached")),
+            ("precision", self.precision, ("fp32", "bf16", "fp16")),  # docs/running.md, "GPUs"
+            ("padding", self.padding, ("longest", "max_length")),
         ):
             if value not in valid:
                 raise ValueError(f"covariate.lm.{name}={value!r} is not one of {valid}")
@@ -63,9 +58,6 @@ class FinetuneSettings:
         if unknown:
             raise ValueError(f"unknown covariate.lm keys {unknown}; valid: {sorted(known)}")
         return cls(**options)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def training_arguments(settings: FinetuneSettings, output_dir: str | Path, device: str):
@@ -102,21 +94,21 @@ def training_arguments(settings: FinetuneSettings, output_dir: str | Path, devic
     )
 
 
-def accuracy_metric(eval_prediction) -> dict:
+def _accuracy(eval_prediction) -> dict:
     logits, labels = eval_prediction.predictions, eval_prediction.label_ids
     return {"accuracy": float(np.mean(np.argmax(logits, axis=1) == labels))}
 
 
-def _run_trainer(model, args, train_dataset, eval_dataset, settings, collator=None) -> dict:
+def _run_trainer(model, train_dataset, eval_dataset, settings, workdir, device, collator=None):
     from transformers import EarlyStoppingCallback, Trainer
 
     trainer = Trainer(
         model=model,
-        args=args,
+        args=training_arguments(settings, workdir, device),
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
         data_collator=collator,
-        compute_metrics=accuracy_metric,
+        compute_metrics=_accuracy,
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience)],
     )
     started = time.perf_counter()
@@ -166,33 +158,24 @@ class _Rows(torch.utils.data.Dataset):
         return {key: values[i] for key, values in self.columns.items()}
 
 
-def _cached_rows(head_inputs: np.ndarray, labels: np.ndarray) -> _Rows:
-    return _Rows(
-        head_input=torch.tensor(np.asarray(head_inputs, dtype=np.float32)),
-        labels=torch.tensor(np.asarray(labels, dtype=np.int64)),
-    )
-
-
 def train_head_on_cache(model, train: dict, validation: dict, settings, workdir, device) -> dict:
     """Train the model's head modules on cached head inputs (``cached`` mode)."""
-    head = HeadOnInput(model)
-    args = training_arguments(settings, workdir, device)
-    return _run_trainer(
-        head,
-        args,
-        _cached_rows(train["head_input"], train["labels"]),
-        _cached_rows(validation["head_input"], validation["labels"]),
-        settings,
-    )
+    rows = [
+        _Rows(
+            head_input=torch.tensor(np.asarray(arrays["head_input"], dtype=np.float32)),
+            labels=torch.tensor(np.asarray(arrays["labels"], dtype=np.int64)),
+        )
+        for arrays in (train, validation)
+    ]
+    return _run_trainer(HeadOnInput(model), *rows, settings, workdir, device)
 
 
-def _tokenised(tokenizer, texts, labels, settings):
+def _tokenised(tokenizer, frame, settings):
     padding = "max_length" if settings.padding == "max_length" else False
-    encoded = tokenizer(
-        [str(t) for t in texts], truncation=True, max_length=settings.max_length, padding=padding
-    )
+    texts = [str(t) for t in frame["text"]]
+    encoded = tokenizer(texts, truncation=True, max_length=settings.max_length, padding=padding)
     # token ids as python lists, as the tokenizer returns them
-    return _Rows(**encoded, labels=[int(y) for y in np.asarray(labels, dtype=np.int64)])
+    return _Rows(**encoded, labels=[int(y) for y in np.asarray(frame["label"], dtype=np.int64)])
 
 
 def train_faithful(
@@ -201,13 +184,6 @@ def train_faithful(
     """Train through the full model with the Trainer (``faithful`` mode)."""
     from transformers import DataCollatorWithPadding
 
-    args = training_arguments(settings, workdir, device)
     collator = DataCollatorWithPadding(tokenizer) if settings.padding == "longest" else None
-    return _run_trainer(
-        model,
-        args,
-        _tokenised(tokenizer, train_frame["text"], train_frame["label"], settings),
-        _tokenised(tokenizer, validation_frame["text"], validation_frame["label"], settings),
-        settings,
-        collator,
-    )
+    rows = [_tokenised(tokenizer, frame, settings) for frame in (train_frame, validation_frame)]
+    return _run_trainer(model, *rows, settings, workdir, device, collator)

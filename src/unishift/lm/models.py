@@ -50,27 +50,26 @@ def minilm_folder() -> Path:
     return folder
 
 
-def resolve_model_source(name: str) -> tuple[str, bool]:
-    """(path or hub id, whether it is a local folder) for a configured model name."""
+def _pretrained(name: str, revision: str | None) -> tuple[str, dict]:
+    """(path or hub id, ``from_pretrained`` keywords) of a configured model name; ``revision`` (a
+    hub commit, branch or tag) pins hub ids, not local folders."""
     if name in MINILM_ALIASES:
-        return str(minilm_folder()), True
+        return str(minilm_folder()), {"local_files_only": True}
     if Path(name).is_dir():
-        return str(Path(name).resolve()), True
-    return name, False
+        return str(Path(name).resolve()), {"local_files_only": True}
+    pinned = {} if revision is None else {"revision": revision}
+    return name, {"local_files_only": False, **pinned}
 
 
 def load_classifier(name: str, seed: int, num_labels: int = 2, revision: str | None = None):
-    """Tokenizer and float32 sequence classifier; the fresh head's initialisation is seeded.
-
-    ``revision`` (a hub commit, branch or tag) applies to hub ids, not to local folders."""
+    """Tokenizer and float32 sequence classifier; the fresh head's initialisation is seeded."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, set_seed
 
-    source, local = resolve_model_source(name)
-    pinned = {} if local or revision is None else {"revision": revision}
-    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local, **pinned)
+    source, options = _pretrained(name, revision)
+    tokenizer = AutoTokenizer.from_pretrained(source, **options)
     set_seed(seed)
     model = AutoModelForSequenceClassification.from_pretrained(
-        source, num_labels=num_labels, dtype=torch.float32, local_files_only=local, **pinned
+        source, num_labels=num_labels, dtype=torch.float32, **options
     )
     if model.config.model_type not in HEAD_MODULES:
         raise ValueError(
@@ -85,9 +84,8 @@ def encoder_parameters(name: str, revision: str | None = None) -> int:
     layer), from the model's configuration alone: for the CPU-time estimate before loading it."""
     from transformers import AutoConfig
 
-    source, local = resolve_model_source(name)
-    pinned = {} if local or revision is None else {"revision": revision}
-    config = AutoConfig.from_pretrained(source, local_files_only=local, **pinned)
+    source, options = _pretrained(name, revision)
+    config = AutoConfig.from_pretrained(source, **options)
     hidden, layers = config.hidden_size, config.num_hidden_layers
     feed_forward = (
         getattr(config, "intermediate_size", None)
@@ -127,15 +125,12 @@ class HeadOnInput(nn.Module):
     def __init__(self, model):
         super().__init__()
         self.architecture = model.config.model_type
-        if self.architecture == "bert":
-            self.dropout, self.classifier = model.dropout, model.classifier
-        elif self.architecture == "distilbert":
-            self.pre_classifier, self.classifier = model.pre_classifier, model.classifier
-            self.dropout = model.dropout
-        elif self.architecture == "roberta":
-            self.classifier = model.classifier
-        else:
+        if self.architecture not in HEAD_MODULES:
             raise ValueError(f"architecture {self.architecture!r} is not supported")
+        for name in HEAD_MODULES[self.architecture]:
+            self.add_module(name, getattr(model, name))
+        if self.architecture != "roberta":  # RoBERTa's head holds its own dropout
+            self.dropout = model.dropout
 
     def forward(self, head_input, labels=None):
         from transformers.modeling_outputs import SequenceClassifierOutput
@@ -152,14 +147,6 @@ class HeadOnInput(nn.Module):
             None if labels is None else nn.functional.cross_entropy(logits.float(), labels.long())
         )
         return SequenceClassifierOutput(loss=loss, logits=logits)
-
-
-def head_input_of(model, encoder_output):
-    """(first-token last-layer vector, head input) from a ``model.base_model`` forward output."""
-    first_token = encoder_output.last_hidden_state[:, 0]
-    if model.config.model_type == "bert":
-        return first_token, encoder_output.pooler_output
-    return first_token, first_token
 
 
 def tokenize(tokenizer, texts, max_length: int, padding: str):
@@ -201,33 +188,29 @@ def encode_texts(
         batch = [texts[i] for i in order[start : start + batch_size]]
         encoded = tokenize(tokenizer, batch, max_length, padding).to(device)
         output = model.base_model(**encoded)
-        first_token, head_input = head_input_of(model, output)
+        first_token = output.last_hidden_state[:, 0]
+        head_input = output.pooler_output if model.config.model_type == "bert" else first_token
         hidden.append(first_token.float().cpu())
         head_inputs.append(head_input.float().cpu())
         logits.append(head(head_input).logits.float().cpu())
     elapsed = time.perf_counter() - started
-    log.info(
-        "%s: %d texts in %.1f s (%.1f examples/s)",
-        desc,
-        len(texts),
-        elapsed,
-        len(texts) / max(elapsed, 1e-9),
-    )
+    speed = len(texts) / max(elapsed, 1e-9)
+    log.info("%s: %d texts in %.1f s (%.1f examples/s)", desc, len(texts), elapsed, speed)
     inverse = np.empty_like(order)
     inverse[order] = np.arange(len(order))
-
-    def restore(parts, width):
-        if not parts:
-            return np.zeros((0, width), dtype=np.float32)
-        return torch.cat(parts).numpy().astype(np.float32)[inverse]
-
     width = model.config.hidden_size
     return {
-        "hidden": restore(hidden, width),
-        "head_input": restore(head_inputs, width),
-        "logits": restore(logits, model.config.num_labels),
-        "examples_per_second": len(texts) / max(elapsed, 1e-9),
+        "hidden": _stack(hidden, width)[inverse],
+        "head_input": _stack(head_inputs, width)[inverse],
+        "logits": _stack(logits, model.config.num_labels)[inverse],
+        "examples_per_second": speed,
     }
+
+
+def _stack(parts: list, width: int) -> np.ndarray:
+    if not parts:
+        return np.zeros((0, width), dtype=np.float32)
+    return torch.cat(parts).numpy().astype(np.float32)
 
 
 @torch.no_grad()
@@ -238,6 +221,4 @@ def head_logits(model, head_inputs: np.ndarray, device: str, batch_size: int = 4
         head(torch.as_tensor(head_inputs[i : i + batch_size], device=device)).logits.float().cpu()
         for i in range(0, len(head_inputs), batch_size)
     ]
-    if not parts:
-        return np.zeros((0, model.config.num_labels), dtype=np.float32)
-    return torch.cat(parts).numpy().astype(np.float32)
+    return _stack(parts, model.config.num_labels)

@@ -1,9 +1,5 @@
-"""Fine-tune one model on one source domain and cache what the methods need (docs/protocols.md §3.4, §3.6).
-
-The cache of a (model, source) pair holds, for the sets ``train`` (the first ``train_subset`` stored
-rows of the training split), ``validation``, ``test`` and ``target_<domain>`` (each other domain's test
-split): ``logits`` (n x 2, float32), ``hidden`` (n x d, the last layer's first-token vector, float32,
-not the pooled output) and ``labels`` (int64). Everything is extracted in eval mode without gradients.
+"""Fine-tune one model on one source domain and cache what the methods need (docs/protocols.md §3.4,
+§3.6; the cache's layout: :mod:`unishift.lm.cache`).
 """
 
 from __future__ import annotations
@@ -12,6 +8,7 @@ import json
 import logging
 import tempfile
 import time
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
@@ -19,6 +16,7 @@ import pandas as pd
 from unishift.lm.device import Workload, cpu_threads, finetune_passes, tokens_per_text
 from unishift.lm.finetune import FinetuneSettings, train_faithful, train_head_on_cache
 from unishift.lm.models import (
+    HEAD_MODULES,
     encode_texts,
     encoder_parameters,
     freeze_backbone,
@@ -31,14 +29,16 @@ log = logging.getLogger("unishift.lm")
 ENCODED_SPLITS = ("train", "validation", "test")
 
 
+def _workload(model_name, frames, settings, revision, passes=None) -> Workload:
+    texts = pd.concat([frame["text"] for frame in frames])
+    tokens = tokens_per_text(texts, settings.max_length, settings.padding)
+    n_passes = float(len(texts)) if passes is None else passes
+    return Workload(encoder_parameters(model_name, revision), tokens, n_passes)
+
+
 def encode_workload(model_name, splits: dict, settings, revision=None) -> Workload:
     """Forward passes of :func:`encode_domain`: every text of every split once."""
-    texts = pd.concat([frame["text"] for frame in splits.values()])
-    return Workload(
-        encoder_parameters(model_name, revision),
-        tokens_per_text(texts, settings.max_length, settings.padding),
-        float(len(texts)),
-    )
+    return _workload(model_name, splits.values(), settings, revision)
 
 
 def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, revision=None):
@@ -53,11 +53,9 @@ def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, r
         + len(inputs["test"])
         + sum(len(frame) for frame in target_inputs.values())
     )
-    texts = pd.concat([inputs["train"]["text"], inputs["validation"]["text"]])
-    return Workload(
-        encoder_parameters(model_name, revision),
-        tokens_per_text(texts, settings.max_length, settings.padding),
-        finetune_passes(settings, n_train, n_validation, n_extracted),
+    passes = finetune_passes(settings, n_train, n_validation, n_extracted)
+    return _workload(
+        model_name, [inputs["train"], inputs["validation"]], settings, revision, passes
     )
 
 
@@ -79,12 +77,8 @@ def _encode(model, tokenizer, frame, settings: FinetuneSettings, device: str, de
 def encode_domain(
     model_name: str, splits: dict[str, pd.DataFrame], settings, device, revision=None
 ) -> tuple[dict, dict]:
-    """Head inputs and first-token vectors of every split of a domain (``cached`` mode's encoder pass).
-
-    The backbone is frozen and identical for every source, so one pass per (model, domain) serves all
-    fine-tunings; the fresh head's logits are not stored. Runs on ``settings.cpu_threads`` CPU
-    threads.
-    """
+    """Head inputs and first-token vectors of every split of a domain (``cached`` mode's encoder
+    pass, one per (model, domain): the frozen backbone is the same for every source)."""
     with cpu_threads(settings.cpu_threads):
         tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
         freeze_backbone(model)
@@ -114,55 +108,46 @@ def _accuracy(arrays: dict) -> float:
     )
 
 
-def finetune_cached(model_name, source_sets, target_tests, settings, device, workdir, revision, k):
-    """Train the head on the encoded source training split; logits for every cached set."""
-    _, model = load_classifier(model_name, settings.seed, num_labels=k, revision=revision)
-    frozen = freeze_backbone(model)
-    train, validation = (
-        {"head_input": _head_input(source_sets[s]), "labels": source_sets[s]["labels"]}
-        for s in ("train", "validation")
-    )
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        history = train_head_on_cache(model, train, validation, settings, scratch, device)
-    model.to(device)
-    sets = {}
-    named = {
-        "train": {key: rows[: settings.train_subset] for key, rows in source_sets["train"].items()},
-        "validation": source_sets["validation"],
-        "test": source_sets["test"],
-        **{f"target_{name}": arrays for name, arrays in target_tests.items()},
-    }
-    for name, arrays in named.items():
-        sets[name] = {
-            "logits": head_logits(model, _head_input(arrays), device),
-            "hidden": arrays["hidden"].astype(np.float32),
-            "labels": arrays["labels"].astype(np.int64),
-        }
-    return sets, model, {"frozen": frozen, "training": history}
-
-
-def finetune_faithful(model_name, splits, target_tests, settings, device, workdir, revision, k):
-    """Train through the full model, then extract every set in eval mode."""
+def _finetune(model_name, inputs, target_inputs, settings, device, workdir, revision, k):
+    """Train the head (on the cache or through the full model), then every set's logits."""
     tokenizer, model = load_classifier(model_name, settings.seed, num_labels=k, revision=revision)
-    frozen = freeze_backbone(model)
+    report = {"frozen": freeze_backbone(model)}
+    cached = settings.mode == "cached"
+    train, validation = inputs["train"], inputs["validation"]
     with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        train, validation = splits["train"], splits["validation"]
-        history = train_faithful(model, tokenizer, train, validation, settings, scratch, device)
-    frames = {
-        "train": splits["train"].iloc[: settings.train_subset],
-        "validation": splits["validation"],
-        "test": splits["test"],
-        **{f"target_{name}": frame for name, frame in target_tests.items()},
+        if cached:
+            rows = (
+                {"head_input": _head_input(s), "labels": s["labels"]} for s in (train, validation)
+            )
+            report["training"] = train_head_on_cache(model, *rows, settings, scratch, device)
+        else:
+            report["training"] = train_faithful(
+                model, tokenizer, train, validation, settings, scratch, device
+            )
+    subset = slice(settings.train_subset)
+    named = {
+        "train": {key: v[subset] for key, v in train.items()} if cached else train.iloc[subset],
+        "validation": validation,
+        "test": inputs["test"],
+        **{f"target_{name}": value for name, value in target_inputs.items()},
     }
+    model.to(device)
     sets, speed = {}, {}
-    for name, frame in frames.items():
-        out, speed[name] = _encode(model, tokenizer, frame, settings, device, f"extract {name}")
+    for name, value in named.items():
+        if cached:
+            logits, hidden = head_logits(model, _head_input(value), device), value["hidden"]
+            labels = value["labels"]
+        else:
+            out, speed[name] = _encode(model, tokenizer, value, settings, device, f"extract {name}")
+            logits, hidden, labels = out["logits"], out["hidden"], value["label"].to_numpy()
         sets[name] = {
-            "logits": out["logits"],
-            "hidden": out["hidden"],
-            "labels": frame["label"].to_numpy(np.int64),
+            "logits": logits,
+            "hidden": hidden.astype(np.float32),
+            "labels": labels.astype(np.int64),
         }
-    return sets, model, {"frozen": frozen, "training": history, "extract": speed}
+    if not cached:
+        report["extract"] = speed
+    return sets, model, report
 
 
 def run_finetune(
@@ -176,13 +161,11 @@ def run_finetune(
     revision=None,
     num_labels: int = 2,
 ):
-    """Dispatch on ``settings.mode``; returns (sets, model, report) with accuracies in the report.
-    ``num_labels``: the head's classes (the multiclass branch's tweets have three). Trains and
-    predicts on ``settings.cpu_threads`` CPU threads."""
+    """Train on the cache or through the full model (``settings.mode``) with ``num_labels`` classes
+    on ``settings.cpu_threads`` CPU threads; returns (sets, model, report with accuracies)."""
     started = time.perf_counter()
-    run = finetune_cached if settings.mode == "cached" else finetune_faithful
     with cpu_threads(settings.cpu_threads):
-        sets, model, report = run(
+        sets, model, report = _finetune(
             model_name, inputs, target_inputs, settings, device, workdir, revision, num_labels
         )
     report.update(
@@ -190,7 +173,7 @@ def run_finetune(
         revision=revision,
         source=source,
         device=device,
-        settings=settings.as_dict(),
+        settings=asdict(settings),
         seconds=time.perf_counter() - started,
         accuracy={name: _accuracy(arrays) for name, arrays in sets.items()},
         sizes={name: int(len(arrays["labels"])) for name, arrays in sets.items()},
@@ -199,10 +182,8 @@ def run_finetune(
         else None,
     )
     log.info(
-        "accuracy per set: %s", json.dumps({k: round(v, 4) for k, v in report["accuracy"].items()})
-    )
-    log.info(
-        "prevalence of the %d-row training subset: %.4f",
+        "accuracy per set: %s; prevalence of the %d-row training subset: %s",
+        json.dumps({k: round(v, 4) for k, v in report["accuracy"].items()}),
         len(sets["train"]["labels"]),
         report["train_subset_prevalence"],
     )
@@ -214,7 +195,6 @@ def save_head(model, path) -> None:
     from safetensors.torch import save_file
 
     from unishift.io import atomic_path
-    from unishift.lm.models import HEAD_MODULES
 
     prefixes = HEAD_MODULES[model.config.model_type]
     state = {
