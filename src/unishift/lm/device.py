@@ -32,12 +32,9 @@ class Workload:
     tokens_per_text: float
     forward_passes: float  # texts run through the model, training and evaluation included
 
-    @property
-    def flops(self) -> float:
-        return 2.0 * self.n_parameters * self.tokens_per_text * self.forward_passes
-
-    def cpu_hours(self, flops_per_second: float = CPU_FLOPS) -> float:
-        return self.flops / flops_per_second / 3600.0
+    def cpu_hours(self) -> float:
+        flops = 2.0 * self.n_parameters * self.tokens_per_text * self.forward_passes
+        return flops / CPU_FLOPS / 3600.0
 
 
 def tokens_per_text(texts, max_length: int, padding: str) -> float:
@@ -58,26 +55,23 @@ def finetune_passes(settings, n_train: int, n_validation: int, n_extracted: int)
     return settings.epochs * n_train + evaluations * n_validation + n_extracted
 
 
-def visible_gpu_ids(env: MutableMapping[str, str]) -> list[str] | None:
-    """Entries of CUDA_VISIBLE_DEVICES, or None when it is unset (every GPU visible)."""
-    value = env.get("CUDA_VISIBLE_DEVICES")
-    if value is None:
-        return None
-    return [v.strip() for v in value.split(",") if v.strip() and v.strip() != "-1"]
-
-
 def claim_gpu(
     n_visible: int,
     env: MutableMapping[str, str],
     lock_dir: str | Path | None = None,
 ) -> str:
-    """Pin this process to one GPU: hold an exclusive lock on a free one and set
-    ``CUDA_VISIBLE_DEVICES`` to it. Returns the id it set. The locks are machine-wide (per user),
-    shared by concurrent workflow runs."""
+    """Pin this process to one GPU: the one ``CUDA_VISIBLE_DEVICES`` names (assigned by the
+    scheduler or the user), or a free one it holds an exclusive lock on and sets the variable to.
+    Returns the id. The locks are machine-wide (per user), shared by concurrent workflow runs."""
     import fcntl
 
-    ids = visible_gpu_ids(env)
-    ids = ids if ids is not None else [str(i) for i in range(n_visible)]
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    if value is None:  # every GPU visible
+        ids = [str(i) for i in range(n_visible)]
+    else:
+        ids = [v.strip() for v in value.split(",") if v.strip() not in ("", "-1")]
+    if len(ids) == 1:
+        return ids[0]
     default = Path(tempfile.gettempdir()) / f"unishift-gpu-claims-{os.getuid()}"
     folder = Path(lock_dir) if lock_dir is not None else default
     folder.mkdir(parents=True, exist_ok=True)
@@ -108,11 +102,8 @@ def choose_device(
     env: MutableMapping[str, str] | None = None,
     lock_dir: str | Path | None = None,
 ) -> str:
-    """``cpu`` or ``cuda`` (one GPU) for ``requested`` in {auto, cpu, cuda}.
-
-    ``auto`` takes a GPU when there is one; without, it runs on the CPU only when ``workload`` is
-    estimated under an hour there (``CPU_HOURS_LIMIT``) and otherwise stops with the estimate.
-    """
+    """``cpu`` or ``cuda`` (one GPU) for ``requested`` in {auto, cpu, cuda}; ``auto`` without a GPU
+    refuses a ``workload`` estimated over ``CPU_HOURS_LIMIT`` on the CPU (docs/running.md)."""
     if requested not in ("auto", "cpu", "cuda"):
         raise ValueError(f"covariate_shift.lm.device={requested!r} is not one of auto, cpu, cuda")
     if requested == "cpu":
@@ -123,11 +114,8 @@ def choose_device(
         cuda_count = torch.cuda.device_count
     n_visible = cuda_count()
     if n_visible > 0:
-        env = os.environ if env is None else env
-        ids = visible_gpu_ids(env)
-        # one GPU assigned by the scheduler or the user, or only one there: nothing to claim
-        if n_visible > 1 and (ids is None or len(ids) != 1):
-            claim_gpu(n_visible, env, lock_dir)
+        if n_visible > 1:
+            claim_gpu(n_visible, os.environ if env is None else env, lock_dir)
         return "cuda"
     if requested == "cuda":
         raise RuntimeError("covariate_shift.lm.device is 'cuda' but no CUDA device is available")
@@ -155,8 +143,7 @@ def gpu_description() -> dict | None:
 
     if not torch.cuda.is_available():
         return None
-    index = torch.cuda.current_device()
-    properties = torch.cuda.get_device_properties(index)
+    properties = torch.cuda.get_device_properties(torch.cuda.current_device())
     try:
         import pynvml  # shipped as nvidia-ml-py with CUDA builds of torch
 

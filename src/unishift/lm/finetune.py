@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from unishift.choices import check_choice, check_positive_int
 from unishift.lm.models import HeadOnInput
 
 log = logging.getLogger("unishift.lm")
@@ -39,24 +40,18 @@ class FinetuneSettings:
     cpu_threads: int = 2
 
     def __post_init__(self):
-        for name, value, valid in (
-            ("mode", self.mode, ("faithful", "cached")),
-            ("precision", self.precision, ("fp32", "bf16", "fp16")),  # docs/running.md, "GPUs"
-            ("padding", self.padding, ("longest", "max_length")),
-        ):
-            if value not in valid:
-                raise ValueError(f"covariate.lm.{name}={value!r} is not one of {valid}")
-        if not isinstance(self.cpu_threads, int) or self.cpu_threads < 1:
-            raise ValueError(
-                f"covariate.lm.cpu_threads={self.cpu_threads!r} must be an integer >= 1"
-            )
+        check_choice("covariate_shift.lm.mode", self.mode, ("faithful", "cached"))
+        # bf16 needs an Ampere or newer GPU, fp16 is the mixed precision of older ones
+        check_choice("covariate_shift.lm.precision", self.precision, ("fp32", "bf16", "fp16"))
+        check_choice("covariate_shift.lm.padding", self.padding, ("longest", "max_length"))
+        check_positive_int("covariate_shift.lm.cpu_threads", self.cpu_threads)
 
     @classmethod
     def from_config(cls, options: dict) -> FinetuneSettings:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ValueError(f"unknown covariate.lm keys {unknown}; valid: {sorted(known)}")
+            raise ValueError(f"unknown covariate_shift.lm keys {unknown}; valid: {sorted(known)}")
         return cls(**options)
 
 
@@ -114,54 +109,43 @@ def _run_trainer(model, train_dataset, eval_dataset, settings, workdir, device, 
     started = time.perf_counter()
     output = trainer.train()
     elapsed = time.perf_counter() - started
+    state = trainer.state
     evaluations = [
         {"step": entry["step"], "accuracy": entry["eval_accuracy"]}
-        for entry in trainer.state.log_history
+        for entry in state.log_history
         if "eval_accuracy" in entry
     ]
-    summary = {
-        "seconds": elapsed,
-        "global_steps": int(trainer.state.global_step),
-        "max_steps": int(trainer.state.max_steps),
-        "train_examples_per_second": float(
-            output.metrics.get("train_samples_per_second", float("nan"))
-        ),
-        "evaluations": evaluations,
-        "best_metric": trainer.state.best_metric,
-        "best_checkpoint": trainer.state.best_model_checkpoint,
-        "stopped_early": int(trainer.state.global_step) < int(trainer.state.max_steps),
-        "log_history": trainer.state.log_history,
-    }
+    speed = float(output.metrics.get("train_samples_per_second", float("nan")))
     log.info(
-        "trained %d/%d steps in %.1f s (%.1f examples/s); validation accuracy per evaluation: %s; best %s",
-        summary["global_steps"],
-        summary["max_steps"],
+        "trained %d/%d steps in %.1f s (%.1f examples/s); validation accuracy per evaluation: %s",
+        state.global_step,
+        state.max_steps,
         elapsed,
-        summary["train_examples_per_second"],
+        speed,
         [(e["step"], round(e["accuracy"], 4)) for e in evaluations],
-        summary["best_metric"],
     )
-    return summary
+    return {
+        "seconds": elapsed,
+        "global_steps": int(state.global_step),
+        "max_steps": int(state.max_steps),
+        "train_examples_per_second": speed,
+        "evaluations": evaluations,
+        "best_metric": state.best_metric,
+        "best_checkpoint": state.best_model_checkpoint,
+        "stopped_early": state.global_step < state.max_steps,
+        "log_history": state.log_history,
+    }
 
 
-class _Rows(torch.utils.data.Dataset):
-    """Row i of every column; the Trainer's collator stacks (or pads) them. Plain torch, so
-    fine-tuning needs no ``datasets``."""
-
-    def __init__(self, **columns):
-        self.columns = columns
-
-    def __len__(self):
-        return len(self.columns["labels"])
-
-    def __getitem__(self, i):
-        return {key: values[i] for key, values in self.columns.items()}
+def _rows(**columns) -> list[dict]:
+    # row i of every column, for the Trainer's collator to stack (or pad): no ``datasets`` needed
+    return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
 
 
 def train_head_on_cache(model, train: dict, validation: dict, settings, workdir, device) -> dict:
     """Train the model's head modules on cached head inputs (``cached`` mode)."""
     rows = [
-        _Rows(
+        _rows(
             head_input=torch.tensor(np.asarray(arrays["head_input"], dtype=np.float32)),
             labels=torch.tensor(np.asarray(arrays["labels"], dtype=np.int64)),
         )
@@ -175,7 +159,7 @@ def _tokenised(tokenizer, frame, settings):
     texts = [str(t) for t in frame["text"]]
     encoded = tokenizer(texts, truncation=True, max_length=settings.max_length, padding=padding)
     # token ids as python lists, as the tokenizer returns them
-    return _Rows(**encoded, labels=[int(y) for y in np.asarray(frame["label"], dtype=np.int64)])
+    return _rows(**encoded, labels=[int(y) for y in np.asarray(frame["label"], dtype=np.int64)])
 
 
 def train_faithful(

@@ -1,18 +1,7 @@
-"""Sequence-classification language models with a frozen backbone (``model.base_model``) and a
-trained head (docs/protocols.md §3.3), per architecture:
-
-* BERT (``bert``, also all-MiniLM-L6-v2, a BertModel): trains ``classifier`` on the pooled output
-  (dense + tanh on [CLS], part of the frozen backbone) after dropout. all-MiniLM-L6-v2 ships pooler
-  weights from its MiniLM pretraining (sentence-transformers itself uses mean pooling instead); they
-  are loaded and frozen. Its checkpoint has no classification head, so ``classifier`` starts from the
-  seeded random initialisation of ``AutoModelForSequenceClassification``.
-* DistilBERT (``distilbert``): ``pre_classifier`` and ``classifier`` on the first-token vector of the
-  last layer (ReLU and dropout in between).
-* RoBERTa (``roberta``): ``classifier.dense`` (tanh) and ``classifier.out_proj`` on the first-token
-  (``<s>``) vector of the last layer, with dropout before each.
-
-:class:`HeadOnInput` runs exactly those head modules on a precomputed head input, so the same
-parameters can be trained through the full model (``faithful``) or on a cache (``cached``).
+"""Sequence-classification language models with a frozen backbone and a trained head, per
+architecture (docs/protocols.md §3.3). :class:`HeadOnInput` runs exactly those head modules on a
+precomputed head input, so the same parameters train through the full model (``faithful``) or on a
+cache (``cached``).
 """
 
 from __future__ import annotations
@@ -117,16 +106,12 @@ def freeze_backbone(model) -> dict:
 
 
 class HeadOnInput(nn.Module):
-    """The model's own classification-head modules applied to a cached head input.
-
-    The modules are shared with ``model`` (not copied), so training this updates the model's head.
-    """
+    """The model's own classification-head modules (shared, not copied: training this trains the
+    model's head) applied to a cached head input."""
 
     def __init__(self, model):
         super().__init__()
-        self.architecture = model.config.model_type
-        if self.architecture not in HEAD_MODULES:
-            raise ValueError(f"architecture {self.architecture!r} is not supported")
+        self.architecture = model.config.model_type  # load_classifier checked it is supported
         for name in HEAD_MODULES[self.architecture]:
             self.add_module(name, getattr(model, name))
         if self.architecture != "roberta":  # RoBERTa's head holds its own dropout
@@ -171,15 +156,12 @@ def encode_texts(
     device: str,
     desc: str = "encode",
 ) -> dict[str, np.ndarray]:
-    """First-token hidden states, head inputs and logits of ``texts``, eval mode, no gradients, fp32.
-
-    Texts are processed in order of length (restored afterwards) so that dynamic padding wastes little.
-    """
+    """First-token hidden states, head inputs and logits of ``texts`` (eval mode, no gradients,
+    fp32), run in order of length (restored afterwards) so that dynamic padding wastes little."""
     from tqdm.auto import tqdm
 
     texts = [str(t) for t in texts]
-    model.eval()
-    model.to(device)
+    model.eval().to(device)
     head = HeadOnInput(model).eval()
     order = np.argsort([len(t) for t in texts], kind="stable")
     hidden, head_inputs, logits = [], [], []
@@ -196,8 +178,7 @@ def encode_texts(
     elapsed = time.perf_counter() - started
     speed = len(texts) / max(elapsed, 1e-9)
     log.info("%s: %d texts in %.1f s (%.1f examples/s)", desc, len(texts), elapsed, speed)
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
+    inverse = np.argsort(order)
     width = model.config.hidden_size
     return {
         "hidden": _stack(hidden, width)[inverse],

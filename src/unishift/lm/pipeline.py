@@ -26,19 +26,14 @@ from unishift.lm.models import (
 
 log = logging.getLogger("unishift.lm")
 
-ENCODED_SPLITS = ("train", "validation", "test")
 
-
-def _workload(model_name, frames, settings, revision, passes=None) -> Workload:
+def encode_workload(model_name, frames, settings, revision=None, passes=None) -> Workload:
+    """Forward passes through the model of the texts of ``frames``: each once (as
+    :func:`encode_domain`), or ``passes`` in all."""
     texts = pd.concat([frame["text"] for frame in frames])
     tokens = tokens_per_text(texts, settings.max_length, settings.padding)
     n_passes = float(len(texts)) if passes is None else passes
     return Workload(encoder_parameters(model_name, revision), tokens, n_passes)
-
-
-def encode_workload(model_name, splits: dict, settings, revision=None) -> Workload:
-    """Forward passes of :func:`encode_domain`: every text of every split once."""
-    return _workload(model_name, splits.values(), settings, revision)
 
 
 def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, revision=None):
@@ -47,16 +42,11 @@ def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, r
     if settings.mode == "cached":
         return None
     n_train, n_validation = len(inputs["train"]), len(inputs["validation"])
-    n_extracted = (
-        min(settings.train_subset, n_train)
-        + n_validation
-        + len(inputs["test"])
-        + sum(len(frame) for frame in target_inputs.values())
-    )
+    others = [inputs["validation"], inputs["test"], *target_inputs.values()]
+    n_extracted = min(settings.train_subset, n_train) + sum(len(frame) for frame in others)
     passes = finetune_passes(settings, n_train, n_validation, n_extracted)
-    return _workload(
-        model_name, [inputs["train"], inputs["validation"]], settings, revision, passes
-    )
+    frames = [inputs["train"], inputs["validation"]]
+    return encode_workload(model_name, frames, settings, revision, passes)
 
 
 def _encode(model, tokenizer, frame, settings: FinetuneSettings, device: str, desc: str):
@@ -83,7 +73,7 @@ def encode_domain(
         tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
         freeze_backbone(model)
         sets, speed = {}, {}
-        for split in ENCODED_SPLITS:
+        for split in ("train", "validation", "test"):
             frame = splits[split]
             out, speed[split] = _encode(
                 model, tokenizer, frame, settings, device, f"encode {split}"
@@ -101,53 +91,9 @@ def _head_input(arrays: dict) -> np.ndarray:
 
 
 def _accuracy(arrays: dict) -> float:
-    return (
-        float(np.mean(np.argmax(arrays["logits"], axis=1) == arrays["labels"]))
-        if len(arrays["labels"])
-        else float("nan")
-    )
-
-
-def _finetune(model_name, inputs, target_inputs, settings, device, workdir, revision, k):
-    """Train the head (on the cache or through the full model), then every set's logits."""
-    tokenizer, model = load_classifier(model_name, settings.seed, num_labels=k, revision=revision)
-    report = {"frozen": freeze_backbone(model)}
-    cached = settings.mode == "cached"
-    train, validation = inputs["train"], inputs["validation"]
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        if cached:
-            rows = (
-                {"head_input": _head_input(s), "labels": s["labels"]} for s in (train, validation)
-            )
-            report["training"] = train_head_on_cache(model, *rows, settings, scratch, device)
-        else:
-            report["training"] = train_faithful(
-                model, tokenizer, train, validation, settings, scratch, device
-            )
-    subset = slice(settings.train_subset)
-    named = {
-        "train": {key: v[subset] for key, v in train.items()} if cached else train.iloc[subset],
-        "validation": validation,
-        "test": inputs["test"],
-        **{f"target_{name}": value for name, value in target_inputs.items()},
-    }
-    model.to(device)
-    sets, speed = {}, {}
-    for name, value in named.items():
-        if cached:
-            logits, hidden = head_logits(model, _head_input(value), device), value["hidden"]
-            labels = value["labels"]
-        else:
-            out, speed[name] = _encode(model, tokenizer, value, settings, device, f"extract {name}")
-            logits, hidden, labels = out["logits"], out["hidden"], value["label"].to_numpy()
-        sets[name] = {
-            "logits": logits,
-            "hidden": hidden.astype(np.float32),
-            "labels": labels.astype(np.int64),
-        }
-    if not cached:
-        report["extract"] = speed
-    return sets, model, report
+    if not len(arrays["labels"]):
+        return float("nan")
+    return float(np.mean(np.argmax(arrays["logits"], axis=1) == arrays["labels"]))
 
 
 def run_finetune(
@@ -161,13 +107,52 @@ def run_finetune(
     revision=None,
     num_labels: int = 2,
 ):
-    """Train on the cache or through the full model (``settings.mode``) with ``num_labels`` classes
-    on ``settings.cpu_threads`` CPU threads; returns (sets, model, report with accuracies)."""
+    """Train the head with ``num_labels`` classes on the cache or through the full model
+    (``settings.mode``) on ``settings.cpu_threads`` CPU threads, then every set's logits; returns
+    (sets, model, report with accuracies)."""
     started = time.perf_counter()
+    cached = settings.mode == "cached"
+    train, validation = inputs["train"], inputs["validation"]
+    subset = slice(settings.train_subset)
+    named = {
+        "train": {key: v[subset] for key, v in train.items()} if cached else train.iloc[subset],
+        "validation": validation,
+        "test": inputs["test"],
+        **{f"target_{name}": value for name, value in target_inputs.items()},
+    }
+    sets, speed = {}, {}
     with cpu_threads(settings.cpu_threads):
-        sets, model, report = _finetune(
-            model_name, inputs, target_inputs, settings, device, workdir, revision, num_labels
-        )
+        tokenizer, model = load_classifier(model_name, settings.seed, num_labels, revision)
+        report = {"frozen": freeze_backbone(model)}
+        with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+            if cached:
+                rows = [
+                    {"head_input": _head_input(s), "labels": s["labels"]}
+                    for s in (train, validation)
+                ]
+                report["training"] = train_head_on_cache(model, *rows, settings, scratch, device)
+            else:
+                report["training"] = train_faithful(
+                    model, tokenizer, train, validation, settings, scratch, device
+                )
+        model.to(device)
+        for name, value in named.items():
+            if cached:
+                logits, hidden = head_logits(model, _head_input(value), device), value["hidden"]
+                labels = value["labels"]
+            else:
+                out, speed[name] = _encode(
+                    model, tokenizer, value, settings, device, f"extract {name}"
+                )
+                logits, hidden, labels = out["logits"], out["hidden"], value["label"].to_numpy()
+            sets[name] = {
+                "logits": logits,
+                "hidden": hidden.astype(np.float32),
+                "labels": labels.astype(np.int64),
+            }
+    if not cached:
+        report["extract"] = speed
+    train_labels = sets["train"]["labels"]
     report.update(
         model=model_name,
         revision=revision,
@@ -177,14 +162,12 @@ def run_finetune(
         seconds=time.perf_counter() - started,
         accuracy={name: _accuracy(arrays) for name, arrays in sets.items()},
         sizes={name: int(len(arrays["labels"])) for name, arrays in sets.items()},
-        train_subset_prevalence=float(np.mean(sets["train"]["labels"]))
-        if len(sets["train"]["labels"])
-        else None,
+        train_subset_prevalence=float(np.mean(train_labels)) if len(train_labels) else None,
     )
     log.info(
         "accuracy per set: %s; prevalence of the %d-row training subset: %s",
         json.dumps({k: round(v, 4) for k, v in report["accuracy"].items()}),
-        len(sets["train"]["labels"]),
+        len(train_labels),
         report["train_subset_prevalence"],
     )
     return sets, model, report
