@@ -1,6 +1,5 @@
-"""Shift descriptors of one test sample, for any k >= 2: the true intensities (plots and regime maps
-only, never a selector's input) and the unsupervised estimates, plain functions on NumPy arrays
-(docs/regimes.md §1).
+"""Shift descriptors of one test sample, for any k >= 2: the true intensities and the unsupervised
+estimates, plain functions on NumPy arrays (docs/regimes.md §1).
 """
 
 from __future__ import annotations
@@ -12,14 +11,13 @@ import numpy as np
 from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 
-TRUE_DESCRIPTORS = ("true_label_shift", "true_mixture")
 UNSUPERVISED_DESCRIPTORS = (
     "est_prevalence_shift",
     "domain_auc",
     "confidence_drop",
     "prediction_shift",
 )
-DESCRIPTORS = TRUE_DESCRIPTORS + UNSUPERVISED_DESCRIPTORS
+DESCRIPTORS = ("true_label_shift", "true_mixture", *UNSUPERVISED_DESCRIPTORS)
 
 
 def _posteriors(posteriors, n_classes: int | None = None, name: str = "posteriors") -> np.ndarray:
@@ -50,26 +48,14 @@ def _labels(labels, n_classes: int, name: str = "labels") -> np.ndarray:
     y = np.asarray(labels)
     if y.ndim != 1 or len(y) == 0:
         raise ValueError(f"{name} must be a non-empty 1-d array, got shape {y.shape}")
-    if not np.issubdtype(y.dtype, np.integer):
-        if not np.all(np.equal(np.mod(y, 1), 0)):
-            raise ValueError(f"{name} must be integer class indices 0..{n_classes - 1}")
-        y = y.astype(np.int64)
+    if not np.issubdtype(y.dtype, np.integer) and not np.all(np.equal(np.mod(y, 1), 0)):
+        raise ValueError(f"{name} must be integer class indices 0..{n_classes - 1}")
+    y = y.astype(np.int64)
     if y.min() < 0 or y.max() >= n_classes:
         raise ValueError(
             f"{name} must lie in 0..{n_classes - 1}, got values in [{y.min()}, {y.max()}]"
         )
     return y
-
-
-def prevalence_of(labels, n_classes: int) -> np.ndarray:
-    """Share of each class 0..n_classes-1 among ``labels``."""
-    y = _labels(labels, n_classes)
-    return np.bincount(y, minlength=n_classes) / len(y)
-
-
-def predicted_classes(posteriors) -> np.ndarray:
-    """Argmax of each row; ties go to the lowest class index (docs/methods.md §0.2)."""
-    return np.argmax(_posteriors(posteriors), axis=1)
 
 
 def l1(p: np.ndarray, q: np.ndarray) -> float:
@@ -80,7 +66,8 @@ def l1(p: np.ndarray, q: np.ndarray) -> float:
 def true_label_shift(train_prevalence, sample_labels) -> float:
     """L1 distance between the training prevalence vector and the sample's true prevalence vector."""
     train = _prevalence(train_prevalence, name="train_prevalence")
-    return l1(train, prevalence_of(sample_labels, len(train)))
+    y = _labels(sample_labels, len(train))
+    return l1(train, np.bincount(y, minlength=len(train)) / len(y))
 
 
 def true_mixture(sample_is_target) -> float:
@@ -88,22 +75,18 @@ def true_mixture(sample_is_target) -> float:
     mask = np.asarray(sample_is_target)
     if mask.ndim != 1 or len(mask) == 0:
         raise ValueError("sample_is_target must be a non-empty 1-d array of booleans")
-    if mask.dtype != bool:
-        if not np.all(np.isin(mask, (0, 1))):
-            raise ValueError("sample_is_target must hold booleans (or 0/1)")
-        mask = mask.astype(bool)
-    return float(mask.mean())
+    if mask.dtype != bool and not np.all(np.isin(mask, (0, 1))):
+        raise ValueError("sample_is_target must hold booleans (or 0/1)")
+    return float(mask.astype(bool).mean())
 
 
-def fit_prevalence_estimator(
-    validation_posteriors, validation_labels, n_classes: int | None = None
-):
+def fit_prevalence_estimator(validation_posteriors, validation_labels):
     """QuaPy's PACC fitted on the validation posteriors and labels (docs/regimes.md §1.2); its
     ``predict(posteriors)`` is a length-k vector."""
     load_quapy()
     from quapy.method.aggregative import PACC
 
-    p = _posteriors(validation_posteriors, n_classes, "validation_posteriors")
+    p = _posteriors(validation_posteriors, name="validation_posteriors")
     k = p.shape[1]
     y = _labels(validation_labels, k, "validation_labels")
     if len(y) != len(p):
@@ -116,15 +99,12 @@ def fit_prevalence_estimator(
     return quantifier
 
 
-def estimate_prevalence(quantifier, sample_posteriors) -> np.ndarray:
-    return np.asarray(quiet(quantifier.predict, _posteriors(sample_posteriors)), dtype=float)
-
-
 def est_prevalence_shift(train_prevalence, quantifier, sample_posteriors) -> float:
     """L1 between the training prevalence and PACC's estimate on the sample (estimates
     :func:`true_label_shift`)."""
     train = _prevalence(train_prevalence, name="train_prevalence")
-    return l1(train, estimate_prevalence(quantifier, _posteriors(sample_posteriors, len(train))))
+    p = _posteriors(sample_posteriors, len(train), "sample_posteriors")
+    return l1(train, np.asarray(quiet(quantifier.predict, p), dtype=float))
 
 
 def domain_auc(
@@ -153,7 +133,6 @@ def domain_auc(
         )
     if not (np.all(np.isfinite(ref)) and np.all(np.isfinite(smp))):
         raise ValueError("features contain non-finite values")
-    rng = np.random.default_rng(seed)
     if reference_size is not None:
         size = len(smp) if reference_size == "match" else reference_size
         if not isinstance(size, (int, np.integer)) or size < 1:
@@ -161,18 +140,18 @@ def domain_auc(
                 f"reference_size must be 'match', None or a positive integer, got {reference_size!r}"
             )
         if size < len(ref):
-            ref = ref[np.sort(rng.choice(len(ref), size, replace=False))]
-    if min(len(ref), len(smp)) < n_folds:
-        raise ValueError(
-            f"domain_auc needs at least n_folds={n_folds} items on each side "
-            f"(reference {len(ref)}, sample {len(smp)})"
-        )
+            draw = np.random.default_rng(seed).choice(len(ref), size, replace=False)
+            ref = ref[np.sort(draw)]
     X = np.vstack([ref, smp])
     y = np.r_[np.zeros(len(ref), dtype=int), np.ones(len(smp), dtype=int)]
     # copies of one item share a fold, or the model recognises held-out copies (docs/regimes.md §1.2)
     _, copies = np.unique(X, axis=0, return_inverse=True)
-    if len(np.unique(copies[y == 0])) < n_folds or len(np.unique(copies[y == 1])) < n_folds:
-        raise ValueError(f"domain_auc needs at least n_folds={n_folds} distinct items on each side")
+    distinct = [len(np.unique(copies[y == side])) for side in (0, 1)]
+    if min(distinct) < n_folds:
+        raise ValueError(
+            f"domain_auc needs at least n_folds={n_folds} distinct items on each side, got "
+            f"{distinct[0]} in the reference and {distinct[1]} in the sample"
+        )
     folds = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
     aucs = []
     # one BLAS thread: the same last bits on any machine (as the classifiers, docs/protocols.md §2.3)
@@ -194,22 +173,11 @@ def mean_confidence(posteriors) -> float:
     return float(_posteriors(posteriors).max(axis=1).mean())
 
 
-def confidence_drop(validation_posteriors, sample_posteriors) -> float:
-    """Mean max-posterior on the validation set minus on the sample."""
-    return mean_confidence(validation_posteriors) - mean_confidence(sample_posteriors)
-
-
 def predicted_distribution(posteriors) -> np.ndarray:
-    """Share of items predicted (:func:`predicted_classes`) as each class."""
+    """Share of items predicted (argmax, ties to the lowest class index: docs/methods.md §0.2) as
+    each class."""
     p = _posteriors(posteriors)
     return np.bincount(np.argmax(p, axis=1), minlength=p.shape[1]) / len(p)
-
-
-def prediction_shift(validation_posteriors, sample_posteriors) -> float:
-    """L1 between the predicted-class distributions on the validation set and on the sample."""
-    v = _posteriors(validation_posteriors, name="validation_posteriors")
-    s = _posteriors(sample_posteriors, v.shape[1], "sample_posteriors")
-    return l1(predicted_distribution(v), predicted_distribution(s))
 
 
 @dataclass(frozen=True)
@@ -239,7 +207,7 @@ def make_reference(
     return Reference(
         n_classes=k,
         train_prevalence=train,
-        quantifier=fit_prevalence_estimator(v, validation_labels, k),
+        quantifier=fit_prevalence_estimator(v, validation_labels),
         validation_confidence=mean_confidence(v),
         validation_predicted=predicted_distribution(v),
         reference_features=ref,
@@ -254,8 +222,6 @@ def describe_sample(
     seed: int,
     sample_labels=None,
     sample_is_target=None,
-    n_folds: int = 5,
-    reference_size: int | str | None = "match",
 ) -> dict[str, float]:
     """The descriptors its inputs allow of one sample, keyed by column name in :data:`DESCRIPTORS`
     order (docs/regimes.md §1)."""
@@ -281,13 +247,7 @@ def describe_sample(
             )
         if len(sample_features) != len(p):
             raise ValueError(f"{len(p)} sample posteriors but {len(sample_features)} feature rows")
-        out["domain_auc"] = domain_auc(
-            reference.reference_features,
-            sample_features,
-            seed=seed,
-            n_folds=n_folds,
-            reference_size=reference_size,
-        )
+        out["domain_auc"] = domain_auc(reference.reference_features, sample_features, seed=seed)
     out["confidence_drop"] = reference.validation_confidence - mean_confidence(p)
     out["prediction_shift"] = l1(reference.validation_predicted, predicted_distribution(p))
     return out  # filled in DESCRIPTORS order

@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.choices import check_choice
+from unishift.choices import check_choice, check_positive_int
 from unishift.io import write_csv, write_text
 from unishift.regimes.selector import REQUIRED, SAMPLE_KEY, method_errors
 
-SCHEMES = ("quantile", "width")
 CSV_COLUMNS = (
     "task",
     "descriptor",
@@ -36,9 +35,8 @@ CSV_COLUMNS = (
 
 def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=None) -> np.ndarray:
     """Increasing bin edges for ``values`` (docs/regimes.md §3, point 2)."""
-    check_choice("scheme", scheme, SCHEMES)
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be positive, got {n_bins}")
+    check_choice("scheme", scheme, ("quantile", "width"))
+    check_positive_int("n_bins", n_bins)
     v = np.asarray(values, dtype=float)
     if v.ndim != 1 or len(v) == 0:
         raise ValueError("bin_edges needs a non-empty 1-d array of values")
@@ -47,8 +45,7 @@ def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=No
     if scheme == "quantile":
         if value_range is not None:
             raise ValueError("value_range applies to scheme='width' only")
-        # i / B rather than linspace: 3/5 is 0.6 here, linspace's 0.6000000000000001 would move an
-        # edge off a data value and so move that value to the bin on the left
+        # i / B rather than linspace, so that edges stay on data values (docs/regimes.md §3)
         levels = np.arange(n_bins + 1) / n_bins
         edges = np.unique(np.quantile(v, levels, method="linear"))
     else:
@@ -57,8 +54,7 @@ def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=No
         )
         if not hi >= lo:
             raise ValueError(f"value_range must be (low, high) with low <= high, got {value_range}")
-        # lo + (hi - lo) * i / B: on [0, 1] the edges are the floats nearest i / B (linspace gives
-        # 0.30000000000000004, which would put a descriptor of exactly 0.3 in the bin below)
+        # lo + (hi - lo) * i / B rather than linspace: on [0, 1] the floats nearest i / B
         edges = np.unique(lo + (hi - lo) * (np.arange(n_bins + 1) / n_bins))
     if len(edges) == 1:  # every value equal: one bin [v, v]
         edges = np.array([edges[0], edges[0]])
@@ -102,7 +98,19 @@ class RegimeMap:
         return self.bins.loc[self.bins["winner_changed"], "lower"].tolist()
 
 
-def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str] | None):
+def regime_map(
+    records: pd.DataFrame,
+    descriptor: str,
+    n_bins: int = 10,
+    scheme: str = "quantile",
+    value_range=None,
+    methods: list[str] | None = None,
+    decimals: int = 12,
+) -> RegimeMap:
+    """Bin ``descriptor``, and per bin each method's mean error, ranking and winner
+    (docs/regimes.md §3)."""
+    if descriptor in REQUIRED:
+        raise ValueError(f"{descriptor!r} is a record column, not a descriptor")
     methods, frame, errors = method_errors(records, methods, [descriptor], "a regime map")
     undefined = ~np.isfinite(frame[descriptor].to_numpy(dtype=float))
     if undefined.any():
@@ -118,30 +126,12 @@ def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str] | N
             f"{int(varying.sum())} samples; a descriptor belongs to the sample, not the method"
         )
     complete = np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)
-    values = per_sample["min"].reindex(errors.index)
-    task = str(frame["task"].iloc[0])
-    return task, methods, errors[complete], values[complete], int((~complete).sum())
-
-
-def regime_map(
-    records: pd.DataFrame,
-    descriptor: str,
-    n_bins: int = 10,
-    scheme: str = "quantile",
-    value_range=None,
-    methods: list[str] | None = None,
-    decimals: int = 12,
-) -> RegimeMap:
-    """Bin ``descriptor``, and per bin each method's mean error, ranking and winner
-    (docs/regimes.md §3)."""
-    if descriptor in REQUIRED:
-        raise ValueError(f"{descriptor!r} is a record column, not a descriptor")
-    task, methods, errors, values, n_dropped = _sample_frame(records, descriptor, methods)
-    if errors.empty:
+    if not complete.any():
         raise ValueError("no sample has a finite error for every method")
-    edges = bin_edges(values.to_numpy(), n_bins, scheme, value_range)
-    sample_bin = assign_bins(values.to_numpy(), edges)
-    order = {m: i for i, m in enumerate(methods)}
+    values = per_sample["min"].reindex(errors.index).to_numpy()[complete]
+    errors, task = errors[complete], str(frame["task"].iloc[0])
+    edges = bin_edges(values, n_bins, scheme, value_range)
+    sample_bin = assign_bins(values, edges)
 
     bin_rows, cell_rows = [], []
     prev_winner = prev_ranking = None
@@ -152,7 +142,7 @@ def regime_map(
         ranking, winner, n_tied, winner_changed, ranking_changed = [], "", 0, False, False
         if n:
             rounded = means.round(decimals)
-            ranking = sorted(methods, key=lambda m: (rounded[m], order[m]))
+            ranking = sorted(methods, key=lambda m: (rounded[m], methods.index(m)))
             winner = ranking[0]
             n_tied = int((rounded == rounded[winner]).sum())
             winner_changed = prev_winner is not None and winner != prev_winner
@@ -191,7 +181,7 @@ def regime_map(
         edges=edges,
         bins=pd.DataFrame(bin_rows),
         cells=pd.DataFrame(cell_rows),
-        n_dropped=n_dropped,
+        n_dropped=int((~complete).sum()),
     )
 
 
@@ -253,27 +243,23 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: Path) -> None:
-    # fixed metadata: the same map gives the same bytes (the CSV written first made the folder)
-    fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
-    _pyplot().close(fig)
-
-
-def _outputs(stem: str | Path) -> dict[str, Path]:
+def _write(stem: str | Path, table: pd.DataFrame, tex: str, fig) -> dict[str, Path]:
     stem = Path(stem)
-    return {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+    write_csv(paths["csv"], table)
+    write_text(paths["tex"], tex)
+    # fixed metadata: the same map gives the same bytes (the CSV written first made the folder)
+    fig.savefig(paths["png"], bbox_inches="tight", metadata={"Software": None})
+    _pyplot().close(fig)
+    return paths
 
 
 def write_regime_map(rmap: RegimeMap, stem: str | Path) -> dict[str, Path]:
     """Write ``<stem>.csv``, ``<stem>.png`` and ``<stem>.tex``; returns the paths by suffix."""
-    paths = _outputs(stem)
-    write_csv(paths["csv"], rmap.table())
-    write_text(paths["tex"], regime_tex(rmap))
     fig, ax = _pyplot().subplots(figsize=(8, 5))
     _draw(ax, rmap)
     ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
-    _save(fig, paths["png"])
-    return paths
+    return _write(stem, rmap.table(), regime_tex(rmap), fig)
 
 
 def regime_maps_tex(rmaps: list[RegimeMap], digits: int = 4) -> str:
@@ -297,9 +283,6 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     ``descriptor`` column), ``<stem>.png`` (one panel each) and ``<stem>.tex`` (one tabular each)."""
     if not rmaps:
         raise ValueError("no regime maps to write")
-    paths = _outputs(stem)
-    write_csv(paths["csv"], pd.concat([rmap.table() for rmap in rmaps], ignore_index=True))
-    write_text(paths["tex"], regime_maps_tex(rmaps))
     columns = min(2, len(rmaps))
     rows = -(-len(rmaps) // columns)
     fig, axes = _pyplot().subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
@@ -311,5 +294,5 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     fig.legend(handles, labels, title="Method", loc="upper left", bbox_to_anchor=(1.0, 0.95))
     fig.suptitle(title or f"{rmaps[0].task}: mean error by bin (dashed: winner changes)")
     fig.tight_layout()
-    _save(fig, paths["png"])
-    return paths
+    table = pd.concat([rmap.table() for rmap in rmaps], ignore_index=True)
+    return _write(stem, table, regime_maps_tex(rmaps), fig)

@@ -1,8 +1,5 @@
 """A per-sample method selector (leave-one-group-out), and the Oracle and BestSingle references it is
-judged against (input, model, why it does not leak: docs/regimes.md §4).
-
-Ties (equal predicted errors, equal errors, equal means) go to the method listed first in
-``methods`` (default: sorted names).
+judged against (input, model, ties, why it does not leak: docs/regimes.md §4).
 """
 
 from __future__ import annotations
@@ -54,9 +51,8 @@ def group_of(shift: str, dataset: str) -> str:
 
 def add_groups(records: pd.DataFrame) -> pd.DataFrame:
     """``records`` with a ``group`` column from their ``shift`` and ``dataset`` columns."""
-    out = records.copy()
-    out["group"] = [group_of(s, d) for s, d in zip(out["shift"], out["dataset"], strict=True)]
-    return out
+    groups = [group_of(s, d) for s, d in zip(records["shift"], records["dataset"], strict=True)]
+    return records.assign(group=groups)
 
 
 def check_features(features) -> list[str]:
@@ -92,21 +88,11 @@ def default_model(seed: int):
     )
 
 
-def checked_methods(records: pd.DataFrame, methods) -> list[str]:
-    """``methods`` (default: every method of ``records``, sorted), distinct and each with records."""
-    methods = sorted(records["method"].unique()) if methods is None else list(methods)
-    if not methods or len(set(methods)) != len(methods):
-        raise ValueError(f"methods must be distinct and non-empty, got {methods}")
-    absent = sorted(set(methods) - set(records["method"]))
-    if absent:
-        raise ValueError(f"no records for the methods {absent}")
-    return methods
-
-
 def method_errors(records: pd.DataFrame, methods, columns=(), what: str = "the selector"):
-    """(checked methods, their records, their errors: one row per sample sorted by
-    :data:`SAMPLE_KEY`, one column per method) of records of one task with :data:`REQUIRED` and
-    ``columns`` and at most one record per sample and method."""
+    """(``methods``, their records, their errors: one row per sample sorted by :data:`SAMPLE_KEY`,
+    one column per method) of records of one task with :data:`REQUIRED` and ``columns``, at most
+    one record per sample and method. ``methods`` (default: every method of ``records``, sorted)
+    must be distinct, each with records."""
     missing = [c for c in (*REQUIRED, *columns) if c not in records.columns]
     if missing:
         raise ValueError(f"records lack the columns {missing}")
@@ -116,7 +102,12 @@ def method_errors(records: pd.DataFrame, methods, columns=(), what: str = "the s
             f"{what} covers one task (one error measure) at a time; got "
             f"{sorted(map(str, tasks))}: filter the records first"
         )
-    methods = checked_methods(records, methods)
+    methods = sorted(records["method"].unique()) if methods is None else list(methods)
+    if not methods or len(set(methods)) != len(methods):
+        raise ValueError(f"methods must be distinct and non-empty, got {methods}")
+    absent = sorted(set(methods) - set(records["method"]))
+    if absent:
+        raise ValueError(f"no records for the methods {absent}")
     frame = records[records["method"].isin(methods)]
     if frame.duplicated([*SAMPLE_KEY, "method"]).any():
         raise ValueError("more than one record per (classifier, dataset, sample_id, method)")
@@ -149,11 +140,7 @@ def _pick(records: pd.DataFrame, key_index: pd.MultiIndex, chosen: list, name: s
     lookup = records[records["method"].isin(set(chosen))].set_index([*SAMPLE_KEY, "method"])
     keys = [(*k, m) for k, m in zip(key_index, chosen, strict=True)]
     out = lookup.loc[keys].reset_index()
-    out["chosen_method"] = out["method"]
-    out["method"] = name
-    for column, values in extra.items():
-        out[column] = values
-    return out
+    return out.assign(chosen_method=out["method"], method=name, **extra)
 
 
 def select_methods(
@@ -174,9 +161,7 @@ def select_methods(
     groups = info["group"].to_numpy()
     unique_groups = sorted(pd.unique(groups), key=str)
     if len(unique_groups) < 2:
-        raise ValueError(
-            f"leave-one-group-out needs at least two groups, got {list(unique_groups)}"
-        )
+        raise ValueError(f"leave-one-group-out needs at least two groups, got {unique_groups}")
     X = info[features].to_numpy(dtype=float)
     E = errors.to_numpy(dtype=float)
     predicted = np.full(E.shape, np.inf)
@@ -187,11 +172,9 @@ def select_methods(
             test, train = groups == g, training_mask(groups, g)
             for j in range(len(methods)):
                 usable = train & np.isfinite(E[:, j])
-                if not usable.any():
-                    continue
-                regressor = model(seed)
-                regressor.fit(X[usable], E[usable, j])
-                predicted[test, j] = regressor.predict(X[test])
+                if usable.any():
+                    regressor = model(seed).fit(X[usable], E[usable, j])
+                    predicted[test, j] = regressor.predict(X[test])
     if np.isinf(predicted.min(axis=1)).any():
         raise ValueError("some group has no method with a finite training error")
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
