@@ -37,6 +37,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import asdict
 from pathlib import Path
 
 DOMAINS = ("airline", "apple", "coachella")
@@ -223,7 +224,7 @@ def faithful_accuracies(model_folder, domains, lm_defaults, precision, device, t
             "extract": report["extract"],
         }
         print(f"[{precision}] trained on {source}: {rows[source]}", flush=True)
-    return {"settings": settings.as_dict(), "accuracy": rows, "runs": runs}
+    return {"settings": asdict(settings), "accuracy": rows, "runs": runs}
 
 
 # --------------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ embedded default's schedule, mixture samples, and every covariate-shift method w
 Prints the CPU seconds of each stage and method (the run-time budget of config/multiclass.yaml) and
 writes the per-sample records. The head training composes the library's class-generic pieces
 (load_classifier(num_labels=3), freeze_backbone, train_head_on_cache, head_logits) the way
-unishift.lm.pipeline.finetune_cached does for two labels.
+unishift.lm.pipeline.run_finetune does in cached mode.
 """
 
 from __future__ import annotations

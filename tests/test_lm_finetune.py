@@ -343,7 +343,7 @@ def test_softmax_is_float32_and_stable():
 def test_unknown_settings_are_rejected():
     with pytest.raises(ValueError, match="mode"):
         FinetuneSettings(mode="partial")
-    with pytest.raises(ValueError, match="unknown covariate.lm keys"):
+    with pytest.raises(ValueError, match="unknown covariate_shift.lm keys"):
         FinetuneSettings.from_config({"lr": 1.0})
 
 

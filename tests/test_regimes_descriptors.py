@@ -67,7 +67,7 @@ def test_est_prevalence_shift_binary_is_the_closed_form_pacc():
     p_hat = float(np.clip((ps[:, 1].mean() - fpr) / (tpr - fpr), 0, 1))
     train = np.array([0.55, 0.45])
     q = D.fit_prevalence_estimator(pv, yv)
-    assert D.estimate_prevalence(q, ps)[1] == pytest.approx(p_hat, abs=1e-4)
+    assert q.predict(ps)[1] == pytest.approx(p_hat, abs=1e-4)
     expected = abs(0.55 - (1 - p_hat)) + abs(0.45 - p_hat)
     assert D.est_prevalence_shift(train, q, ps) == pytest.approx(expected, abs=2e-4)
 
@@ -84,7 +84,7 @@ def test_est_prevalence_shift_multiclass_solves_the_mean_posterior_system():
     p_exact = np.linalg.solve(M, ps.mean(axis=0))
     assert np.all(p_exact > 0)  # interior: the simplex-constrained solver must find the same point
     q = D.fit_prevalence_estimator(pv, yv)
-    assert np.allclose(D.estimate_prevalence(q, ps), p_exact, atol=1e-3)
+    assert np.allclose(q.predict(ps), p_exact, atol=1e-3)
     train = np.array([0.2, 0.3, 0.5])
     assert D.est_prevalence_shift(train, q, ps) == pytest.approx(_loop_l1(train, p_exact), abs=3e-3)
 
@@ -143,6 +143,21 @@ def test_domain_auc_is_seeded_and_matches_the_reference_to_the_sample_size():
         D.domain_auc(ref, smp[:, :2], seed=0)
 
 
+def _loop_confidence(p):
+    return sum(max(row) for row in p) / len(p)
+
+
+def _loop_predicted(p):
+    counts = [0] * len(p[0])
+    for row in p:
+        best = 0
+        for c in range(1, len(row)):
+            if row[c] > row[best]:
+                best = c
+        counts[best] += 1
+    return [c / len(p) for c in counts]
+
+
 def test_confidence_drop_and_prediction_shift_against_loops():
     rng = np.random.default_rng(6)
     k = 4
@@ -151,23 +166,13 @@ def test_confidence_drop_and_prediction_shift_against_loops():
     # ties: the argmax goes to the lowest class index
     ps[0] = [0.4, 0.4, 0.1, 0.1]
     ps[1] = [0.1, 0.3, 0.3, 0.3]
-    conf_v = sum(max(row) for row in pv) / len(pv)
-    conf_s = sum(max(row) for row in ps) / len(ps)
-    assert D.confidence_drop(pv, ps) == pytest.approx(conf_v - conf_s, abs=1e-12)
-
-    def loop_predicted(p):
-        counts = [0] * k
-        for row in p:
-            best = 0
-            for c in range(1, k):
-                if row[c] > row[best]:
-                    best = c
-            counts[best] += 1
-        return [c / len(p) for c in counts]
-
-    expected = _loop_l1(loop_predicted(pv), loop_predicted(ps))
-    assert D.prediction_shift(pv, ps) == pytest.approx(expected, abs=1e-12)
-    assert D.predicted_classes(ps[:2]).tolist() == [0, 1]
+    ref = D.make_reference(pv, np.arange(50) % k, np.full(k, 1 / k))
+    out = D.describe_sample(ref, ps, seed=0)
+    expected = _loop_confidence(pv) - _loop_confidence(ps)
+    assert out["confidence_drop"] == pytest.approx(expected, abs=1e-12)
+    expected = _loop_l1(_loop_predicted(pv), _loop_predicted(ps))
+    assert out["prediction_shift"] == pytest.approx(expected, abs=1e-12)
+    assert D.predicted_distribution(ps[:2]).tolist() == [0.5, 0.5, 0, 0]
 
 
 def _setup(k=3, seed=0):
@@ -193,8 +198,10 @@ def test_describe_sample_names_order_and_values():
     q = D.fit_prevalence_estimator(pv, yv)
     assert out["est_prevalence_shift"] == D.est_prevalence_shift(train, q, ps)
     assert out["domain_auc"] == D.domain_auc(xv, xs, seed=3)
-    assert out["confidence_drop"] == pytest.approx(D.confidence_drop(pv, ps), abs=1e-15)
-    assert out["prediction_shift"] == D.prediction_shift(pv, ps)
+    expected = _loop_confidence(pv) - _loop_confidence(ps)
+    assert out["confidence_drop"] == pytest.approx(expected, abs=1e-12)
+    expected = _loop_l1(_loop_predicted(pv), _loop_predicted(ps))
+    assert out["prediction_shift"] == pytest.approx(expected, abs=1e-12)
     assert out == D.describe_sample(
         ref, ps, xs, seed=3, sample_labels=ys, sample_is_target=is_target
     )

@@ -23,7 +23,7 @@ hub = snakemake.input.get("hub")
 revision = json.loads(open(hub).read())["commit"] if hub else None
 model = snakemake.params.model_path
 splits = {name: read_split(snakemake.input[name]) for name in ("train", "validation", "test")}
-device = choose_device(settings.device, encode_workload(model, splits, settings, revision))
+device = choose_device(settings.device, encode_workload(model, splits.values(), settings, revision))
 log.info(
     "encoding %s with %s (revision %s) on %s", snakemake.wildcards.domain, model, revision, device
 )

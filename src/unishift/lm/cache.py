@@ -1,8 +1,6 @@
-"""Layout of the cached language-model outputs: one npz per (model, source), keys ``<set>__<field>``.
-
-Sets: ``train`` (first rows of the stored training split), ``validation``, ``test`` and
-``target_<domain>``; fields: ``logits`` (n x 2 float32), ``hidden`` (n x d float32), ``labels`` (int64).
-Kept free of torch so that loading a setup does not import the language-model stack.
+"""Layout of the cached language-model outputs (docs/protocols.md §3.4): one npz per (model,
+source), keys ``<set>__<field>``, fields ``logits``, ``hidden`` and ``labels``. Kept free of torch so
+that loading a setup does not import the language-model stack.
 """
 
 from __future__ import annotations

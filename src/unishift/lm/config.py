@@ -1,8 +1,5 @@
-"""Defaults of the ``covariate_shift:`` config section (embedded default: MiniLM on tweets, cached
-mode; why its schedule departs from the paper's, which PAPER_LM holds: docs/protocols.md §3.3).
-
-The same defaults are written out, with descriptions, in config/config.yaml (the embedded default)
-and workflow/schemas/config.schema.yaml (a test keeps the three in step). No heavy imports: the
+"""Defaults of the ``covariate_shift:`` config section (docs/protocols.md §3.3), in step with
+config/config.yaml and workflow/schemas/config.schema.yaml (a test checks). No heavy imports: the
 workflow reads this at parse time.
 """
 
@@ -10,6 +7,8 @@ from __future__ import annotations
 
 import copy
 from itertools import permutations
+
+from unishift.choices import check_choice
 
 # The paper's language-model settings (docs/protocols.md §3.3), for the paper config.
 PAPER_LM = {
@@ -96,10 +95,7 @@ def covariate_options(config: dict) -> dict:
     """The ``covariate_shift`` section with defaults filled in, checked for consistency."""
     options = _merge(COVARIATE_DEFAULTS, config.get("covariate_shift") or {})
     source = options["text_source"]
-    if source not in DOMAINS_BY_SOURCE:
-        raise ValueError(
-            f"covariate_shift.text_source={source!r} is not one of {sorted(DOMAINS_BY_SOURCE)}"
-        )
+    check_choice("covariate_shift.text_source", source, DOMAINS_BY_SOURCE)
     unknown = [d for d in options["domains"] if d not in DOMAINS_BY_SOURCE[source]]
     if unknown or len(options["domains"]) < 2:
         raise ValueError(

@@ -1,8 +1,6 @@
-"""Where a language-model job runs: exactly one GPU per job, and no silent weeks on the CPU (why, and
-how a job picks its GPU or refuses the CPU: docs/running.md, "GPUs: one per job").
-
-Nothing here initialises CUDA: the device count comes from NVML through
-``torch.cuda.device_count()``, which honours ``CUDA_VISIBLE_DEVICES`` until CUDA starts.
+"""Where a language-model job runs: exactly one GPU per job, and no silent weeks on the CPU
+(docs/running.md, "GPUs: one per job"). Nothing here initialises CUDA, so that narrowing
+``CUDA_VISIBLE_DEVICES`` still takes effect.
 """
 
 from __future__ import annotations
@@ -34,12 +32,9 @@ class Workload:
     tokens_per_text: float
     forward_passes: float  # texts run through the model, training and evaluation included
 
-    @property
-    def flops(self) -> float:
-        return 2.0 * self.n_parameters * self.tokens_per_text * self.forward_passes
-
-    def cpu_hours(self, flops_per_second: float = CPU_FLOPS) -> float:
-        return self.flops / flops_per_second / 3600.0
+    def cpu_hours(self) -> float:
+        flops = 2.0 * self.n_parameters * self.tokens_per_text * self.forward_passes
+        return flops / CPU_FLOPS / 3600.0
 
 
 def tokens_per_text(texts, max_length: int, padding: str) -> float:
@@ -60,31 +55,25 @@ def finetune_passes(settings, n_train: int, n_validation: int, n_extracted: int)
     return settings.epochs * n_train + evaluations * n_validation + n_extracted
 
 
-def visible_gpu_ids(env: MutableMapping[str, str]) -> list[str] | None:
-    """Entries of CUDA_VISIBLE_DEVICES, or None when it is unset (every GPU visible)."""
-    value = env.get("CUDA_VISIBLE_DEVICES")
-    if value is None:
-        return None
-    return [v.strip() for v in value.split(",") if v.strip() and v.strip() != "-1"]
-
-
-def default_lock_dir() -> Path:
-    """Machine-wide (per user) folder of the GPU claim locks, shared by concurrent workflow runs."""
-    return Path(tempfile.gettempdir()) / f"unishift-gpu-claims-{os.getuid()}"
-
-
 def claim_gpu(
     n_visible: int,
     env: MutableMapping[str, str],
     lock_dir: str | Path | None = None,
 ) -> str:
-    """Pin this process to one GPU: hold an exclusive lock on a free one and set
-    ``CUDA_VISIBLE_DEVICES`` to it. Returns the id it set."""
+    """Pin this process to one GPU: the one ``CUDA_VISIBLE_DEVICES`` names (assigned by the
+    scheduler or the user), or a free one it holds an exclusive lock on and sets the variable to.
+    Returns the id. The locks are machine-wide (per user), shared by concurrent workflow runs."""
     import fcntl
 
-    ids = visible_gpu_ids(env)
-    ids = ids if ids is not None else [str(i) for i in range(n_visible)]
-    folder = Path(lock_dir) if lock_dir is not None else default_lock_dir()
+    value = env.get("CUDA_VISIBLE_DEVICES")
+    if value is None:  # every GPU visible
+        ids = [str(i) for i in range(n_visible)]
+    else:
+        ids = [v.strip() for v in value.split(",") if v.strip() not in ("", "-1")]
+    if len(ids) == 1:
+        return ids[0]
+    default = Path(tempfile.gettempdir()) / f"unishift-gpu-claims-{os.getuid()}"
+    folder = Path(lock_dir) if lock_dir is not None else default
     folder.mkdir(parents=True, exist_ok=True)
     for gpu in ids:
         handle = open(folder / f"gpu{gpu}.lock", "a+")  # noqa: SIM115  (held for the job's lifetime)
@@ -105,23 +94,6 @@ def claim_gpu(
     )
 
 
-def one_gpu(
-    n_visible: int,
-    env: MutableMapping[str, str] | None = None,
-    lock_dir: str | Path | None = None,
-) -> str | None:
-    """Make sure this process sees at most one GPU; the id it uses (None without a GPU)."""
-    env = os.environ if env is None else env
-    ids = visible_gpu_ids(env)
-    if ids is not None and len(ids) == 1:
-        return ids[0]  # assigned by the scheduler or the user
-    if n_visible == 0:
-        return None
-    if n_visible == 1:
-        return ids[0] if ids else "0"
-    return claim_gpu(n_visible, env, lock_dir)
-
-
 def choose_device(
     requested: str = "auto",
     workload: Workload | None = None,
@@ -130,11 +102,8 @@ def choose_device(
     env: MutableMapping[str, str] | None = None,
     lock_dir: str | Path | None = None,
 ) -> str:
-    """``cpu`` or ``cuda`` (one GPU) for ``requested`` in {auto, cpu, cuda}.
-
-    ``auto`` takes a GPU when there is one; without, it runs on the CPU only when ``workload`` is
-    estimated under an hour there (``CPU_HOURS_LIMIT``) and otherwise stops with the estimate.
-    """
+    """``cpu`` or ``cuda`` (one GPU) for ``requested`` in {auto, cpu, cuda}; ``auto`` without a GPU
+    refuses a ``workload`` estimated over ``CPU_HOURS_LIMIT`` on the CPU (docs/running.md)."""
     if requested not in ("auto", "cpu", "cuda"):
         raise ValueError(f"covariate_shift.lm.device={requested!r} is not one of auto, cpu, cuda")
     if requested == "cpu":
@@ -145,7 +114,8 @@ def choose_device(
         cuda_count = torch.cuda.device_count
     n_visible = cuda_count()
     if n_visible > 0:
-        one_gpu(n_visible, env, lock_dir)
+        if n_visible > 1:
+            claim_gpu(n_visible, os.environ if env is None else env, lock_dir)
         return "cuda"
     if requested == "cuda":
         raise RuntimeError("covariate_shift.lm.device is 'cuda' but no CUDA device is available")
@@ -173,9 +143,7 @@ def gpu_description() -> dict | None:
 
     if not torch.cuda.is_available():
         return None
-    index = torch.cuda.current_device()
-    properties = torch.cuda.get_device_properties(index)
-    driver = None
+    properties = torch.cuda.get_device_properties(torch.cuda.current_device())
     try:
         import pynvml  # shipped as nvidia-ml-py with CUDA builds of torch
 
@@ -197,13 +165,9 @@ def gpu_description() -> dict | None:
 
 @contextmanager
 def cpu_threads(count: int) -> Iterator[None]:
-    """Run PyTorch's CPU work on exactly ``count`` threads (``covariate_shift.lm.cpu_threads``), then
-    restore the previous count.
-
-    With another count PyTorch's float32 sums round differently (one thread instead of two changes
-    2 of 1,418 logits of the default config in the last bit), so the count is a setting, not the
-    job's share of ``--cores`` (config/README.md).
-    """
+    """Run PyTorch's CPU work on exactly ``count`` threads (``covariate_shift.lm.cpu_threads``, a
+    setting rather than the job's share of ``--cores``: docs/determinism.md), then restore the
+    previous count."""
     import torch
 
     previous = torch.get_num_threads()

@@ -7,20 +7,16 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from unishift.choices import check_choice, check_positive_int
 from unishift.lm.models import HeadOnInput
 
 log = logging.getLogger("unishift.lm")
-
-MODES = ("faithful", "cached")
-# bf16 needs an Ampere or newer GPU; fp16 (with loss scaling) is the mixed precision of older ones.
-PRECISIONS = ("fp32", "bf16", "fp16")
-PADDINGS = ("longest", "max_length")
 
 
 @dataclass(frozen=True)
@@ -44,28 +40,19 @@ class FinetuneSettings:
     cpu_threads: int = 2
 
     def __post_init__(self):
-        for name, value, valid in (
-            ("mode", self.mode, MODES),
-            ("precision", self.precision, PRECISIONS),
-            ("padding", self.padding, PADDINGS),
-        ):
-            if value not in valid:
-                raise ValueError(f"covariate.lm.{name}={value!r} is not one of {valid}")
-        if not isinstance(self.cpu_threads, int) or self.cpu_threads < 1:
-            raise ValueError(
-                f"covariate.lm.cpu_threads={self.cpu_threads!r} must be an integer >= 1"
-            )
+        check_choice("covariate_shift.lm.mode", self.mode, ("faithful", "cached"))
+        # bf16 needs an Ampere or newer GPU, fp16 is the mixed precision of older ones
+        check_choice("covariate_shift.lm.precision", self.precision, ("fp32", "bf16", "fp16"))
+        check_choice("covariate_shift.lm.padding", self.padding, ("longest", "max_length"))
+        check_positive_int("covariate_shift.lm.cpu_threads", self.cpu_threads)
 
     @classmethod
     def from_config(cls, options: dict) -> FinetuneSettings:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise ValueError(f"unknown covariate.lm keys {unknown}; valid: {sorted(known)}")
+            raise ValueError(f"unknown covariate_shift.lm keys {unknown}; valid: {sorted(known)}")
         return cls(**options)
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def training_arguments(settings: FinetuneSettings, output_dir: str | Path, device: str):
@@ -102,97 +89,77 @@ def training_arguments(settings: FinetuneSettings, output_dir: str | Path, devic
     )
 
 
-def accuracy_metric(eval_prediction) -> dict:
+def _accuracy(eval_prediction) -> dict:
     logits, labels = eval_prediction.predictions, eval_prediction.label_ids
     return {"accuracy": float(np.mean(np.argmax(logits, axis=1) == labels))}
 
 
-def _run_trainer(model, args, train_dataset, eval_dataset, settings, collator=None) -> dict:
+def _run_trainer(model, train_dataset, eval_dataset, settings, workdir, device, collator=None):
     from transformers import EarlyStoppingCallback, Trainer
 
     trainer = Trainer(
         model=model,
-        args=args,
+        args=training_arguments(settings, workdir, device),
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
         data_collator=collator,
-        compute_metrics=accuracy_metric,
+        compute_metrics=_accuracy,
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience)],
     )
     started = time.perf_counter()
     output = trainer.train()
     elapsed = time.perf_counter() - started
+    state = trainer.state
     evaluations = [
         {"step": entry["step"], "accuracy": entry["eval_accuracy"]}
-        for entry in trainer.state.log_history
+        for entry in state.log_history
         if "eval_accuracy" in entry
     ]
-    summary = {
-        "seconds": elapsed,
-        "global_steps": int(trainer.state.global_step),
-        "max_steps": int(trainer.state.max_steps),
-        "train_examples_per_second": float(
-            output.metrics.get("train_samples_per_second", float("nan"))
-        ),
-        "evaluations": evaluations,
-        "best_metric": trainer.state.best_metric,
-        "best_checkpoint": trainer.state.best_model_checkpoint,
-        "stopped_early": int(trainer.state.global_step) < int(trainer.state.max_steps),
-        "log_history": trainer.state.log_history,
-    }
+    speed = float(output.metrics.get("train_samples_per_second", float("nan")))
     log.info(
-        "trained %d/%d steps in %.1f s (%.1f examples/s); validation accuracy per evaluation: %s; best %s",
-        summary["global_steps"],
-        summary["max_steps"],
+        "trained %d/%d steps in %.1f s (%.1f examples/s); validation accuracy per evaluation: %s",
+        state.global_step,
+        state.max_steps,
         elapsed,
-        summary["train_examples_per_second"],
+        speed,
         [(e["step"], round(e["accuracy"], 4)) for e in evaluations],
-        summary["best_metric"],
     )
-    return summary
+    return {
+        "seconds": elapsed,
+        "global_steps": int(state.global_step),
+        "max_steps": int(state.max_steps),
+        "train_examples_per_second": speed,
+        "evaluations": evaluations,
+        "best_metric": state.best_metric,
+        "best_checkpoint": state.best_model_checkpoint,
+        "stopped_early": state.global_step < state.max_steps,
+        "log_history": state.log_history,
+    }
 
 
-class _Rows(torch.utils.data.Dataset):
-    """Row i of every column; the Trainer's collator stacks (or pads) them. Plain torch, so
-    fine-tuning needs no ``datasets``."""
-
-    def __init__(self, **columns):
-        self.columns = columns
-
-    def __len__(self):
-        return len(self.columns["labels"])
-
-    def __getitem__(self, i):
-        return {key: values[i] for key, values in self.columns.items()}
-
-
-def _cached_rows(head_inputs: np.ndarray, labels: np.ndarray) -> _Rows:
-    return _Rows(
-        head_input=torch.tensor(np.asarray(head_inputs, dtype=np.float32)),
-        labels=torch.tensor(np.asarray(labels, dtype=np.int64)),
-    )
+def _rows(**columns) -> list[dict]:
+    # row i of every column, for the Trainer's collator to stack (or pad): no ``datasets`` needed
+    return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
 
 
 def train_head_on_cache(model, train: dict, validation: dict, settings, workdir, device) -> dict:
     """Train the model's head modules on cached head inputs (``cached`` mode)."""
-    head = HeadOnInput(model)
-    args = training_arguments(settings, workdir, device)
-    return _run_trainer(
-        head,
-        args,
-        _cached_rows(train["head_input"], train["labels"]),
-        _cached_rows(validation["head_input"], validation["labels"]),
-        settings,
-    )
+    rows = [
+        _rows(
+            head_input=torch.tensor(np.asarray(arrays["head_input"], dtype=np.float32)),
+            labels=torch.tensor(np.asarray(arrays["labels"], dtype=np.int64)),
+        )
+        for arrays in (train, validation)
+    ]
+    return _run_trainer(HeadOnInput(model), *rows, settings, workdir, device)
 
 
-def _tokenised(tokenizer, texts, labels, settings):
+def _tokenised(tokenizer, frame, settings):
     padding = "max_length" if settings.padding == "max_length" else False
-    encoded = tokenizer(
-        [str(t) for t in texts], truncation=True, max_length=settings.max_length, padding=padding
-    )
+    texts = [str(t) for t in frame["text"]]
+    encoded = tokenizer(texts, truncation=True, max_length=settings.max_length, padding=padding)
     # token ids as python lists, as the tokenizer returns them
-    return _Rows(**encoded, labels=[int(y) for y in np.asarray(labels, dtype=np.int64)])
+    return _rows(**encoded, labels=[int(y) for y in np.asarray(frame["label"], dtype=np.int64)])
 
 
 def train_faithful(
@@ -201,13 +168,6 @@ def train_faithful(
     """Train through the full model with the Trainer (``faithful`` mode)."""
     from transformers import DataCollatorWithPadding
 
-    args = training_arguments(settings, workdir, device)
     collator = DataCollatorWithPadding(tokenizer) if settings.padding == "longest" else None
-    return _run_trainer(
-        model,
-        args,
-        _tokenised(tokenizer, train_frame["text"], train_frame["label"], settings),
-        _tokenised(tokenizer, validation_frame["text"], validation_frame["label"], settings),
-        settings,
-        collator,
-    )
+    rows = [_tokenised(tokenizer, frame, settings) for frame in (train_frame, validation_frame)]
+    return _run_trainer(model, *rows, settings, workdir, device, collator)

@@ -1,18 +1,7 @@
-"""Sequence-classification language models with a frozen backbone (``model.base_model``) and a
-trained head (docs/protocols.md §3.3), per architecture:
-
-* BERT (``bert``, also all-MiniLM-L6-v2, a BertModel): trains ``classifier`` on the pooled output
-  (dense + tanh on [CLS], part of the frozen backbone) after dropout. all-MiniLM-L6-v2 ships pooler
-  weights from its MiniLM pretraining (sentence-transformers itself uses mean pooling instead); they
-  are loaded and frozen. Its checkpoint has no classification head, so ``classifier`` starts from the
-  seeded random initialisation of ``AutoModelForSequenceClassification``.
-* DistilBERT (``distilbert``): ``pre_classifier`` and ``classifier`` on the first-token vector of the
-  last layer (ReLU and dropout in between).
-* RoBERTa (``roberta``): ``classifier.dense`` (tanh) and ``classifier.out_proj`` on the first-token
-  (``<s>``) vector of the last layer, with dropout before each.
-
-:class:`HeadOnInput` runs exactly those head modules on a precomputed head input, so the same
-parameters can be trained through the full model (``faithful``) or on a cache (``cached``).
+"""Sequence-classification language models with a frozen backbone and a trained head, per
+architecture (docs/protocols.md §3.3). :class:`HeadOnInput` runs exactly those head modules on a
+precomputed head input, so the same parameters train through the full model (``faithful``) or on a
+cache (``cached``).
 """
 
 from __future__ import annotations
@@ -50,27 +39,26 @@ def minilm_folder() -> Path:
     return folder
 
 
-def resolve_model_source(name: str) -> tuple[str, bool]:
-    """(path or hub id, whether it is a local folder) for a configured model name."""
+def _pretrained(name: str, revision: str | None) -> tuple[str, dict]:
+    """(path or hub id, ``from_pretrained`` keywords) of a configured model name; ``revision`` (a
+    hub commit, branch or tag) pins hub ids, not local folders."""
     if name in MINILM_ALIASES:
-        return str(minilm_folder()), True
+        return str(minilm_folder()), {"local_files_only": True}
     if Path(name).is_dir():
-        return str(Path(name).resolve()), True
-    return name, False
+        return str(Path(name).resolve()), {"local_files_only": True}
+    pinned = {} if revision is None else {"revision": revision}
+    return name, {"local_files_only": False, **pinned}
 
 
 def load_classifier(name: str, seed: int, num_labels: int = 2, revision: str | None = None):
-    """Tokenizer and float32 sequence classifier; the fresh head's initialisation is seeded.
-
-    ``revision`` (a hub commit, branch or tag) applies to hub ids, not to local folders."""
+    """Tokenizer and float32 sequence classifier; the fresh head's initialisation is seeded."""
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, set_seed
 
-    source, local = resolve_model_source(name)
-    pinned = {} if local or revision is None else {"revision": revision}
-    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=local, **pinned)
+    source, options = _pretrained(name, revision)
+    tokenizer = AutoTokenizer.from_pretrained(source, **options)
     set_seed(seed)
     model = AutoModelForSequenceClassification.from_pretrained(
-        source, num_labels=num_labels, dtype=torch.float32, local_files_only=local, **pinned
+        source, num_labels=num_labels, dtype=torch.float32, **options
     )
     if model.config.model_type not in HEAD_MODULES:
         raise ValueError(
@@ -85,9 +73,8 @@ def encoder_parameters(name: str, revision: str | None = None) -> int:
     layer), from the model's configuration alone: for the CPU-time estimate before loading it."""
     from transformers import AutoConfig
 
-    source, local = resolve_model_source(name)
-    pinned = {} if local or revision is None else {"revision": revision}
-    config = AutoConfig.from_pretrained(source, local_files_only=local, **pinned)
+    source, options = _pretrained(name, revision)
+    config = AutoConfig.from_pretrained(source, **options)
     hidden, layers = config.hidden_size, config.num_hidden_layers
     feed_forward = (
         getattr(config, "intermediate_size", None)
@@ -119,23 +106,16 @@ def freeze_backbone(model) -> dict:
 
 
 class HeadOnInput(nn.Module):
-    """The model's own classification-head modules applied to a cached head input.
-
-    The modules are shared with ``model`` (not copied), so training this updates the model's head.
-    """
+    """The model's own classification-head modules (shared, not copied: training this trains the
+    model's head) applied to a cached head input."""
 
     def __init__(self, model):
         super().__init__()
-        self.architecture = model.config.model_type
-        if self.architecture == "bert":
-            self.dropout, self.classifier = model.dropout, model.classifier
-        elif self.architecture == "distilbert":
-            self.pre_classifier, self.classifier = model.pre_classifier, model.classifier
+        self.architecture = model.config.model_type  # load_classifier checked it is supported
+        for name in HEAD_MODULES[self.architecture]:
+            self.add_module(name, getattr(model, name))
+        if self.architecture != "roberta":  # RoBERTa's head holds its own dropout
             self.dropout = model.dropout
-        elif self.architecture == "roberta":
-            self.classifier = model.classifier
-        else:
-            raise ValueError(f"architecture {self.architecture!r} is not supported")
 
     def forward(self, head_input, labels=None):
         from transformers.modeling_outputs import SequenceClassifierOutput
@@ -152,14 +132,6 @@ class HeadOnInput(nn.Module):
             None if labels is None else nn.functional.cross_entropy(logits.float(), labels.long())
         )
         return SequenceClassifierOutput(loss=loss, logits=logits)
-
-
-def head_input_of(model, encoder_output):
-    """(first-token last-layer vector, head input) from a ``model.base_model`` forward output."""
-    first_token = encoder_output.last_hidden_state[:, 0]
-    if model.config.model_type == "bert":
-        return first_token, encoder_output.pooler_output
-    return first_token, first_token
 
 
 def tokenize(tokenizer, texts, max_length: int, padding: str):
@@ -184,15 +156,12 @@ def encode_texts(
     device: str,
     desc: str = "encode",
 ) -> dict[str, np.ndarray]:
-    """First-token hidden states, head inputs and logits of ``texts``, eval mode, no gradients, fp32.
-
-    Texts are processed in order of length (restored afterwards) so that dynamic padding wastes little.
-    """
+    """First-token hidden states, head inputs and logits of ``texts`` (eval mode, no gradients,
+    fp32), run in order of length (restored afterwards) so that dynamic padding wastes little."""
     from tqdm.auto import tqdm
 
     texts = [str(t) for t in texts]
-    model.eval()
-    model.to(device)
+    model.eval().to(device)
     head = HeadOnInput(model).eval()
     order = np.argsort([len(t) for t in texts], kind="stable")
     hidden, head_inputs, logits = [], [], []
@@ -201,33 +170,28 @@ def encode_texts(
         batch = [texts[i] for i in order[start : start + batch_size]]
         encoded = tokenize(tokenizer, batch, max_length, padding).to(device)
         output = model.base_model(**encoded)
-        first_token, head_input = head_input_of(model, output)
+        first_token = output.last_hidden_state[:, 0]
+        head_input = output.pooler_output if model.config.model_type == "bert" else first_token
         hidden.append(first_token.float().cpu())
         head_inputs.append(head_input.float().cpu())
         logits.append(head(head_input).logits.float().cpu())
     elapsed = time.perf_counter() - started
-    log.info(
-        "%s: %d texts in %.1f s (%.1f examples/s)",
-        desc,
-        len(texts),
-        elapsed,
-        len(texts) / max(elapsed, 1e-9),
-    )
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-
-    def restore(parts, width):
-        if not parts:
-            return np.zeros((0, width), dtype=np.float32)
-        return torch.cat(parts).numpy().astype(np.float32)[inverse]
-
+    speed = len(texts) / max(elapsed, 1e-9)
+    log.info("%s: %d texts in %.1f s (%.1f examples/s)", desc, len(texts), elapsed, speed)
+    inverse = np.argsort(order)
     width = model.config.hidden_size
     return {
-        "hidden": restore(hidden, width),
-        "head_input": restore(head_inputs, width),
-        "logits": restore(logits, model.config.num_labels),
-        "examples_per_second": len(texts) / max(elapsed, 1e-9),
+        "hidden": _stack(hidden, width)[inverse],
+        "head_input": _stack(head_inputs, width)[inverse],
+        "logits": _stack(logits, model.config.num_labels)[inverse],
+        "examples_per_second": speed,
     }
+
+
+def _stack(parts: list, width: int) -> np.ndarray:
+    if not parts:
+        return np.zeros((0, width), dtype=np.float32)
+    return torch.cat(parts).numpy().astype(np.float32)
 
 
 @torch.no_grad()
@@ -238,6 +202,4 @@ def head_logits(model, head_inputs: np.ndarray, device: str, batch_size: int = 4
         head(torch.as_tensor(head_inputs[i : i + batch_size], device=device)).logits.float().cpu()
         for i in range(0, len(head_inputs), batch_size)
     ]
-    if not parts:
-        return np.zeros((0, model.config.num_labels), dtype=np.float32)
-    return torch.cat(parts).numpy().astype(np.float32)
+    return _stack(parts, model.config.num_labels)

@@ -1,9 +1,5 @@
-"""Fine-tune one model on one source domain and cache what the methods need (docs/protocols.md §3.4, §3.6).
-
-The cache of a (model, source) pair holds, for the sets ``train`` (the first ``train_subset`` stored
-rows of the training split), ``validation``, ``test`` and ``target_<domain>`` (each other domain's test
-split): ``logits`` (n x 2, float32), ``hidden`` (n x d, the last layer's first-token vector, float32,
-not the pooled output) and ``labels`` (int64). Everything is extracted in eval mode without gradients.
+"""Fine-tune one model on one source domain and cache what the methods need (docs/protocols.md §3.4,
+§3.6; the cache's layout: :mod:`unishift.lm.cache`).
 """
 
 from __future__ import annotations
@@ -12,6 +8,7 @@ import json
 import logging
 import tempfile
 import time
+from dataclasses import asdict
 
 import numpy as np
 import pandas as pd
@@ -19,6 +16,7 @@ import pandas as pd
 from unishift.lm.device import Workload, cpu_threads, finetune_passes, tokens_per_text
 from unishift.lm.finetune import FinetuneSettings, train_faithful, train_head_on_cache
 from unishift.lm.models import (
+    HEAD_MODULES,
     encode_texts,
     encoder_parameters,
     freeze_backbone,
@@ -28,17 +26,14 @@ from unishift.lm.models import (
 
 log = logging.getLogger("unishift.lm")
 
-ENCODED_SPLITS = ("train", "validation", "test")
 
-
-def encode_workload(model_name, splits: dict, settings, revision=None) -> Workload:
-    """Forward passes of :func:`encode_domain`: every text of every split once."""
-    texts = pd.concat([frame["text"] for frame in splits.values()])
-    return Workload(
-        encoder_parameters(model_name, revision),
-        tokens_per_text(texts, settings.max_length, settings.padding),
-        float(len(texts)),
-    )
+def encode_workload(model_name, frames, settings, revision=None, passes=None) -> Workload:
+    """Forward passes through the model of the texts of ``frames``: each once (as
+    :func:`encode_domain`), or ``passes`` in all."""
+    texts = pd.concat([frame["text"] for frame in frames])
+    tokens = tokens_per_text(texts, settings.max_length, settings.padding)
+    n_passes = float(len(texts)) if passes is None else passes
+    return Workload(encoder_parameters(model_name, revision), tokens, n_passes)
 
 
 def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, revision=None):
@@ -47,18 +42,11 @@ def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, r
     if settings.mode == "cached":
         return None
     n_train, n_validation = len(inputs["train"]), len(inputs["validation"])
-    n_extracted = (
-        min(settings.train_subset, n_train)
-        + n_validation
-        + len(inputs["test"])
-        + sum(len(frame) for frame in target_inputs.values())
-    )
-    texts = pd.concat([inputs["train"]["text"], inputs["validation"]["text"]])
-    return Workload(
-        encoder_parameters(model_name, revision),
-        tokens_per_text(texts, settings.max_length, settings.padding),
-        finetune_passes(settings, n_train, n_validation, n_extracted),
-    )
+    others = [inputs["validation"], inputs["test"], *target_inputs.values()]
+    n_extracted = min(settings.train_subset, n_train) + sum(len(frame) for frame in others)
+    passes = finetune_passes(settings, n_train, n_validation, n_extracted)
+    frames = [inputs["train"], inputs["validation"]]
+    return encode_workload(model_name, frames, settings, revision, passes)
 
 
 def _encode(model, tokenizer, frame, settings: FinetuneSettings, device: str, desc: str):
@@ -79,17 +67,13 @@ def _encode(model, tokenizer, frame, settings: FinetuneSettings, device: str, de
 def encode_domain(
     model_name: str, splits: dict[str, pd.DataFrame], settings, device, revision=None
 ) -> tuple[dict, dict]:
-    """Head inputs and first-token vectors of every split of a domain (``cached`` mode's encoder pass).
-
-    The backbone is frozen and identical for every source, so one pass per (model, domain) serves all
-    fine-tunings; the fresh head's logits are not stored. Runs on ``settings.cpu_threads`` CPU
-    threads.
-    """
+    """Head inputs and first-token vectors of every split of a domain (``cached`` mode's encoder
+    pass, one per (model, domain): the frozen backbone is the same for every source)."""
     with cpu_threads(settings.cpu_threads):
         tokenizer, model = load_classifier(model_name, settings.seed, revision=revision)
         freeze_backbone(model)
         sets, speed = {}, {}
-        for split in ENCODED_SPLITS:
+        for split in ("train", "validation", "test"):
             frame = splits[split]
             out, speed[split] = _encode(
                 model, tokenizer, frame, settings, device, f"encode {split}"
@@ -107,62 +91,9 @@ def _head_input(arrays: dict) -> np.ndarray:
 
 
 def _accuracy(arrays: dict) -> float:
-    return (
-        float(np.mean(np.argmax(arrays["logits"], axis=1) == arrays["labels"]))
-        if len(arrays["labels"])
-        else float("nan")
-    )
-
-
-def finetune_cached(model_name, source_sets, target_tests, settings, device, workdir, revision, k):
-    """Train the head on the encoded source training split; logits for every cached set."""
-    _, model = load_classifier(model_name, settings.seed, num_labels=k, revision=revision)
-    frozen = freeze_backbone(model)
-    train, validation = (
-        {"head_input": _head_input(source_sets[s]), "labels": source_sets[s]["labels"]}
-        for s in ("train", "validation")
-    )
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        history = train_head_on_cache(model, train, validation, settings, scratch, device)
-    model.to(device)
-    sets = {}
-    named = {
-        "train": {key: rows[: settings.train_subset] for key, rows in source_sets["train"].items()},
-        "validation": source_sets["validation"],
-        "test": source_sets["test"],
-        **{f"target_{name}": arrays for name, arrays in target_tests.items()},
-    }
-    for name, arrays in named.items():
-        sets[name] = {
-            "logits": head_logits(model, _head_input(arrays), device),
-            "hidden": arrays["hidden"].astype(np.float32),
-            "labels": arrays["labels"].astype(np.int64),
-        }
-    return sets, model, {"frozen": frozen, "training": history}
-
-
-def finetune_faithful(model_name, splits, target_tests, settings, device, workdir, revision, k):
-    """Train through the full model, then extract every set in eval mode."""
-    tokenizer, model = load_classifier(model_name, settings.seed, num_labels=k, revision=revision)
-    frozen = freeze_backbone(model)
-    with tempfile.TemporaryDirectory(dir=workdir) as scratch:
-        train, validation = splits["train"], splits["validation"]
-        history = train_faithful(model, tokenizer, train, validation, settings, scratch, device)
-    frames = {
-        "train": splits["train"].iloc[: settings.train_subset],
-        "validation": splits["validation"],
-        "test": splits["test"],
-        **{f"target_{name}": frame for name, frame in target_tests.items()},
-    }
-    sets, speed = {}, {}
-    for name, frame in frames.items():
-        out, speed[name] = _encode(model, tokenizer, frame, settings, device, f"extract {name}")
-        sets[name] = {
-            "logits": out["logits"],
-            "hidden": out["hidden"],
-            "labels": frame["label"].to_numpy(np.int64),
-        }
-    return sets, model, {"frozen": frozen, "training": history, "extract": speed}
+    if not len(arrays["labels"]):
+        return float("nan")
+    return float(np.mean(np.argmax(arrays["logits"], axis=1) == arrays["labels"]))
 
 
 def run_finetune(
@@ -176,34 +107,67 @@ def run_finetune(
     revision=None,
     num_labels: int = 2,
 ):
-    """Dispatch on ``settings.mode``; returns (sets, model, report) with accuracies in the report.
-    ``num_labels``: the head's classes (the multiclass branch's tweets have three). Trains and
-    predicts on ``settings.cpu_threads`` CPU threads."""
+    """Train the head with ``num_labels`` classes on the cache or through the full model
+    (``settings.mode``) on ``settings.cpu_threads`` CPU threads, then every set's logits; returns
+    (sets, model, report with accuracies)."""
     started = time.perf_counter()
-    run = finetune_cached if settings.mode == "cached" else finetune_faithful
+    cached = settings.mode == "cached"
+    train, validation = inputs["train"], inputs["validation"]
+    subset = slice(settings.train_subset)
+    named = {
+        "train": {key: v[subset] for key, v in train.items()} if cached else train.iloc[subset],
+        "validation": validation,
+        "test": inputs["test"],
+        **{f"target_{name}": value for name, value in target_inputs.items()},
+    }
+    sets, speed = {}, {}
     with cpu_threads(settings.cpu_threads):
-        sets, model, report = run(
-            model_name, inputs, target_inputs, settings, device, workdir, revision, num_labels
-        )
+        tokenizer, model = load_classifier(model_name, settings.seed, num_labels, revision)
+        report = {"frozen": freeze_backbone(model)}
+        with tempfile.TemporaryDirectory(dir=workdir) as scratch:
+            if cached:
+                rows = [
+                    {"head_input": _head_input(s), "labels": s["labels"]}
+                    for s in (train, validation)
+                ]
+                report["training"] = train_head_on_cache(model, *rows, settings, scratch, device)
+            else:
+                report["training"] = train_faithful(
+                    model, tokenizer, train, validation, settings, scratch, device
+                )
+        model.to(device)
+        for name, value in named.items():
+            if cached:
+                logits, hidden = head_logits(model, _head_input(value), device), value["hidden"]
+                labels = value["labels"]
+            else:
+                out, speed[name] = _encode(
+                    model, tokenizer, value, settings, device, f"extract {name}"
+                )
+                logits, hidden, labels = out["logits"], out["hidden"], value["label"].to_numpy()
+            sets[name] = {
+                "logits": logits,
+                "hidden": hidden.astype(np.float32),
+                "labels": labels.astype(np.int64),
+            }
+    if not cached:
+        report["extract"] = speed
+    train_labels = sets["train"]["labels"]
     report.update(
         model=model_name,
         revision=revision,
         source=source,
         device=device,
-        settings=settings.as_dict(),
+        settings=asdict(settings),
         seconds=time.perf_counter() - started,
         accuracy={name: _accuracy(arrays) for name, arrays in sets.items()},
         sizes={name: int(len(arrays["labels"])) for name, arrays in sets.items()},
-        train_subset_prevalence=float(np.mean(sets["train"]["labels"]))
-        if len(sets["train"]["labels"])
-        else None,
+        train_subset_prevalence=float(np.mean(train_labels)) if len(train_labels) else None,
     )
     log.info(
-        "accuracy per set: %s", json.dumps({k: round(v, 4) for k, v in report["accuracy"].items()})
-    )
-    log.info(
-        "prevalence of the %d-row training subset: %.4f",
-        len(sets["train"]["labels"]),
+        "accuracy per set: %s; prevalence of the %d-row training subset: %s",
+        json.dumps({k: round(v, 4) for k, v in report["accuracy"].items()}),
+        len(train_labels),
         report["train_subset_prevalence"],
     )
     return sets, model, report
@@ -214,7 +178,6 @@ def save_head(model, path) -> None:
     from safetensors.torch import save_file
 
     from unishift.io import atomic_path
-    from unishift.lm.models import HEAD_MODULES
 
     prefixes = HEAD_MODULES[model.config.model_type]
     state = {

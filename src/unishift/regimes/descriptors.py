@@ -1,6 +1,5 @@
-"""Shift descriptors of one test sample, for any k >= 2: the true intensities (plots and regime maps
-only, never a selector's input) and the unsupervised estimates, plain functions on NumPy arrays
-(docs/regimes.md §1).
+"""Shift descriptors of one test sample, for any k >= 2: the true intensities and the unsupervised
+estimates, plain functions on NumPy arrays (docs/regimes.md §1).
 """
 
 from __future__ import annotations
@@ -12,17 +11,13 @@ import numpy as np
 from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 
-TRUE_DESCRIPTORS = ("true_label_shift", "true_mixture")
 UNSUPERVISED_DESCRIPTORS = (
     "est_prevalence_shift",
     "domain_auc",
     "confidence_drop",
     "prediction_shift",
 )
-DESCRIPTORS = TRUE_DESCRIPTORS + UNSUPERVISED_DESCRIPTORS
-
-
-# --- input checks ---------------------------------------------------------------------------------
+DESCRIPTORS = ("true_label_shift", "true_mixture", *UNSUPERVISED_DESCRIPTORS)
 
 
 def _posteriors(posteriors, n_classes: int | None = None, name: str = "posteriors") -> np.ndarray:
@@ -53,10 +48,9 @@ def _labels(labels, n_classes: int, name: str = "labels") -> np.ndarray:
     y = np.asarray(labels)
     if y.ndim != 1 or len(y) == 0:
         raise ValueError(f"{name} must be a non-empty 1-d array, got shape {y.shape}")
-    if not np.issubdtype(y.dtype, np.integer):
-        if not np.all(np.equal(np.mod(y, 1), 0)):
-            raise ValueError(f"{name} must be integer class indices 0..{n_classes - 1}")
-        y = y.astype(np.int64)
+    if not np.issubdtype(y.dtype, np.integer) and not np.all(np.equal(np.mod(y, 1), 0)):
+        raise ValueError(f"{name} must be integer class indices 0..{n_classes - 1}")
+    y = y.astype(np.int64)
     if y.min() < 0 or y.max() >= n_classes:
         raise ValueError(
             f"{name} must lie in 0..{n_classes - 1}, got values in [{y.min()}, {y.max()}]"
@@ -64,35 +58,16 @@ def _labels(labels, n_classes: int, name: str = "labels") -> np.ndarray:
     return y
 
 
-def prevalence_of(labels, n_classes: int) -> np.ndarray:
-    """Share of each class 0..n_classes-1 among ``labels``."""
-    y = _labels(labels, n_classes)
-    return np.bincount(y, minlength=n_classes) / len(y)
-
-
-def predicted_classes(posteriors) -> np.ndarray:
-    """Argmax of each row; ties go to the lowest class index (docs/methods.md §0.2)."""
-    return np.argmax(_posteriors(posteriors), axis=1)
-
-
-def l1(p, q) -> float:
-    """sum_c |p_c - q_c|, in [0, 2] for two prevalence vectors."""
-    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
-    if p.shape != q.shape:
-        raise ValueError(f"cannot compare vectors of shapes {p.shape} and {q.shape}")
+def l1(p: np.ndarray, q: np.ndarray) -> float:
+    """sum_c |p_c - q_c|, in [0, 2] for two prevalence vectors of one length."""
     return float(np.abs(p - q).sum())
 
 
-# --- true intensities -----------------------------------------------------------------------------
-
-
 def true_label_shift(train_prevalence, sample_labels) -> float:
-    """L1 distance between the training prevalence vector and the sample's true prevalence vector.
-
-    For two classes this is twice the plots' |p_sample - pi| (docs/protocols.md §2.5).
-    """
+    """L1 distance between the training prevalence vector and the sample's true prevalence vector."""
     train = _prevalence(train_prevalence, name="train_prevalence")
-    return l1(train, prevalence_of(sample_labels, len(train)))
+    y = _labels(sample_labels, len(train))
+    return l1(train, np.bincount(y, minlength=len(train)) / len(y))
 
 
 def true_mixture(sample_is_target) -> float:
@@ -100,28 +75,18 @@ def true_mixture(sample_is_target) -> float:
     mask = np.asarray(sample_is_target)
     if mask.ndim != 1 or len(mask) == 0:
         raise ValueError("sample_is_target must be a non-empty 1-d array of booleans")
-    if mask.dtype != bool:
-        if not np.all(np.isin(mask, (0, 1))):
-            raise ValueError("sample_is_target must hold booleans (or 0/1)")
-        mask = mask.astype(bool)
-    return float(mask.mean())
+    if mask.dtype != bool and not np.all(np.isin(mask, (0, 1))):
+        raise ValueError("sample_is_target must hold booleans (or 0/1)")
+    return float(mask.astype(bool).mean())
 
 
-# --- unsupervised estimates -----------------------------------------------------------------------
-
-
-def fit_prevalence_estimator(
-    validation_posteriors, validation_labels, n_classes: int | None = None
-):
-    """QuaPy's PACC (defaults: ``method='inversion'``, ``solver='minimize'``, ``norm='clip'``)
-    fitted on the validation posteriors and labels; its ``predict(posteriors)`` is a length-k vector.
-
-    PACC is deterministic (no random choice) and needs nothing of the sample but its posteriors.
-    """
+def fit_prevalence_estimator(validation_posteriors, validation_labels):
+    """QuaPy's PACC fitted on the validation posteriors and labels (docs/regimes.md §1.2); its
+    ``predict(posteriors)`` is a length-k vector."""
     load_quapy()
     from quapy.method.aggregative import PACC
 
-    p = _posteriors(validation_posteriors, n_classes, "validation_posteriors")
+    p = _posteriors(validation_posteriors, name="validation_posteriors")
     k = p.shape[1]
     y = _labels(validation_labels, k, "validation_labels")
     if len(y) != len(p):
@@ -134,15 +99,12 @@ def fit_prevalence_estimator(
     return quantifier
 
 
-def estimate_prevalence(quantifier, sample_posteriors) -> np.ndarray:
-    return np.asarray(quiet(quantifier.predict, _posteriors(sample_posteriors)), dtype=float)
-
-
 def est_prevalence_shift(train_prevalence, quantifier, sample_posteriors) -> float:
     """L1 between the training prevalence and PACC's estimate on the sample (estimates
     :func:`true_label_shift`)."""
     train = _prevalence(train_prevalence, name="train_prevalence")
-    return l1(train, estimate_prevalence(quantifier, _posteriors(sample_posteriors, len(train))))
+    p = _posteriors(sample_posteriors, len(train), "sample_posteriors")
+    return l1(train, np.asarray(quiet(quantifier.predict, p), dtype=float))
 
 
 def domain_auc(
@@ -152,15 +114,9 @@ def domain_auc(
     n_folds: int = 5,
     reference_size: int | str | None = "match",
 ) -> float:
-    """Cross-validated AUC of a logistic regression telling reference items (label 0) from sample
-    items (label 1): 0.5 when the two are indistinguishable, towards 1 as the sample's features move
-    away from the reference (the model and its grouped folds: docs/regimes.md §1.2).
-
-    ``reference_size``: ``"match"`` (default) draws as many reference items as the sample has
-    (without replacement, seeded; all of them if the reference is smaller), so that a large
-    validation set neither dominates the fit nor slows it; None keeps the whole reference; a
-    positive integer draws that many.
-    """
+    """Cross-validated AUC of a domain classifier telling reference items from sample items: 0.5
+    when indistinguishable (docs/regimes.md §1.2). ``reference_size``: ``"match"`` draws as many
+    reference items as the sample has, None keeps them all, a positive integer draws that many."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedGroupKFold
@@ -177,7 +133,6 @@ def domain_auc(
         )
     if not (np.all(np.isfinite(ref)) and np.all(np.isfinite(smp))):
         raise ValueError("features contain non-finite values")
-    rng = np.random.default_rng(seed)
     if reference_size is not None:
         size = len(smp) if reference_size == "match" else reference_size
         if not isinstance(size, (int, np.integer)) or size < 1:
@@ -185,20 +140,18 @@ def domain_auc(
                 f"reference_size must be 'match', None or a positive integer, got {reference_size!r}"
             )
         if size < len(ref):
-            ref = ref[np.sort(rng.choice(len(ref), size, replace=False))]
-    if min(len(ref), len(smp)) < n_folds:
-        raise ValueError(
-            f"domain_auc needs at least n_folds={n_folds} items on each side "
-            f"(reference {len(ref)}, sample {len(smp)})"
-        )
+            draw = np.random.default_rng(seed).choice(len(ref), size, replace=False)
+            ref = ref[np.sort(draw)]
     X = np.vstack([ref, smp])
     y = np.r_[np.zeros(len(ref), dtype=int), np.ones(len(smp), dtype=int)]
-    # Samples are drawn with replacement: copies of one item must share a fold, or the model
-    # recognises on the held-out fold the very items it was fitted on (AUC well above 0.5 with no
-    # shift at all, the more so the more features).
+    # copies of one item share a fold, or the model recognises held-out copies (docs/regimes.md §1.2)
     _, copies = np.unique(X, axis=0, return_inverse=True)
-    if len(np.unique(copies[y == 0])) < n_folds or len(np.unique(copies[y == 1])) < n_folds:
-        raise ValueError(f"domain_auc needs at least n_folds={n_folds} distinct items on each side")
+    distinct = [len(np.unique(copies[y == side])) for side in (0, 1)]
+    if min(distinct) < n_folds:
+        raise ValueError(
+            f"domain_auc needs at least n_folds={n_folds} distinct items on each side, got "
+            f"{distinct[0]} in the reference and {distinct[1]} in the sample"
+        )
     folds = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
     aucs = []
     # one BLAS thread: the same last bits on any machine (as the classifiers, docs/protocols.md §2.3)
@@ -220,26 +173,11 @@ def mean_confidence(posteriors) -> float:
     return float(_posteriors(posteriors).max(axis=1).mean())
 
 
-def confidence_drop(validation_posteriors, sample_posteriors) -> float:
-    """Mean max-posterior on the validation set minus on the sample (> 0: the classifier is less
-    sure of the sample than of in-distribution data)."""
-    return mean_confidence(validation_posteriors) - mean_confidence(sample_posteriors)
-
-
-def predicted_distribution(posteriors, n_classes: int | None = None) -> np.ndarray:
-    """Share of items predicted (argmax, ties to the lowest index) as each class."""
-    p = _posteriors(posteriors, n_classes)
-    return np.bincount(predicted_classes(p), minlength=p.shape[1]) / len(p)
-
-
-def prediction_shift(validation_posteriors, sample_posteriors) -> float:
-    """L1 between the predicted-class distributions on the validation set and on the sample."""
-    v = _posteriors(validation_posteriors, name="validation_posteriors")
-    s = _posteriors(sample_posteriors, v.shape[1], "sample_posteriors")
-    return l1(predicted_distribution(v), predicted_distribution(s))
-
-
-# --- entry point ----------------------------------------------------------------------------------
+def predicted_distribution(posteriors) -> np.ndarray:
+    """Share of items predicted (argmax, ties to the lowest class index: docs/methods.md §0.2) as
+    each class."""
+    p = _posteriors(posteriors)
+    return np.bincount(np.argmax(p, axis=1), minlength=p.shape[1]) / len(p)
 
 
 @dataclass(frozen=True)
@@ -260,9 +198,8 @@ def make_reference(
     train_prevalence,
     reference_features=None,
 ) -> Reference:
-    """Fit PACC on the validation set and keep the validation set's mean confidence and
-    predicted-class distribution. ``reference_features`` (usually the validation features) are the
-    domain classifier's reference items; without them ``domain_auc`` is not computed."""
+    """The per-setup part of the descriptors (docs/regimes.md §1); without ``reference_features``
+    (the domain classifier's reference items) ``domain_auc`` is not computed."""
     v = _posteriors(validation_posteriors, name="validation_posteriors")
     k = v.shape[1]
     train = _prevalence(train_prevalence, k, "train_prevalence")
@@ -270,7 +207,7 @@ def make_reference(
     return Reference(
         n_classes=k,
         train_prevalence=train,
-        quantifier=fit_prevalence_estimator(v, validation_labels, k),
+        quantifier=fit_prevalence_estimator(v, validation_labels),
         validation_confidence=mean_confidence(v),
         validation_predicted=predicted_distribution(v),
         reference_features=ref,
@@ -285,15 +222,9 @@ def describe_sample(
     seed: int,
     sample_labels=None,
     sample_is_target=None,
-    n_folds: int = 5,
-    reference_size: int | str | None = "match",
 ) -> dict[str, float]:
-    """The descriptors of one sample, keyed by their column names, in :data:`DESCRIPTORS` order.
-
-    Always: ``est_prevalence_shift``, ``confidence_drop``, ``prediction_shift``. With
-    ``sample_features`` and reference features: ``domain_auc``. With ``sample_labels``:
-    ``true_label_shift``; with ``sample_is_target``: ``true_mixture`` (compound shift: give both).
-    """
+    """The descriptors its inputs allow of one sample, keyed by column name in :data:`DESCRIPTORS`
+    order (docs/regimes.md §1)."""
     p = _posteriors(sample_posteriors, reference.n_classes, "sample_posteriors")
     out: dict[str, float] = {}
     if sample_labels is not None:
@@ -316,13 +247,7 @@ def describe_sample(
             )
         if len(sample_features) != len(p):
             raise ValueError(f"{len(p)} sample posteriors but {len(sample_features)} feature rows")
-        out["domain_auc"] = domain_auc(
-            reference.reference_features,
-            sample_features,
-            seed=seed,
-            n_folds=n_folds,
-            reference_size=reference_size,
-        )
+        out["domain_auc"] = domain_auc(reference.reference_features, sample_features, seed=seed)
     out["confidence_drop"] = reference.validation_confidence - mean_confidence(p)
     out["prediction_shift"] = l1(reference.validation_predicted, predicted_distribution(p))
-    return {name: out[name] for name in DESCRIPTORS if name in out}
+    return out  # filled in DESCRIPTORS order

@@ -10,13 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.choices import check_choice
+from unishift.choices import check_choice, check_positive_int
 from unishift.io import write_csv, write_text
-from unishift.regimes.selector import checked_methods
+from unishift.regimes.selector import REQUIRED, SAMPLE_KEY, method_errors
 
-SCHEMES = ("quantile", "width")
-SAMPLE_KEY = ("classifier", "dataset", "sample_id")
-REQUIRED = ("task", "method", "classifier", "dataset", "sample_id", "error")
 CSV_COLUMNS = (
     "task",
     "descriptor",
@@ -38,9 +35,8 @@ CSV_COLUMNS = (
 
 def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=None) -> np.ndarray:
     """Increasing bin edges for ``values`` (docs/regimes.md §3, point 2)."""
-    check_choice("scheme", scheme, SCHEMES)
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be positive, got {n_bins}")
+    check_choice("scheme", scheme, ("quantile", "width"))
+    check_positive_int("n_bins", n_bins)
     v = np.asarray(values, dtype=float)
     if v.ndim != 1 or len(v) == 0:
         raise ValueError("bin_edges needs a non-empty 1-d array of values")
@@ -49,8 +45,7 @@ def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=No
     if scheme == "quantile":
         if value_range is not None:
             raise ValueError("value_range applies to scheme='width' only")
-        # i / B rather than linspace: 3/5 is 0.6 here, linspace's 0.6000000000000001 would move an
-        # edge off a data value and so move that value to the bin on the left
+        # i / B rather than linspace, so that edges stay on data values (docs/regimes.md §3)
         levels = np.arange(n_bins + 1) / n_bins
         edges = np.unique(np.quantile(v, levels, method="linear"))
     else:
@@ -59,8 +54,7 @@ def bin_edges(values, n_bins: int = 10, scheme: str = "quantile", value_range=No
         )
         if not hi >= lo:
             raise ValueError(f"value_range must be (low, high) with low <= high, got {value_range}")
-        # lo + (hi - lo) * i / B: on [0, 1] the edges are the floats nearest i / B (linspace gives
-        # 0.30000000000000004, which would put a descriptor of exactly 0.3 in the bin below)
+        # lo + (hi - lo) * i / B rather than linspace: on [0, 1] the floats nearest i / B
         edges = np.unique(lo + (hi - lo) * (np.arange(n_bins + 1) / n_bins))
     if len(edges) == 1:  # every value equal: one bin [v, v]
         edges = np.array([edges[0], edges[0]])
@@ -97,48 +91,11 @@ class RegimeMap:
 
     def table(self) -> pd.DataFrame:
         """The CSV's rows: :data:`CSV_COLUMNS`, one row per (bin, method)."""
-        merged = self.cells.merge(
-            self.bins.drop(columns=["ranking"]), on=["task", "descriptor", "bin"]
-        )
-        return merged[list(CSV_COLUMNS)]
+        return self.cells.merge(self.bins.drop(columns="ranking"), on="bin")[list(CSV_COLUMNS)]
 
     def change_edges(self) -> list[float]:
         """The lower edges of the bins whose winner differs from the previous non-empty bin's."""
         return self.bins.loc[self.bins["winner_changed"], "lower"].tolist()
-
-
-def _sample_frame(records: pd.DataFrame, descriptor: str, methods: list[str] | None):
-    missing = [c for c in (*REQUIRED, descriptor) if c not in records.columns]
-    if missing:
-        raise ValueError(f"records lack the columns {missing}")
-    tasks = records["task"].unique()
-    if len(tasks) != 1:
-        raise ValueError(
-            f"a regime map covers one task (one error measure); got {sorted(map(str, tasks))}: "
-            "filter the records first"
-        )
-    methods = checked_methods(records, methods)
-    frame = records[records["method"].isin(methods)]
-    key = list(SAMPLE_KEY)
-    if frame.duplicated([*key, "method"]).any():
-        raise ValueError("more than one record per (classifier, dataset, sample_id, method)")
-    undefined = ~np.isfinite(frame[descriptor].to_numpy(dtype=float))
-    if undefined.any():
-        raise ValueError(
-            f"the descriptor {descriptor!r} is not finite in {int(undefined.sum())} rows; drop "
-            "those samples (or compute the descriptor) first"
-        )
-    per_sample = frame.groupby(key, sort=True)[descriptor].agg(["min", "max"])
-    varying = ~np.isclose(per_sample["min"], per_sample["max"], rtol=0, atol=1e-12)
-    if varying.any():
-        raise ValueError(
-            f"the descriptor {descriptor!r} differs between the methods' rows of "
-            f"{int(varying.sum())} samples; a descriptor belongs to the sample, not the method"
-        )
-    errors = frame.pivot(index=key, columns="method", values="error").reindex(columns=methods)
-    complete = np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)
-    values = per_sample["min"].reindex(errors.index)
-    return str(tasks[0]), methods, errors[complete], values[complete], int((~complete).sum())
 
 
 def regime_map(
@@ -154,30 +111,43 @@ def regime_map(
     (docs/regimes.md §3)."""
     if descriptor in REQUIRED:
         raise ValueError(f"{descriptor!r} is a record column, not a descriptor")
-    task, methods, errors, values, n_dropped = _sample_frame(records, descriptor, methods)
-    if errors.empty:
+    methods, frame, errors = method_errors(records, methods, [descriptor], "a regime map")
+    undefined = ~np.isfinite(frame[descriptor].to_numpy(dtype=float))
+    if undefined.any():
+        raise ValueError(
+            f"the descriptor {descriptor!r} is not finite in {int(undefined.sum())} rows; drop "
+            "those samples (or compute the descriptor) first"
+        )
+    per_sample = frame.groupby(SAMPLE_KEY, sort=True)[descriptor].agg(["min", "max"])
+    varying = ~np.isclose(per_sample["min"], per_sample["max"], rtol=0, atol=1e-12)
+    if varying.any():
+        raise ValueError(
+            f"the descriptor {descriptor!r} differs between the methods' rows of "
+            f"{int(varying.sum())} samples; a descriptor belongs to the sample, not the method"
+        )
+    complete = np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)
+    if not complete.any():
         raise ValueError("no sample has a finite error for every method")
-    edges = bin_edges(values.to_numpy(), n_bins, scheme, value_range)
-    sample_bin = assign_bins(values.to_numpy(), edges)
-    order = {m: i for i, m in enumerate(methods)}
+    values = per_sample["min"].reindex(errors.index).to_numpy()[complete]
+    errors, task = errors[complete], str(frame["task"].iloc[0])
+    edges = bin_edges(values, n_bins, scheme, value_range)
+    sample_bin = assign_bins(values, edges)
 
     bin_rows, cell_rows = [], []
-    prev_winner, prev_ranking = None, None
+    prev_winner = prev_ranking = None
     for b in range(len(edges) - 1):
         in_bin = errors[sample_bin == b]
         n = len(in_bin)
         means = in_bin.mean(axis=0) if n else pd.Series(np.nan, index=methods)
+        ranking, winner, n_tied, winner_changed, ranking_changed = [], "", 0, False, False
         if n:
             rounded = means.round(decimals)
-            ranking = sorted(methods, key=lambda m: (rounded[m], order[m]))
+            ranking = sorted(methods, key=lambda m: (rounded[m], methods.index(m)))
             winner = ranking[0]
             n_tied = int((rounded == rounded[winner]).sum())
             winner_changed = prev_winner is not None and winner != prev_winner
             ranking_changed = prev_ranking is not None and ranking != prev_ranking
             prev_winner, prev_ranking = winner, ranking
-        else:
-            ranking, winner, n_tied = [], "", 0
-            winner_changed = ranking_changed = False
         bin_rows.append(
             {
                 "task": task,
@@ -194,18 +164,16 @@ def regime_map(
                 "ranking_changed": bool(ranking_changed),
             }
         )
-        for m in methods:
-            cell_rows.append(
-                {
-                    "task": task,
-                    "descriptor": descriptor,
-                    "bin": b,
-                    "method": m,
-                    "mean_error": float(means[m]),
-                    "rank": ranking.index(m) + 1 if n else 0,
-                    "is_winner": m == winner,
-                }
-            )
+        cell_rows += [
+            {
+                "bin": b,
+                "method": m,
+                "mean_error": float(means[m]),
+                "rank": ranking.index(m) + 1 if n else 0,
+                "is_winner": m == winner,
+            }
+            for m in methods
+        ]
     return RegimeMap(
         task=task,
         descriptor=descriptor,
@@ -213,7 +181,7 @@ def regime_map(
         edges=edges,
         bins=pd.DataFrame(bin_rows),
         cells=pd.DataFrame(cell_rows),
-        n_dropped=n_dropped,
+        n_dropped=int((~complete).sum()),
     )
 
 
@@ -275,51 +243,23 @@ def _pyplot():
     return plt
 
 
-def _save(fig, path: str | Path) -> None:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # fixed metadata: the same map gives the same bytes
-    fig.savefig(path, bbox_inches="tight", metadata={"Software": None})
-    _pyplot().close(fig)
-
-
-def plot_regime_map(rmap: RegimeMap, path: str | Path) -> None:
-    fig, ax = _pyplot().subplots(figsize=(8, 5))
-    _draw(ax, rmap)
-    ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
-    _save(fig, path)
-
-
-def plot_regime_maps(rmaps: list[RegimeMap], path: str | Path, title: str = "") -> None:
-    """Several maps of one task (one per descriptor) as panels of one figure, one legend."""
-    if not rmaps:
-        raise ValueError("no regime maps to draw")
-    columns = min(2, len(rmaps))
-    rows = -(-len(rmaps) // columns)
-    fig, axes = _pyplot().subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
-    for ax, rmap in zip(axes.flat, rmaps):
-        _draw(ax, rmap, legend=False)
-    for ax in list(axes.flat)[len(rmaps) :]:
-        ax.set_visible(False)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles, labels, title="Method", loc="upper left", bbox_to_anchor=(1.0, 0.95))
-    fig.suptitle(title or f"{rmaps[0].task}: mean error by bin (dashed: winner changes)")
-    fig.tight_layout()
-    _save(fig, path)
-
-
-def _outputs(stem: str | Path) -> dict[str, Path]:
+def _write(stem: str | Path, table: pd.DataFrame, tex: str, fig) -> dict[str, Path]:
     stem = Path(stem)
-    return {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+    write_csv(paths["csv"], table)
+    write_text(paths["tex"], tex)
+    # fixed metadata: the same map gives the same bytes (the CSV written first made the folder)
+    fig.savefig(paths["png"], bbox_inches="tight", metadata={"Software": None})
+    _pyplot().close(fig)
+    return paths
 
 
 def write_regime_map(rmap: RegimeMap, stem: str | Path) -> dict[str, Path]:
     """Write ``<stem>.csv``, ``<stem>.png`` and ``<stem>.tex``; returns the paths by suffix."""
-    paths = _outputs(stem)
-    write_csv(paths["csv"], rmap.table())
-    write_text(paths["tex"], regime_tex(rmap))
-    plot_regime_map(rmap, paths["png"])
-    return paths
+    fig, ax = _pyplot().subplots(figsize=(8, 5))
+    _draw(ax, rmap)
+    ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
+    return _write(stem, rmap.table(), regime_tex(rmap), fig)
 
 
 def regime_maps_tex(rmaps: list[RegimeMap], digits: int = 4) -> str:
@@ -343,8 +283,16 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     ``descriptor`` column), ``<stem>.png`` (one panel each) and ``<stem>.tex`` (one tabular each)."""
     if not rmaps:
         raise ValueError("no regime maps to write")
-    paths = _outputs(stem)
-    write_csv(paths["csv"], pd.concat([rmap.table() for rmap in rmaps], ignore_index=True))
-    write_text(paths["tex"], regime_maps_tex(rmaps))
-    plot_regime_maps(rmaps, paths["png"], title)
-    return paths
+    columns = min(2, len(rmaps))
+    rows = -(-len(rmaps) // columns)
+    fig, axes = _pyplot().subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
+    for ax, rmap in zip(axes.flat, rmaps):
+        _draw(ax, rmap, legend=False)
+    for ax in list(axes.flat)[len(rmaps) :]:
+        ax.set_visible(False)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles, labels, title="Method", loc="upper left", bbox_to_anchor=(1.0, 0.95))
+    fig.suptitle(title or f"{rmaps[0].task}: mean error by bin (dashed: winner changes)")
+    fig.tight_layout()
+    table = pd.concat([rmap.table() for rmap in rmaps], ignore_index=True)
+    return _write(stem, table, regime_maps_tex(rmaps), fig)

@@ -1,8 +1,5 @@
 """A per-sample method selector (leave-one-group-out), and the Oracle and BestSingle references it is
-judged against (input, model, why it does not leak: docs/regimes.md §4).
-
-Ties (equal predicted errors, equal errors, equal means) go to the method listed first in
-``methods`` (default: sorted names).
+judged against (input, model, ties, why it does not leak: docs/regimes.md §4).
 """
 
 from __future__ import annotations
@@ -13,15 +10,15 @@ import numpy as np
 import pandas as pd
 
 from unishift.classifiers import one_thread
-from unishift.regimes.descriptors import TRUE_DESCRIPTORS, UNSUPERVISED_DESCRIPTORS
+from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 
 SAMPLE_KEY = ["task", "classifier", "dataset", "sample_id"]
-REQUIRED = ("task", "method", "classifier", "dataset", "sample_id", "error", "group")
-# Record columns that are known only with the sample's labels (or are the answer itself).
+REQUIRED = (*SAMPLE_KEY, "method", "error")
+# Record columns that are known only with the sample's labels (or are the answer itself), besides
+# the ``true_*`` ones.
 LABEL_COLUMNS = frozenset(
     {
         "error",
-        "true_value",
         "estimate",
         "shift_intensity",
         "ece",
@@ -30,7 +27,6 @@ LABEL_COLUMNS = frozenset(
         "brier",
         "ae",
         "rae",
-        "true_prevalence",
         "estimated_prevalence",
         "status",
         "reason",
@@ -41,8 +37,7 @@ LABEL_COLUMNS = frozenset(
 
 
 def group_of(shift: str, dataset: str) -> str:
-    """The held-out unit of a setup: the data set under label shift, the target domain (the part
-    after ``->`` of ``source->target``) under covariate and compound shift."""
+    """The held-out unit of a setup (docs/regimes.md §4)."""
     if shift == "label":
         return dataset
     if shift in ("covariate", "compound"):
@@ -56,9 +51,8 @@ def group_of(shift: str, dataset: str) -> str:
 
 def add_groups(records: pd.DataFrame) -> pd.DataFrame:
     """``records`` with a ``group`` column from their ``shift`` and ``dataset`` columns."""
-    out = records.copy()
-    out["group"] = [group_of(s, d) for s, d in zip(out["shift"], out["dataset"], strict=True)]
-    return out
+    groups = [group_of(s, d) for s, d in zip(records["shift"], records["dataset"], strict=True)]
+    return records.assign(group=groups)
 
 
 def check_features(features) -> list[str]:
@@ -66,9 +60,7 @@ def check_features(features) -> list[str]:
     features = list(features)
     if not features:
         raise ValueError("the selector needs at least one descriptor column")
-    bad = [
-        f for f in features if f in LABEL_COLUMNS or f in TRUE_DESCRIPTORS or f.startswith("true_")
-    ]
+    bad = [f for f in features if f in LABEL_COLUMNS or f.startswith("true_")]
     if bad:
         raise ValueError(
             f"{bad} need the sample's labels (or are the answer): a selector may use unsupervised "
@@ -83,8 +75,7 @@ def training_mask(groups: np.ndarray, held_out) -> np.ndarray:
 
 
 def default_model(seed: int):
-    """Gradient-boosted trees: no scaling needed, NaN descriptors allowed, deterministic given the
-    seed (no early-stopping split, no feature subsampling)."""
+    """The default regressor: gradient-boosted trees (why: docs/regimes.md §4.1)."""
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     return HistGradientBoostingRegressor(
@@ -97,47 +88,51 @@ def default_model(seed: int):
     )
 
 
-def checked_methods(records: pd.DataFrame, methods) -> list[str]:
-    """``methods`` (default: every method of ``records``, sorted), distinct and each with records."""
+def method_errors(records: pd.DataFrame, methods, columns=(), what: str = "the selector"):
+    """(``methods``, their records, their errors: one row per sample sorted by :data:`SAMPLE_KEY`,
+    one column per method) of records of one task with :data:`REQUIRED` and ``columns``, at most
+    one record per sample and method. ``methods`` (default: every method of ``records``, sorted)
+    must be distinct, each with records."""
+    missing = [c for c in (*REQUIRED, *columns) if c not in records.columns]
+    if missing:
+        raise ValueError(f"records lack the columns {missing}")
+    tasks = records["task"].unique()
+    if len(tasks) != 1:
+        raise ValueError(
+            f"{what} covers one task (one error measure) at a time; got "
+            f"{sorted(map(str, tasks))}: filter the records first"
+        )
     methods = sorted(records["method"].unique()) if methods is None else list(methods)
     if not methods or len(set(methods)) != len(methods):
         raise ValueError(f"methods must be distinct and non-empty, got {methods}")
     absent = sorted(set(methods) - set(records["method"]))
     if absent:
         raise ValueError(f"no records for the methods {absent}")
-    return methods
-
-
-def _wide(records: pd.DataFrame, methods: list[str], features: list[str] = ()):
-    """Per sample (sorted by key): the group, the features and each method's error."""
-    missing = [c for c in (*REQUIRED, *features) if c not in records.columns]
-    if missing:
-        raise ValueError(f"records lack the columns {missing}")
-    tasks = records["task"].unique()
-    if len(tasks) != 1:
-        raise ValueError(f"the selector works on one task at a time; got {sorted(map(str, tasks))}")
     frame = records[records["method"].isin(methods)]
     if frame.duplicated([*SAMPLE_KEY, "method"]).any():
         raise ValueError("more than one record per (classifier, dataset, sample_id, method)")
-    errors = frame.pivot(index=SAMPLE_KEY, columns="method", values="error").reindex(
-        columns=methods
-    )
-    rows_per_sample = frame.groupby(SAMPLE_KEY).size().reindex(errors.index)
-    if (rows_per_sample != len(methods)).any():
-        raise ValueError(
-            f"{int((rows_per_sample != len(methods)).sum())} samples lack some method's record; "
-            "every method needs a row per sample (NaN error where it failed)"
-        )
+    errors = frame.pivot(index=SAMPLE_KEY, columns="method", values="error")
+    return methods, frame, errors.reindex(columns=methods)
+
+
+def _wide(records: pd.DataFrame, methods, shared: list[str] = ()):
+    """:func:`method_errors` with a record of every method for every sample, and per sample the
+    ``shared`` columns, which must be equal in its methods' records."""
+    methods, frame, errors = method_errors(records, methods, shared)
     per_sample = frame.groupby(SAMPLE_KEY, sort=True)
-    shared = ["group", *features]
+    lacking = int((per_sample.size().reindex(errors.index) != len(methods)).sum())
+    if lacking:
+        raise ValueError(
+            f"{lacking} samples lack some method's record; every method needs a row per sample "
+            "(NaN error where it failed)"
+        )
     for column in shared:
         if (per_sample[column].nunique(dropna=False) > 1).any():
             raise ValueError(
                 f"{column!r} differs between the methods' rows of one sample; it must belong to "
                 "the sample"
             )
-    info = per_sample[shared].first().reindex(errors.index)
-    return info, errors
+    return methods, per_sample[list(shared)].first().reindex(errors.index), errors
 
 
 def _pick(records: pd.DataFrame, key_index: pd.MultiIndex, chosen: list, name: str, extra: dict):
@@ -145,11 +140,7 @@ def _pick(records: pd.DataFrame, key_index: pd.MultiIndex, chosen: list, name: s
     lookup = records[records["method"].isin(set(chosen))].set_index([*SAMPLE_KEY, "method"])
     keys = [(*k, m) for k, m in zip(key_index, chosen, strict=True)]
     out = lookup.loc[keys].reset_index()
-    out["chosen_method"] = out["method"]
-    out["method"] = name
-    for column, values in extra.items():
-        out[column] = values
-    return out
+    return out.assign(chosen_method=out["method"], method=name, **extra)
 
 
 def select_methods(
@@ -160,25 +151,17 @@ def select_methods(
     model: Callable[[int], object] = default_model,
     name: str = "Selector",
 ) -> pd.DataFrame:
-    """The Selector's per-sample records (docs/regimes.md §4.1), leave-one-group-out.
-
-    ``features``: default the :data:`UNSUPERVISED_DESCRIPTORS` present in ``records``. ``model(seed)``
-    returns an unfitted scikit-learn regressor. A method whose error is NaN on every training sample
-    of a group cannot be predicted there and is not chosen for that group. Columns: those of
-    ``records`` plus ``chosen_method``, ``predicted_error`` and ``is_method`` (True), rows sorted by
-    (task, classifier, dataset, sample_id).
-    """
+    """The Selector's records, leave-one-group-out (docs/regimes.md §4.1): per sample the chosen
+    method's record with ``chosen_method``, ``predicted_error`` and ``is_method`` True, sorted by
+    :data:`SAMPLE_KEY`. ``model(seed)`` returns an unfitted scikit-learn regressor."""
     if features is None:
         features = [f for f in UNSUPERVISED_DESCRIPTORS if f in records.columns]
     features = check_features(features)
-    methods = checked_methods(records, methods)
-    info, errors = _wide(records, methods, features)
+    methods, info, errors = _wide(records, methods, ["group", *features])
     groups = info["group"].to_numpy()
     unique_groups = sorted(pd.unique(groups), key=str)
     if len(unique_groups) < 2:
-        raise ValueError(
-            f"leave-one-group-out needs at least two groups, got {list(unique_groups)}"
-        )
+        raise ValueError(f"leave-one-group-out needs at least two groups, got {unique_groups}")
     X = info[features].to_numpy(dtype=float)
     E = errors.to_numpy(dtype=float)
     predicted = np.full(E.shape, np.inf)
@@ -186,30 +169,17 @@ def select_methods(
     # run side by side (gradient boosting's OpenMP threads made a fit several times slower)
     with one_thread():
         for g in unique_groups:
-            test = groups == g
-            train = training_mask(groups, g)
-            if not train.any():
-                raise ValueError(f"no training samples outside group {g!r}")
+            test, train = groups == g, training_mask(groups, g)
             for j in range(len(methods)):
                 usable = train & np.isfinite(E[:, j])
-                if not usable.any():
-                    continue
-                regressor = model(seed)
-                regressor.fit(X[usable], E[usable, j])
-                predicted[test, j] = regressor.predict(X[test])
+                if usable.any():
+                    regressor = model(seed).fit(X[usable], E[usable, j])
+                    predicted[test, j] = regressor.predict(X[test])
     if np.isinf(predicted.min(axis=1)).any():
         raise ValueError("some group has no method with a finite training error")
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
-    return _pick(
-        records,
-        errors.index,
-        [methods[c] for c in choice],
-        name,
-        {
-            "predicted_error": predicted[np.arange(len(choice)), choice],
-            "is_method": True,
-        },
-    )
+    extra = {"predicted_error": predicted[np.arange(len(choice)), choice], "is_method": True}
+    return _pick(records, errors.index, [methods[c] for c in choice], name, extra)
 
 
 def oracle_records(
@@ -217,12 +187,9 @@ def oracle_records(
 ) -> pd.DataFrame:
     """Per sample, the row of the method with the lowest finite error (NaN error if none has one),
     flagged ``is_method`` False: an upper bound, not a method."""
-    methods = checked_methods(records, methods)
-    scratch = records if "group" in records.columns else records.assign(group="")
-    info, errors = _wide(scratch, methods)
+    methods, _, errors = _wide(records, methods)
     E = errors.to_numpy(dtype=float)
-    E_filled = np.where(np.isfinite(E), E, np.inf)
-    choice = np.argmin(E_filled, axis=1)
+    choice = np.argmin(np.where(np.isfinite(E), E, np.inf), axis=1)
     return _pick(records, errors.index, [methods[c] for c in choice], name, {"is_method": False})
 
 
@@ -231,9 +198,11 @@ def best_single_method(
 ) -> str:
     """The method with the lowest mean error over the samples on which every method has a finite
     error (paired); means rounded to ``decimals`` places, ties to the earlier-listed method."""
-    methods = checked_methods(records, methods)
-    scratch = records if "group" in records.columns else records.assign(group="")
-    _, errors = _wide(scratch, methods)
+    methods, _, errors = _wide(records, methods)
+    return _best(errors, methods, decimals)
+
+
+def _best(errors: pd.DataFrame, methods: list[str], decimals: int = 12) -> str:
     complete = errors[np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)]
     if complete.empty:
         raise ValueError("no sample has a finite error for every method")
@@ -246,17 +215,14 @@ def best_single_records(
 ) -> pd.DataFrame:
     """For each group, :func:`best_single_method` of the other groups' samples applied to the
     group's samples (leave-one-group-out, as the Selector); ``is_method`` True."""
-    methods = checked_methods(records, methods)
-    info, errors = _wide(records, methods)
+    methods, info, errors = _wide(records, methods, ["group"])
     groups = info["group"].to_numpy()
     chosen = np.empty(len(groups), dtype=object)
-    sample_groups = records.set_index(SAMPLE_KEY).index
     for g in sorted(pd.unique(groups), key=str):
-        train_keys = errors.index[training_mask(groups, g)]
-        if len(train_keys) == 0:
+        train = training_mask(groups, g)
+        if not train.any():
             raise ValueError(f"no training samples outside group {g!r}")
-        train_rows = records[sample_groups.isin(train_keys)]
-        chosen[groups == g] = best_single_method(train_rows, methods)
+        chosen[groups == g] = _best(errors[train], methods)
     return _pick(records, errors.index, list(chosen), name, {"is_method": True})
 
 

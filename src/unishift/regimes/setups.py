@@ -1,7 +1,5 @@
 """The shift descriptors of every sample of one setup, computed once per (shift, setup) for every
-method and joined into each record (π, the reference items, ``true_mixture``, the seeds:
-docs/regimes.md §1, §5.1). A descriptor that cannot be computed on a sample is left empty (NaN) and
-its reason returned, never replaced by a value.
+method and joined into each record (docs/regimes.md §5.1).
 """
 
 from __future__ import annotations
@@ -21,9 +19,7 @@ def full_prevalence(prevalence_full) -> np.ndarray:
     """A label-shift split's ``prevalence_full`` as a length-k vector: the two-class files store the
     positive class's share p (the vector is (1 - p, p)), the k-class files the vector itself."""
     p = np.asarray(prevalence_full, dtype=float)
-    if p.ndim == 0:
-        return np.array([1.0 - float(p), float(p)])
-    return p
+    return np.array([1.0 - float(p), float(p)]) if p.ndim == 0 else p
 
 
 def describe_setup(
@@ -33,28 +29,22 @@ def describe_setup(
     n_source: int | None = None,
 ) -> tuple[pd.DataFrame, list[str]]:
     """One row per sample of ``setup`` (columns :data:`COLUMNS`, samples in id order) and the
-    reasons of the descriptors left empty (one line per sample and descriptor).
-
-    ``train_prevalence``: π (default: the setting's training prevalence); ``n_source``: the size of
-    the source pool, for ``true_mixture`` (None: not a mixture, the column stays empty).
-    """
+    reasons of the descriptors left empty (NaN), one line per sample and descriptor.
+    ``n_source``: the size of the source pool, for ``true_mixture`` (None: not a mixture)."""
     setting = setup.setting
     pi = setting.train_prevalence if train_prevalence is None else train_prevalence
-    features = setting.validation.features
-    reference = make_reference(
-        setting.validation.posteriors, setting.validation.labels, pi, features
-    )
+    features = setting.validation.features  # the domain classifier's reference items
+    reference = make_reference(setting.validation.posteriors, setting.validation.labels, pi)
     rows, reasons = [], []
     for sample_id in range(len(setup.sample_indices)):
         sample, labels = setup.sample(sample_id)
-        is_target = None
-        if n_source is not None:
-            is_target = np.asarray(setup.sample_indices[sample_id]) >= n_source
+        indices = np.asarray(setup.sample_indices[sample_id])
+        is_target = None if n_source is None else indices >= n_source
         sample_seed = derive_seed(seed, setup.shift, setup.key, "descriptors", sample_id)
         values = describe_sample(
             reference,
             sample.posteriors,
-            None,  # the domain AUC below, so that a sample it cannot score keeps the others
+            None,  # domain_auc below, so that a sample it cannot score keeps the others
             seed=sample_seed,
             sample_labels=labels,
             sample_is_target=is_target,
