@@ -18,6 +18,7 @@ import numpy as np
 import yaml
 
 from unishift.classifiers.specs import classifier_names
+from unishift.config_docs import load_schema, resolve
 from unishift.data.datasets import check_dataset_names, dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
@@ -43,22 +44,18 @@ class DamagedIntermediatesError(ValueError):
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate keys (PyYAML silently keeps the last one)."""
 
-
-def _construct_mapping(loader, node, deep=False):
-    seen = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            mark = key_node.start_mark
-            raise ConfigError(
-                f"line {mark.line + 1}, column {mark.column + 1}: key {key!r} appears twice "
-                f"(first on line {seen[key] + 1}); YAML keeps only the last one, so delete one of them"
-            )
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                mark = key_node.start_mark
+                raise ConfigError(
+                    f"line {mark.line + 1}, column {mark.column + 1}: key {key!r} appears twice "
+                    f"(first on line {seen[key] + 1}); YAML keeps only the last one, so delete one"
+                )
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
 
 
 def load_config_file(path: str | Path) -> dict:
@@ -126,7 +123,8 @@ def _check_data_root(config: dict) -> None:
 
 def _check_data(config: dict) -> None:
     """Data-set, classifier and domain names against their specs (each collection has its own
-    names), and a multiclass data set's classes left after ``min_class_support``."""
+    names), a multiclass data set's classes left after ``min_class_support``, and the sample size
+    against each data set's test pool."""
     shifts = config.get("shifts") or []
     if "label" in shifts:
         label = config["label_shift"]
@@ -142,16 +140,26 @@ def _check_data(config: dict) -> None:
                     f"config key label_shift.classifiers: {name!r} is not a classifier; valid ones "
                     f"are {list(valid)}"
                 )
-        if collection != "uci_binary":
-            for name in label["datasets"]:
-                try:
-                    kept_classes(
-                        name, label["min_class_support"], config["quapy_home"], config["data_root"]
-                    )
-                except DataUnavailableError:
-                    continue  # neither cached nor offline: QuaPy downloads it in the data job
-                except ValueError as err:
-                    raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
+        # the config was validated with the schema's defaults filled in (the defaults live only there)
+        support, home, root = label["min_class_support"], config["quapy_home"], config["data_root"]
+        for name in label["datasets"]:
+            try:
+                if collection != "uci_binary":
+                    kept_classes(name, support, home, root)
+                pool = pool_size_of(name, collection, home, root, support)
+            except DataUnavailableError:
+                continue  # neither cached nor offline: the data job checks it once QuaPy has it
+            except ValueError as err:
+                raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
+            try:
+                check_sample_size(
+                    label["sample_size"],
+                    pool,
+                    label["allow_sample_larger_than_pool"],
+                    f"label_shift.datasets {name}",
+                )
+            except ValueError as err:
+                raise ConfigError(f"config key label_shift.sample_size: {err}") from None
     if "covariate" in shifts or "compound" in shifts:  # compound shift uses the covariate data
         covariate = config.get("covariate_shift") or {}
         source = covariate.get("text_source", "tweets")
@@ -190,35 +198,6 @@ def _check_selector(config: dict) -> None:
         )
 
 
-def _check_sample_sizes(config: dict) -> None:
-    if "label" not in (config.get("shifts") or []):
-        return
-    # the config was validated with the schema's defaults filled in (the defaults live only there)
-    label = config["label_shift"]
-    size, allow = label["sample_size"], label["allow_sample_larger_than_pool"]
-    for name in label["datasets"]:
-        try:
-            pool = pool_size_of(
-                name,
-                label["benchmark"],
-                config["quapy_home"],
-                config["data_root"],
-                label["min_class_support"],
-            )
-        except DataUnavailableError:
-            continue  # the data job checks it once QuaPy has downloaded the data set
-        try:
-            check_sample_size(size, pool, allow, f"label_shift.datasets {name}")
-        except ValueError as err:
-            raise ConfigError(f"config key label_shift.sample_size: {err}") from None
-
-
-def _classes_of(config: dict, shift: str) -> int:
-    """A number of classes the shift's data have: 2 for a two-class run, 3 (the smallest k > 2)
-    otherwise; the methods are built with it to check their parameters."""
-    return 2 if record_layout(config, shift) == TWO_CLASS else 3
-
-
 def _check_ece(config: dict) -> None:
     ece = config.get("ece", "top_label")
     for shift in config.get("shifts") or []:
@@ -245,7 +224,7 @@ def _check_methods(config: dict) -> None:
                 except KeyError as err:
                     raise ConfigError(f"config methods.{shift}.{task}: {err.args[0]}") from None
                 if shift in (config.get("shifts") or []) and spec.binary_only:
-                    if _classes_of(config, shift) > 2:
+                    if record_layout(config, shift) != TWO_CLASS:
                         raise ConfigError(
                             f"config methods.{shift}.{task}: {name!r} is binary-only "
                             f"({spec.binary_only}), and the {shift}-shift data of this config have "
@@ -262,14 +241,10 @@ def _check_methods(config: dict) -> None:
                 f"{where}: keys read '<task>/<method>' with task calibration, quantification or "
                 f"cap; {err.args[0]}"
             ) from None
+        # each shift whose tables list the method, built with 2 classes or the smallest k > 2
         shifts = listed.get((task, name)) or [spec.shifts[0]]
-        check_method_params(
-            spec,
-            params,
-            where,
-            f"{task} method {name}",
-            {s: _classes_of(config, s) for s in shifts},
-        )
+        classes = {s: 2 if record_layout(config, s) == TWO_CLASS else 3 for s in shifts}
+        check_method_params(spec, params, where, f"{task} method {name}", classes)
 
 
 def check_method_params(spec, params, where: str, method: str, classes=None) -> None:
@@ -296,12 +271,8 @@ def check_method_params(spec, params, where: str, method: str, classes=None) -> 
 
 
 def _schema_integers(schema: dict, root: dict, path: tuple = ()):
-    """The key paths a JSON schema types as integers (following local $refs)."""
-    if "$ref" in schema and schema["$ref"].startswith("#/"):
-        target = root
-        for part in schema["$ref"][2:].split("/"):
-            target = target[part]
-        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    """The key paths a JSON schema types as integers."""
+    schema = resolve(schema, root)
     kinds = schema.get("type")
     if kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds):
         yield path
@@ -312,7 +283,7 @@ def _schema_integers(schema: dict, root: dict, path: tuple = ()):
 def check_integers(config: dict, schema_path: str | Path) -> None:
     """A JSON schema accepts 3.0 as an integer; the code downstream does not (``range(3.0)``):
     refuse a float where the schema says integer, naming the key."""
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    schema = load_schema(schema_path)
     for path in _schema_integers(schema, schema):
         value = config_value(config, ".".join(path))
         if isinstance(value, float):
@@ -324,12 +295,8 @@ def check_integers(config: dict, schema_path: str | Path) -> None:
 
 def check_config(config: dict) -> None:
     """Everything a valid schema does not guarantee; raises :class:`ConfigError`."""
-    _check_branches(config)
-    _check_data_root(config)
-    _check_data(config)
-    _check_sample_sizes(config)
-    _check_ece(config)
-    _check_methods(config)
+    for check in (_check_branches, _check_data_root, _check_data, _check_ece, _check_methods):
+        check(config)
     _check_selector(config)
 
 
