@@ -1,8 +1,6 @@
-"""The version of the library code that a workflow step runs, as a content hash: which modules a
-step's code is, and how the method registry's packages count (docs/code-version.md). Each module
-enters the hash as its syntax tree without docstrings, so a comment, a docstring or a reformatting
-does not change the version. Nothing here imports the modules it hashes: files are located from the
-package's folder.
+"""The version of the library code that a workflow step runs, as a content hash of its modules'
+syntax trees without docstrings (docs/code-version.md). Nothing here imports the modules it hashes:
+files are located from the package's folder.
 """
 
 from __future__ import annotations
@@ -75,10 +73,8 @@ def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
 
 
 def _script(script: str | Path) -> tuple[set[str], str]:
-    """The ``unishift`` modules a workflow script imports directly, and its own code normalised: an
-    edit to a comment or the layout (or a new file timestamp) leaves it unchanged, any change to
-    what it does does not (the profiles leave Snakemake's own "code" rerun trigger out for that
-    reason)."""
+    """The ``unishift`` modules a workflow script imports directly, and its own code normalised (the
+    profiles leave Snakemake's own "code" rerun trigger out: it fires on a comment)."""
     tree = ast.parse(Path(script).read_text(encoding="utf-8"))
     names = set()
     for base, alias in _imports(tree):
@@ -229,9 +225,7 @@ def method_code_version(
 ) -> str:
     """The code version of evaluating one method: the evaluation script's modules (the registry's
     code included), the method's own modules and the registry entries it reaches, plus the
-    parameter overrides. The packages that register methods count through those entries rather than
-    their source, so that registering a new method or changing another method's defaults does not
-    touch this method's version."""
+    parameter overrides (docs/code-version.md, "What a job's code is")."""
     from unishift.registry import METHOD_MODULES
 
     modules, specs = method_modules(task, name, shift, overrides)
