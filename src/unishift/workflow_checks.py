@@ -1,8 +1,6 @@
-"""What the workflow checks when it is parsed, before any job runs: the config beyond what its schema
-can say, and the intermediate files a previous run left under ``results/``.
-
-Every error names the config file or key (or the damaged file), the problem and the fix. No Snakemake
-imports: ``workflow/rules/common.smk`` calls these, and the tests call them directly.
+"""What the workflow checks when it is parsed (``workflow/rules/common.smk``), before any job runs:
+the config beyond what its schema can say, and the intermediate files a previous run left under
+``results/``. Every error names the config file or key (or the damaged file), the problem and the fix.
 
     python -m unishift.workflow_checks my_config.yaml   # YAML syntax and duplicate keys, with lines
 """
@@ -114,10 +112,8 @@ def _check_data_root(config: dict) -> None:
     root = config.get("data_root")
     if root is not None and not Path(root).is_dir():
         raise ConfigError(
-            f"config key data_root: {root!r} is not a folder (it resolves to "
-            f"{Path(root).resolve()}; relative paths are relative to the working directory "
-            f"{Path.cwd()}); point it at the folder holding the offline copies (uci/, text/) or set "
-            "it to null"
+            f"config key data_root: {root!r} is not a folder (it resolves to {Path(root).resolve()}"
+            "); point it at the folder holding the offline copies (uci/, text/) or set it to null"
         )
 
 
@@ -133,6 +129,12 @@ def _check_data(config: dict) -> None:
             check_dataset_names(collection, label["datasets"], "config key label_shift.datasets")
         except ValueError as err:
             raise ConfigError(f"{err} (label_shift.benchmark: {collection})") from None
+        if config.get("selector", True) and len(label["datasets"]) < 2:
+            raise ConfigError(
+                "config key selector: the Selector is trained leave one data set out "
+                "(docs/regimes.md §4), and label_shift.datasets names only one; add a data set or "
+                "set selector: false"
+            )
         valid = classifier_names()
         for name in label["classifiers"]:
             if name not in valid:
@@ -175,29 +177,6 @@ def _check_data(config: dict) -> None:
             )
 
 
-def _check_selector(config: dict) -> None:
-    """The Selector (docs/regimes.md §4) is trained on the other data sets (label shift) or target
-    domains (covariate and compound shift): it needs two of them; and its name, and those of its
-    references, are no configured method's."""
-    if not config.get("selector", True):
-        return
-    for shift, tasks in (config.get("methods") or {}).items():
-        for task, names in (tasks or {}).items():
-            clash = sorted(set(names or []) & set(PSEUDO_METHODS))
-            if clash:
-                raise ConfigError(
-                    f"config methods.{shift}.{task}: {clash} is the name of the selector's column "
-                    f"or of its references ({list(PSEUDO_METHODS)}); rename the method or set "
-                    "selector: false"
-                )
-    shifts = config.get("shifts") or []
-    if "label" in shifts and len((config.get("label_shift") or {}).get("datasets") or []) < 2:
-        raise ConfigError(
-            "config key selector: the Selector is trained leave one data set out, and "
-            "label_shift.datasets names only one; add a data set or set selector: false"
-        )
-
-
 def _check_ece(config: dict) -> None:
     ece = config.get("ece", "top_label")
     for shift in config.get("shifts") or []:
@@ -213,22 +192,28 @@ def _check_ece(config: dict) -> None:
 
 def _check_methods(config: dict) -> None:
     """Method names per shift and task (a binary-only method where the data have more than two
-    classes fails with its reason), and method_params keys against the method's parameters; every
+    classes fails with its reason; no name of the Selector's columns), and method_params keys against the method's parameters; every
     configured method is built once so that a bad parameter value fails here, not in a job."""
     listed: dict[tuple[str, str], list[str]] = {}
     for shift, tasks in (config.get("methods") or {}).items():
         for task, names in (tasks or {}).items():
             for name in names:
+                where = f"config methods.{shift}.{task}"
+                if config.get("selector", True) and name in PSEUDO_METHODS:
+                    raise ConfigError(
+                        f"{where}: {name!r} is the name of the selector's column or of its "
+                        f"references ({list(PSEUDO_METHODS)}); rename the method or set "
+                        "selector: false"
+                    )
                 try:
                     spec = get_method(task, name, shift)
                 except KeyError as err:
-                    raise ConfigError(f"config methods.{shift}.{task}: {err.args[0]}") from None
+                    raise ConfigError(f"{where}: {err.args[0]}") from None
                 if shift in (config.get("shifts") or []) and spec.binary_only:
                     if record_layout(config, shift) != TWO_CLASS:
                         raise ConfigError(
-                            f"config methods.{shift}.{task}: {name!r} is binary-only "
-                            f"({spec.binary_only}), and the {shift}-shift data of this config have "
-                            "more than two classes; remove it"
+                            f"{where}: {name!r} is binary-only ({spec.binary_only}), and the "
+                            f"{shift}-shift data of this config have more than two classes; remove it"
                         )
                 listed.setdefault((task, name), []).append(shift)
     for key, params in (config.get("method_params") or {}).items():
@@ -297,23 +282,9 @@ def check_config(config: dict) -> None:
     """Everything a valid schema does not guarantee; raises :class:`ConfigError`."""
     for check in (_check_branches, _check_data_root, _check_data, _check_ece, _check_methods):
         check(config)
-    _check_selector(config)
 
 
 # Intermediate files of a previous run
-
-# (folder under results/, glob, cheap check); final tables and plots are rebuilt from these.
-INTERMEDIATES = (
-    ("data", "**/*.npz", npz_problem),
-    ("posteriors", "**/*.npz", npz_problem),
-    ("samples", "**/*.npz", npz_problem),
-    ("lm", "**/*.npz", npz_problem),
-    ("weights", "**/*.npz", npz_problem),
-    ("text", "**/*.parquet", None),
-    ("eval_setups", "**/*.csv", csv_problem),
-    ("eval", "**/*.csv", csv_problem),
-    ("descriptors", "**/*.csv", csv_problem),
-)
 
 
 def parquet_problem(path) -> str | None:
@@ -328,6 +299,20 @@ def parquet_problem(path) -> str | None:
     return None if head == tail == b"PAR1" else "not a complete parquet file"
 
 
+# (folder under results/, glob, cheap check); final tables and plots are rebuilt from these.
+INTERMEDIATES = (
+    ("data", "**/*.npz", npz_problem),
+    ("posteriors", "**/*.npz", npz_problem),
+    ("samples", "**/*.npz", npz_problem),
+    ("lm", "**/*.npz", npz_problem),
+    ("weights", "**/*.npz", npz_problem),
+    ("text", "**/*.parquet", parquet_problem),
+    ("eval_setups", "**/*.csv", csv_problem),
+    ("eval", "**/*.csv", csv_problem),
+    ("descriptors", "**/*.csv", csv_problem),
+)
+
+
 def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
     """(path, problem) of every intermediate file under ``results`` that is visibly cut or corrupt,
     or that is not what its job wrote (:mod:`unishift.made_from`: edited, copied from another
@@ -335,7 +320,6 @@ def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
     results = Path(results)
     found = []
     for folder, pattern, check in INTERMEDIATES:
-        check = check or parquet_problem
         for path in sorted((results / folder).glob(pattern)):
             if path.name.startswith("."):
                 continue
