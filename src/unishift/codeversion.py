@@ -83,16 +83,6 @@ def _script(script: str | Path) -> tuple[set[str], str]:
     return names, _normalised(tree)
 
 
-def _reexported(package: str, attribute: str) -> list[str]:
-    """The modules a package's ``__init__`` takes ``attribute`` from."""
-    return [
-        candidate
-        for base, alias in _analyse(package)[0]
-        if alias == attribute
-        for candidate in (base, f"{base}.{alias}")
-    ]
-
-
 def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozenset[str]:
     """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__`` included).
 
@@ -109,12 +99,11 @@ def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozense
         parts = name.split(".")
         stack.extend(".".join(parts[:i]) for i in range(1, len(parts)))
         for base, alias in _analyse(name)[0]:
-            if base in skip and alias:
-                stack.extend(_reexported(base, alias))
-            else:
-                stack.append(base)
-                if alias:
-                    stack.append(f"{base}.{alias}")
+            imported = [(base, alias)]
+            if base in skip and alias:  # from the modules the package's __init__ takes it from
+                imported = [(b, a) for b, a in _analyse(base)[0] if a == alias]
+            for module, attribute in imported:
+                stack.extend((module, f"{module}.{attribute}") if attribute else (module,))
     return frozenset(seen)
 
 

@@ -9,10 +9,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from unishift.io import REBUILD as FIX
 from unishift.io import file_sha256, write_text
 
 FORMAT = 1
-FIX = "delete it and rerun snakemake, which rebuilds it and what is computed from it"
 
 
 class ProvenanceError(ValueError):
