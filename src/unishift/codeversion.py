@@ -24,10 +24,7 @@ def module_file(name: str) -> Path | None:
     if parts[0] != PACKAGE:
         return None
     base = ROOT.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
+    return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
 
 
 def _resolve_relative(module: str | None, node: ast.ImportFrom) -> str | None:

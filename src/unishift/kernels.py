@@ -107,10 +107,8 @@ def thread_pools():
 
 def openblas_architecture() -> str | None:
     """The core type NumPy's OpenBLAS runs with in this process (imports NumPy)."""
-    for pool in thread_pools().info():
-        if pool.get("internal_api") == "openblas":
-            return pool.get("architecture")
-    return None
+    pools = [p for p in thread_pools().info() if p.get("internal_api") == "openblas"]
+    return pools[0].get("architecture") if pools else None
 
 
 def in_effect() -> dict[str, str | None]:

@@ -336,12 +336,11 @@ def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
     found = []
     for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
         split = results / "data" / "label" / path.parent.name / "split.npz"
-        if path.name.startswith(".") or not split.is_file() or npz_problem(split):
+        # a damaged or missing file is damaged_intermediates' to report
+        if path.name.startswith(".") or npz_problem(split) or npz_problem(path):
             continue
         with np.load(split) as arrays:
             k = int(arrays["n_classes"]) if "n_classes" in arrays else 2
-        if npz_problem(path):
-            continue
         with np.load(path) as arrays:
             shapes = {key: arrays[key].shape for key in ("P_h", "P_val", "P_test") if key in arrays}
         wrong = {key: shape for key, shape in shapes.items() if len(shape) != 2 or shape[1] != k}
