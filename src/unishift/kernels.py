@@ -1,9 +1,7 @@
 """The CPU kernels of the numerical libraries, pinned so that a config gives the same bytes on every
 x86-64 machine: a *profile* names one kernel per library, set through the libraries' own environment
-variables before NumPy (or PyTorch) is imported (why, which variables, who sets them:
-docs/determinism.md, "CPU kernels"; a notebook calls :func:`pin`, docs/api.md).
-
-This module imports nothing numerical at import time.
+variables before NumPy (or PyTorch) is imported (docs/determinism.md, "CPU kernels"; a notebook
+calls :func:`pin`, docs/api.md). Nothing numerical is imported at import time.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
 """What a config runs, in one place for the workflow's rules and the Python API: the result folder,
-the setups of each shift in table order, the record layout of each shift and the paths of the files
-the steps exchange (docs/evaluation-jobs.md, docs/reporting.md).
-
-The number of classes comes from the data: a label-shift run on QuaPy's binary UCI collection and a
-covariate-shift run on two-class text have two classes, the multiclass UCI collection and the
-three-class tweets more; the record layout of a shift follows (:mod:`unishift.records`).
+the paths of the files the steps exchange, the record layout of each shift (from the number of
+classes of its data, :mod:`unishift.records`) and whether its protocol is the paper's
+(docs/evaluation-jobs.md, docs/reporting.md).
 """
 
 from __future__ import annotations
