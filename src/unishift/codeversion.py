@@ -81,10 +81,8 @@ def _script(script: str | Path) -> tuple[set[str], str]:
 
 
 def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozenset[str]:
-    """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__`` included).
-
-    Modules in ``skip`` are left out, and so is what only they import; a name imported from a
-    skipped package counts as imported from the module the package takes it from."""
+    """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__`` included),
+    less those in ``skip`` and what only they import."""
     skip = set(skip)
     seen: set[str] = set()
     stack = list(entries)
@@ -97,7 +95,7 @@ def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozense
         stack.extend(".".join(parts[:i]) for i in range(1, len(parts)))
         for base, alias in _analyse(name)[0]:
             imported = [(base, alias)]
-            if base in skip and alias:  # from the modules the package's __init__ takes it from
+            if base in skip and alias:  # counts as imported from where the package takes it
                 imported = [(b, a) for b, a in _analyse(base)[0] if a == alias]
             for module, attribute in imported:
                 stack.extend((module, f"{module}.{attribute}") if attribute else (module,))
