@@ -136,13 +136,8 @@ def _registrations(specs) -> list[str]:
     for spec in specs:
         factory = f"{spec.factory.__module__}.{spec.factory.__qualname__}"
         fields = (spec.task, spec.name, spec.group, spec.display, spec.shifts, factory)
-        defaults = (
-            sorted(spec.defaults.items()),
-            sorted(spec.shift_defaults.items()),
-            sorted(spec.binary_defaults.items()),
-            spec.binary_only,
-        )
-        entries.append(repr((*fields, *defaults)))
+        tables = (spec.defaults, spec.shift_defaults, spec.binary_defaults)
+        entries.append(repr((*fields, *(sorted(t.items()) for t in tables), spec.binary_only)))
     return sorted(entries)
 
 
@@ -186,7 +181,6 @@ def method_modules(
     from unishift.registry import all_methods, get_method
 
     specs = all_methods()
-    modules: set[str] = set()
     reached = []
     pending = [(get_method(task, name, shift), overrides)]
     while pending:
@@ -194,14 +188,13 @@ def method_modules(
         if spec in reached:
             continue
         reached.append(spec)
-        modules.add(spec.factory.__module__)
         params = spec.params(shift if shift in spec.shifts else spec.shifts[0], overrides=given)
         if spec.inner is not None:  # an adaptation runs its inner method
             pending.append((spec.inner, None))
         for value in params.values():
             if isinstance(value, str):
                 pending.extend((s, None) for (_, n), s in specs.items() if n == value)
-    return modules, reached
+    return {spec.factory.__module__ for spec in reached}, reached
 
 
 def method_code_version(
