@@ -81,8 +81,8 @@ def _script(script: str | Path) -> tuple[set[str], str]:
 
 
 def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozenset[str]:
-    """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__`` included),
-    less those in ``skip`` and what only they import."""
+    """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__``
+    included), less those in ``skip`` and what only they import."""
     skip = set(skip)
     seen: set[str] = set()
     stack = list(entries)

@@ -49,7 +49,8 @@ class WeightProbe(Calibrator):
 
 def probe(plan: str) -> tuple[str, object]:
     """(task, method) whose calls are those of every method with ``plan``: a plain calibrator that
-    asks for the weights (plan ``sample``), or the ζ2α adapter around it (``predicted_classes``)."""
+    asks for the weights (plan ``sample``), or the ζ2α adapter around it (plan
+    ``predicted_classes``)."""
     if plan == SAMPLE:
         return "calibration", WeightProbe()
     if plan == PREDICTED_CLASSES:

@@ -1,6 +1,6 @@
 """What the workflow checks when it is parsed (``workflow/rules/common.smk``), before any job runs:
 the config beyond what its schema can say, and the intermediate files a previous run left under
-``results/``. Every error names the config file or key (or the damaged file), the problem and the fix.
+``results/``. Every error names the config file or key (or the damaged file), problem and fix.
 
     python -m unishift.workflow_checks my_config.yaml   # YAML syntax and duplicate keys, with lines
 """
@@ -142,7 +142,7 @@ def _check_data(config: dict) -> None:
                     f"config key label_shift.classifiers: {name!r} is not a classifier; valid ones "
                     f"are {list(valid)}"
                 )
-        # the config was validated with the schema's defaults filled in (the defaults live only there)
+        # the config was validated with the schema's defaults filled in (they live only there)
         support, home, root = label["min_class_support"], config["quapy_home"], config["data_root"]
         for name in label["datasets"]:
             try:
@@ -192,8 +192,9 @@ def _check_ece(config: dict) -> None:
 
 def _check_methods(config: dict) -> None:
     """Method names per shift and task (a binary-only method where the data have more than two
-    classes fails with its reason; no name of the Selector's columns), and method_params keys against the method's parameters; every
-    configured method is built once so that a bad parameter value fails here, not in a job."""
+    classes fails with its reason; no name of the Selector's columns), and method_params keys
+    against the method's parameters; every configured method is built once so that a bad parameter
+    value fails here, not in a job."""
     listed: dict[tuple[str, str], list[str]] = {}
     for shift, tasks in (config.get("methods") or {}).items():
         for task, names in (tasks or {}).items():
@@ -213,7 +214,8 @@ def _check_methods(config: dict) -> None:
                     if record_layout(config, shift) != TWO_CLASS:
                         raise ConfigError(
                             f"{where}: {name!r} is binary-only ({spec.binary_only}), and the "
-                            f"{shift}-shift data of this config have more than two classes; remove it"
+                            f"{shift}-shift data of this config have more than two classes; "
+                            "remove it"
                         )
                 listed.setdefault((task, name), []).append(shift)
     for key, params in (config.get("method_params") or {}).items():
