@@ -1,8 +1,6 @@
-"""The version of the library code that a workflow step runs, as a content hash: which modules a
-step's code is, and how the method registry's packages count (docs/code-version.md). Each module
-enters the hash as its syntax tree without docstrings, so a comment, a docstring or a reformatting
-does not change the version. Nothing here imports the modules it hashes: files are located from the
-package's folder.
+"""The version of the library code that a workflow step runs, as a content hash of its modules'
+syntax trees without docstrings (docs/code-version.md). Nothing here imports the modules it hashes:
+files are located from the package's folder.
 """
 
 from __future__ import annotations
@@ -26,50 +24,65 @@ def module_file(name: str) -> Path | None:
     if parts[0] != PACKAGE:
         return None
     base = ROOT.joinpath(*parts[1:])
-    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
+    return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
 
 
-def _resolve_relative(module: str, node: ast.ImportFrom) -> str | None:
+def _resolve_relative(module: str | None, node: ast.ImportFrom) -> str | None:
+    if module is None:  # a workflow script's relative import reaches no module of the package
+        return None
     package = module if module_file(module).name == "__init__.py" else module.rpartition(".")[0]
     for _ in range(node.level - 1):
         package = package.rpartition(".")[0]
     return f"{package}.{node.module}" if node.module else package
 
 
-@cache
-def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
-    """(imports as (module, imported name or None), normalised code) of a module, from one parse."""
-    tree = ast.parse(module_file(name).read_text(encoding="utf-8"))
+def _imports(tree: ast.AST, module: str | None = None) -> tuple[tuple[str, str | None], ...]:
+    """(module, imported name or None) of every import in the syntax tree of ``module``."""
     imported = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported += [(alias.name, None) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            base = _resolve_relative(name, node) if node.level else node.module
+            base = _resolve_relative(module, node) if node.level else node.module
             if base:
                 imported += [(base, alias.name) for alias in node.names]
-    code = ast.dump(_without_docstrings(tree), include_attributes=False)
-    return tuple(imported), code
+    return tuple(imported)
 
 
-def _reexported(package: str, attribute: str) -> list[str]:
-    """The modules a package's ``__init__`` takes ``attribute`` from."""
-    return [
-        candidate
-        for base, alias in _analyse(package)[0]
-        if alias == attribute
-        for candidate in (base, f"{base}.{alias}")
-    ]
+def _normalised(tree: ast.AST) -> str:
+    """The syntax tree without its docstrings, dumped without positions."""
+    for node in ast.walk(tree):
+        if isinstance(node, _DOCUMENTED) and ast.get_docstring(node, clean=False) is not None:
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree, include_attributes=False)
 
 
-def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> set[str]:
-    """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__`` included).
+def normalise(source: str) -> str:
+    """Python code without its comments, docstrings or layout: its syntax tree, dumped."""
+    return _normalised(ast.parse(source))
 
-    Modules in ``skip`` are left out, and so is what only they import; a name imported from a
-    skipped package counts as imported from the module the package takes it from."""
+
+@cache
+def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
+    """(imports, normalised code) of a module, from one parse."""
+    tree = ast.parse(module_file(name).read_text(encoding="utf-8"))
+    return _imports(tree, name), _normalised(tree)
+
+
+def _script(script: str | Path) -> tuple[set[str], str]:
+    """The ``unishift`` modules a workflow script imports directly, and its own code normalised (the
+    profiles leave Snakemake's own "code" rerun trigger out: it fires on a comment)."""
+    tree = ast.parse(Path(script).read_text(encoding="utf-8"))
+    names = set()
+    for base, alias in _imports(tree):
+        if base.split(".")[0] == PACKAGE:
+            names.update((base, f"{base}.{alias}") if alias else (base,))
+    return names, _normalised(tree)
+
+
+def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozenset[str]:
+    """The ``unishift`` modules that importing ``entries`` executes (parents' ``__init__``
+    included), less those in ``skip`` and what only they import."""
     skip = set(skip)
     seen: set[str] = set()
     stack = list(entries)
@@ -81,49 +94,12 @@ def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> set[str]
         parts = name.split(".")
         stack.extend(".".join(parts[:i]) for i in range(1, len(parts)))
         for base, alias in _analyse(name)[0]:
-            if base in skip and alias:
-                stack.extend(_reexported(base, alias))
-            else:
-                stack.append(base)
-                if alias:
-                    stack.append(f"{base}.{alias}")
-    return seen
-
-
-def script_imports(script: str | Path) -> set[str]:
-    """The ``unishift`` modules a workflow script imports directly."""
-    tree = ast.parse(Path(script).read_text(encoding="utf-8"))
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(a.name for a in node.names if a.name.split(".")[0] == PACKAGE)
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == PACKAGE:
-            names.add(node.module)
-            names.update(f"{node.module}.{a.name}" for a in node.names)
-    return names
-
-
-def _without_docstrings(tree: ast.AST) -> ast.AST:
-    for node in ast.walk(tree):
-        if isinstance(node, _DOCUMENTED) and ast.get_docstring(node, clean=False) is not None:
-            node.body = node.body[1:] or [ast.Pass()]
-    return tree
-
-
-def normalise(source: str) -> str:
-    """Python code without its comments, docstrings or layout: its syntax tree, dumped."""
-    return ast.dump(_without_docstrings(ast.parse(source)), include_attributes=False)
-
-
-def script_source(script: str | Path) -> str:
-    """A workflow script's own code, normalised: an edit to a comment or the layout (or a new file
-    timestamp) leaves it unchanged, any change to what it does does not (the profiles leave
-    Snakemake's own "code" rerun trigger out for that reason)."""
-    return normalise(Path(script).read_text(encoding="utf-8"))
-
-
-def normalised_source(name: str) -> str:
-    return _analyse(name)[1]
+            imported = [(base, alias)]
+            if base in skip and alias:  # counts as imported from where the package takes it
+                imported = [(b, a) for b, a in _analyse(base)[0] if a == alias]
+            for module, attribute in imported:
+                stack.extend((module, f"{module}.{attribute}") if attribute else (module,))
+    return frozenset(seen)
 
 
 @cache
@@ -143,26 +119,16 @@ def _package_data(package: str) -> tuple[tuple[str, bytes], ...]:
     return tuple(found)
 
 
-def version_of(modules: Iterable[str]) -> str:
-    """The hash of the given modules' normalised code and their packages' data files."""
-    return _version(frozenset(modules))
-
-
 @cache
-def _version(modules: frozenset[str]) -> str:
+def version_of(modules: frozenset[str]) -> str:
+    """The hash of the given modules' normalised code and their packages' data files."""
     digest = hashlib.sha256()
     for name in sorted(modules):
-        digest.update(f"{name}\0{normalised_source(name)}\0".encode())
+        digest.update(f"{name}\0{_analyse(name)[1]}\0".encode())
         if module_file(name).name == "__init__.py":
             for relative, content in _package_data(name):
                 digest.update(f"{relative}\0".encode() + content + b"\0")
     return digest.hexdigest()[:DIGITS]
-
-
-def _method_packages() -> tuple[str, ...]:
-    from unishift.registry import METHOD_MODULES
-
-    return tuple(METHOD_MODULES)
 
 
 def _registrations(specs) -> list[str]:
@@ -170,13 +136,8 @@ def _registrations(specs) -> list[str]:
     for spec in specs:
         factory = f"{spec.factory.__module__}.{spec.factory.__qualname__}"
         fields = (spec.task, spec.name, spec.group, spec.display, spec.shifts, factory)
-        defaults = (
-            sorted(spec.defaults.items()),
-            sorted(spec.shift_defaults.items()),
-            sorted(spec.binary_defaults.items()),
-            spec.binary_only,
-        )
-        entries.append(repr((*fields, *defaults)))
+        tables = (spec.defaults, spec.shift_defaults, spec.binary_defaults)
+        entries.append(repr((*fields, *(sorted(t.items()) for t in tables), spec.binary_only)))
     return sorted(entries)
 
 
@@ -191,25 +152,23 @@ def script_code_version(script: str | Path, registry: bool = False) -> str:
     """The code version of a workflow script: every module its imports reach, except the registry
     and the method packages, which count (as the registry's code and every registry entry) only
     with ``registry=True``, for the rules that read method names, display names or groups."""
-    skip = {*_method_packages(), REGISTRY}
-    version = _combine(
-        version_of(module_closure(script_imports(script), skip)), [script_source(script)]
-    )
+    from unishift.registry import METHOD_MODULES, all_methods
+
+    imported, source = _script(script)
+    version = _combine(version_of(module_closure(imported, {*METHOD_MODULES, REGISTRY})), [source])
     if not registry:
         return version
-    from unishift.registry import all_methods
-
-    entries = [normalised_source(REGISTRY), *_registrations(all_methods().values())]
+    entries = [_analyse(REGISTRY)[1], *_registrations(all_methods().values())]
     return _combine(version, entries)
 
 
 def library_version() -> str:
     """The code version of the whole library (every module of the package)."""
-    names = [
+    names = frozenset(
         ".".join((PACKAGE, *path.relative_to(ROOT).with_suffix("").parts)).removesuffix(".__init__")
         for path in ROOT.rglob("*.py")
         if "__pycache__" not in path.parts
-    ]
+    )
     return version_of(names)
 
 
@@ -222,7 +181,6 @@ def method_modules(
     from unishift.registry import all_methods, get_method
 
     specs = all_methods()
-    modules: set[str] = set()
     reached = []
     pending = [(get_method(task, name, shift), overrides)]
     while pending:
@@ -230,14 +188,13 @@ def method_modules(
         if spec in reached:
             continue
         reached.append(spec)
-        modules.add(spec.factory.__module__)
         params = spec.params(shift if shift in spec.shifts else spec.shifts[0], overrides=given)
         if spec.inner is not None:  # an adaptation runs its inner method
             pending.append((spec.inner, None))
         for value in params.values():
             if isinstance(value, str):
                 pending.extend((s, None) for (_, n), s in specs.items() if n == value)
-    return modules, reached
+    return {spec.factory.__module__ for spec in reached}, reached
 
 
 def method_code_version(
@@ -245,15 +202,15 @@ def method_code_version(
 ) -> str:
     """The code version of evaluating one method: the evaluation script's modules (the registry's
     code included), the method's own modules and the registry entries it reaches, plus the
-    parameter overrides. The packages that register methods count through those entries rather than
-    their source, so that registering a new method or changing another method's defaults does not
-    touch this method's version."""
+    parameter overrides (docs/code-version.md, "What a job's code is")."""
+    from unishift.registry import METHOD_MODULES
+
     modules, specs = method_modules(task, name, shift, overrides)
-    code = module_closure(script_imports(script) | modules | {REGISTRY}, _method_packages())
+    imported, source = _script(script)
     return _combine(
-        version_of(code),
+        version_of(module_closure(imported | modules | {REGISTRY}, METHOD_MODULES)),
         [
-            script_source(script),
+            source,
             *_registrations(specs),
             repr(sorted((overrides or {}).items())),
             *_external_sources(modules),
@@ -279,9 +236,3 @@ def plugin_code_version(module: str) -> str | None:
     it has no Python source)."""
     sources = _external_sources([module])
     return _combine("", sources) if sources else None
-
-
-def clear_caches() -> None:
-    """Forget what was read (a process that edits the sources it hashes must call this)."""
-    for cached in (_analyse, _package_data, _version):
-        cached.cache_clear()

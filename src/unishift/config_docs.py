@@ -1,15 +1,10 @@
-"""``python -m unishift.config_docs``: the key reference of ``config/README.md``, generated from the
-config schema (``workflow/schemas/config.schema.yaml``), so that every key the workflow accepts is
-documented with its type, default and description, and the two cannot drift apart.
+"""``python -m unishift.config_docs``: the key reference of ``config/README.md`` (the block between
+:data:`BEGIN` and :data:`END`), generated from the config schema so that the two cannot drift apart.
+The schema is read from this checkout (it is not installed with the package).
 
     python -m unishift.config_docs            # print the generated block
     python -m unishift.config_docs --write    # replace the block in config/README.md
     python -m unishift.config_docs --check    # exit 1 when the block in config/README.md is stale
-
-The block lies between the :data:`BEGIN` and :data:`END` lines; the prose around it is written by
-hand. A key of a nested section is written with dots (``label_shift.sample_size``); a key whose
-name the config chooses (a model's short name, a ``method_params`` entry) is written ``<key>``. The
-schema is read from this checkout (it is not installed with the package). Stdlib and PyYAML only.
 """
 
 from __future__ import annotations
@@ -37,9 +32,10 @@ KEYWORDS = {
     "minProperties", "minLength", "pattern", "minimum", "maximum", "exclusiveMinimum",
     "exclusiveMaximum",
 }  # fmt: skip
+BOUNDS = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤", "exclusiveMaximum": "<"}
 
 
-def _resolve(node: dict, schema: dict) -> dict:
+def resolve(node: dict, schema: dict) -> dict:
     """The node with a local ``$ref`` (``#/$defs/...``) replaced by its definition (the node's
     own entries, e.g. a default, win)."""
     ref = node.get("$ref")
@@ -50,7 +46,7 @@ def _resolve(node: dict, schema: dict) -> dict:
     target = schema
     for part in ref[2:].split("/"):
         target = target[part]
-    return {**_resolve(target, schema), **{k: v for k, v in node.items() if k != "$ref"}}
+    return {**resolve(target, schema), **{k: v for k, v in node.items() if k != "$ref"}}
 
 
 def _value(value) -> str:
@@ -71,26 +67,17 @@ def _type(node: dict, schema: dict) -> str:
     if "enum" in node:
         return "one of " + ", ".join(f"`{_value(v)}`" for v in node["enum"])
     if "oneOf" in node:
-        return " or ".join(_type(_resolve(option, schema), schema) for option in node["oneOf"])
+        return " or ".join(_type(resolve(option, schema), schema) for option in node["oneOf"])
     kinds = node.get("type", "object" if "properties" in node else "any")
     text = " or ".join(kinds) if isinstance(kinds, list) else kinds
     if text == "array" and "items" in node:
-        text = f"list of {_type(_resolve(node['items'], schema), schema).removeprefix('one of ')}"
+        text = f"list of {_type(resolve(node['items'], schema), schema).removeprefix('one of ')}"
         if node.get("uniqueItems"):
             text += ", no repeats"
-    bounds = [
-        f"{symbol} {_value(node[key])}"
-        for key, symbol in (
-            ("minimum", "≥"),
-            ("exclusiveMinimum", ">"),
-            ("maximum", "≤"),
-            ("exclusiveMaximum", "<"),
-        )
-        if key in node
-    ]
-    for key, noun in (("minItems", "entr"), ("minProperties", "entr")):
+    bounds = [f"{symbol} {_value(node[key])}" for key, symbol in BOUNDS.items() if key in node]
+    for key in ("minItems", "minProperties"):
         if node.get(key):
-            bounds.append(f"at least {node[key]} {noun}{'y' if node[key] == 1 else 'ies'}")
+            bounds.append(f"at least {node[key]} entr{'y' if node[key] == 1 else 'ies'}")
     if node.get("minLength"):
         bounds.append(
             "non-empty" if node["minLength"] == 1 else f"≥ {node['minLength']} characters"
@@ -105,7 +92,7 @@ def schema_rows(schema: dict) -> list[tuple[str, str, str, str]]:
     rows: list[tuple[str, str, str, str]] = []
 
     def visit(node: dict, key: str) -> None:
-        node = _resolve(node, schema)
+        node = resolve(node, schema)
         unknown = sorted(set(node) - KEYWORDS, key=str)
         if unknown:
             raise ValueError(
@@ -124,8 +111,7 @@ def schema_rows(schema: dict) -> list[tuple[str, str, str, str]]:
         if isinstance(extra, dict):
             visit(extra, prefix + ANY_KEY)
         for option in node.get("oneOf") or ():
-            option = _resolve(option, schema)
-            for name, child in (option.get("properties") or {}).items():
+            for name, child in (resolve(option, schema).get("properties") or {}).items():
                 visit(child, prefix + name)
 
     visit(schema, "")
@@ -166,10 +152,6 @@ def block_in(text: str) -> str:
     return text[start : end + len(END)]
 
 
-def updated_readme(text: str, schema: dict) -> str:
-    return text.replace(block_in(text), generated_block(schema))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--schema", default=str(SCHEMA), help="the config schema (YAML)")
@@ -184,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     readme = Path(args.readme)
     text = readme.read_text(encoding="utf-8")
-    fresh = updated_readme(text, schema)
+    fresh = text.replace(block_in(text), generated_block(schema))
     if args.check:
         if fresh != text:
             print(

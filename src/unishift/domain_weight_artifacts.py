@@ -1,8 +1,6 @@
 """The shared domain-classifier weights of a setup: computing, writing, reading and attaching them
-(one file per (setup, plan): docs/domain-weights.md). The calls are made by running a probe method
-through :func:`unishift.evaluation.evaluate_setup`, so that the contexts, streams and parts are
-exactly those of the consumers: a plain calibrator that asks for the weights (plan ``sample``) and
-the ζ2α adapter around it (plan ``predicted_classes``).
+(one file per (setup, plan), computed by a probe method run through the evaluation driver:
+docs/domain-weights.md).
 """
 
 from __future__ import annotations
@@ -50,7 +48,9 @@ class WeightProbe(Calibrator):
 
 
 def probe(plan: str) -> tuple[str, object]:
-    """(task, method) whose calls are those of every method with ``plan``."""
+    """(task, method) whose calls are those of every method with ``plan``: a plain calibrator that
+    asks for the weights (plan ``sample``), or the ζ2α adapter around it (plan
+    ``predicted_classes``)."""
     if plan == SAMPLE:
         return "calibration", WeightProbe()
     if plan == PREDICTED_CLASSES:
@@ -99,8 +99,7 @@ _INTEGERS = ("sample_id", "n_training", "n_validation")
 def write_domain_weights(
     path, memo: DomainWeightMemo, setup: SetupData, plan: str, domain_stream: str
 ) -> None:
-    keys = list(memo.entries)
-    entries = [memo.entries[k] for k in keys]
+    keys, entries = list(memo.entries), list(memo.entries.values())
     lengths = [len(e.weights) for e in entries]
     columns = {name: [getattr(k, name) for k in keys] for name in _KEY_FIELDS}
     write_npz(

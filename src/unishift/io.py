@@ -45,11 +45,8 @@ def atomic_path(path: str | os.PathLike):
 
 
 def file_sha256(path: str | os.PathLike) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 def write_npz(path, **arrays) -> None:
@@ -92,9 +89,8 @@ def write_csv(path, frame: pd.DataFrame) -> None:
 
 
 def concat_csv(paths: Iterable[str | os.PathLike], path: str | os.PathLike) -> int:
-    """Write the files written by :func:`write_csv` at ``paths`` as one CSV at ``path``: the shared
-    header once, then every file's rows in the order given, byte for byte (so the result equals
-    :func:`write_csv` of the concatenated frames). Returns the number of rows; a file that is cut
+    """Write the files written by :func:`write_csv` at ``paths`` as one CSV at ``path``, byte for
+    byte what :func:`write_csv` of the concatenated frames writes; the number of rows. A file cut
     off or whose header differs from the first file's raises :class:`DamagedFileError`."""
     paths = [Path(p) for p in paths]
     if not paths:

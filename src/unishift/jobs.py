@@ -11,22 +11,17 @@ from pathlib import Path
 from unishift.made_from import verify, write_record
 
 
-def start_job(job, threads: int | None = None) -> logging.Logger:
-    """Set up one workflow job: logging and warnings to the rule's log file, BLAS/OpenMP pools capped
-    at ``threads``, the configured CPU kernels checked (:mod:`unishift.kernels`), and, given the
-    job's ``snakemake`` object, its inputs checked against their records and its outputs recorded
-    when it succeeds (:mod:`unishift.made_from`). ``job`` is that object, or a log path alone.
-
-    Capping the pools keeps parallel jobs from oversubscribing the cores. Where a result would
-    depend on the thread count, the library pins it itself (the classifiers fit and predict on one
-    thread: :func:`unishift.classifiers.one_thread`).
-    """
+def start_job(job) -> logging.Logger:
+    """Set up one workflow job (``job``: its ``snakemake`` object, or a log path alone): logging and
+    warnings to the rule's log file, BLAS/OpenMP pools capped at the job's threads (so that parallel
+    jobs do not oversubscribe the cores; a result that depends on the thread count is pinned by the
+    library itself), the configured CPU kernels checked (:mod:`unishift.kernels`), and, given the
+    ``snakemake`` object, its inputs checked against their records and its outputs recorded when
+    it succeeds (:mod:`unishift.made_from`)."""
     from unishift.kernels import PROFILE_VARIABLE, assert_pinned, thread_pools
 
     log_path = job if isinstance(job, (str, os.PathLike)) else job.log[0]
-    if threads is None:
-        threads = getattr(job, "threads", 1)
-    thread_pools().limit(limits=max(1, int(threads)))
+    thread_pools().limit(limits=max(1, int(getattr(job, "threads", 1))))
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="w")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -41,20 +36,12 @@ def start_job(job, threads: int | None = None) -> logging.Logger:
     profile = os.environ.get(PROFILE_VARIABLE)
     if profile:
         logger.info("CPU kernels: %s (OpenBLAS %s)", profile, assert_pinned(profile))
-    if not isinstance(job, (str, os.PathLike)):
-        _check_inputs_and_record_outputs(job)
-    return logger
-
-
-def _files(named) -> list[str]:
-    return [str(p) for p in named if isinstance(p, (str, os.PathLike))]
-
-
-def _check_inputs_and_record_outputs(job) -> None:
-    """Refuse inputs that are not what their jobs wrote; record the outputs once the script ends
-    without an exception (Snakemake removes the outputs of a failed job)."""
+    if isinstance(job, (str, os.PathLike)):
+        return logger
     inputs = _files(job.input)
     verify(p for p in inputs if Path(p).is_file())
+    # the outputs are recorded once the script ends without an exception (Snakemake removes the
+    # outputs of a failed job)
     failed = []
     previous_hook = sys.excepthook
 
@@ -72,3 +59,8 @@ def _check_inputs_and_record_outputs(job) -> None:
 
     sys.excepthook = note_failure
     atexit.register(record_outputs)
+    return logger
+
+
+def _files(named) -> list[str]:
+    return [str(p) for p in named if isinstance(p, (str, os.PathLike))]

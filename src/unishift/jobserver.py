@@ -1,12 +1,6 @@
-"""The job server: a warm process that runs the workflow's Python jobs by forking itself.
-
-A job that starts Python spends about 1.4 CPU s importing NumPy, pandas, SciPy and scikit-learn
-before it computes anything. The server imports them once per run; each job's script, started by
-Snakemake as usual, hands its ``snakemake`` object to the server and waits, and a fork of the
-server runs the same script file with the job's working directory, environment and standard
-streams. Where no server answers, or it runs another Python, library, CPU kernel profile or set of
-plugins, the job runs in its own process as before: the same code either way (docs/evaluation-jobs.md, "The job
-server"). No Snakemake imports here.
+"""The job server: a warm process that has imported the libraries once and runs each workflow job's
+script in a fork of itself; where it cannot, the job runs in its own process, the same code either
+way (docs/evaluation-jobs.md, "The job server"). No Snakemake imports here.
 """
 
 from __future__ import annotations
@@ -80,7 +74,8 @@ def run_in_server(job, script: str) -> None:
             connection.connect(address)
             socket.send_fds(connection, [struct.pack("!Q", len(payload))], [0, 1, 2])
             connection.sendall(payload)
-            answer = _read_all(connection)
+            with connection.makefile("rb") as stream:
+                answer = stream.read()
         reply = json.loads(answer) if answer else {"refused": "the server closed without an answer"}
     except OSError as error:
         reply = {"refused": f"no answer at {address} ({error})"}
@@ -95,23 +90,14 @@ def run_in_server(job, script: str) -> None:
     sys.exit(reply["status"])
 
 
-def _read_all(connection: socket.socket) -> bytes:
-    chunks = []
-    while chunk := connection.recv(65536):
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
     header, fds, _, _ = socket.recv_fds(connection, 8, 3)
     try:
         (size,) = struct.unpack("!Q", header)
-        payload = bytearray()
-        while len(payload) < size:
-            chunk = connection.recv(min(1 << 20, size - len(payload)))
-            if not chunk:
-                raise ConnectionError("the job closed its connection before its request ended")
-            payload += chunk
+        with connection.makefile("rb") as stream:
+            payload = stream.read(size)
+        if len(payload) < size:
+            raise ConnectionError("the job closed its connection before its request ended")
         return pickle.loads(payload), fds
     except BaseException:
         for fd in fds:
@@ -157,9 +143,8 @@ def serve(address: str) -> dict | None:
                     selector.unregister(key.fileobj)
                     continue
                 connection, _ = listener.accept()
-                connection.settimeout(
-                    60
-                )  # a job sends its request at once; none may stall the rest
+                # a job sends its request at once; none may stall the rest
+                connection.settimeout(60)
                 try:
                     request, fds = _receive(connection)
                 except (OSError, ValueError, struct.error, pickle.UnpicklingError) as error:

@@ -1,9 +1,7 @@
 """The CPU kernels of the numerical libraries, pinned so that a config gives the same bytes on every
 x86-64 machine: a *profile* names one kernel per library, set through the libraries' own environment
-variables before NumPy (or PyTorch) is imported (why, which variables, who sets them:
-docs/determinism.md, "CPU kernels"; a notebook calls :func:`pin`, docs/api.md).
-
-This module imports nothing numerical at import time.
+variables before NumPy (or PyTorch) is imported (docs/determinism.md, "CPU kernels"; a notebook
+calls :func:`pin`, docs/api.md). Nothing numerical is imported at import time.
 """
 
 from __future__ import annotations
@@ -29,8 +27,6 @@ PROFILES: dict[str, dict[str, str]] = {
 }
 # What a CPU needs to run a profile's kernels (names as /proc/cpuinfo spells the flags).
 REQUIRED_CPU_FLAGS = {"avx2": ("avx2", "fma")}
-# The OpenBLAS core type each profile must leave in effect (threadpoolctl's "architecture").
-OPENBLAS_ARCHITECTURE = {"avx2": "Haswell"}
 # Set with the profile's variables, so that a job (and a test) can tell which profile it runs under.
 PROFILE_VARIABLE = "UNISHIFT_CPU_KERNELS"
 # Every variable any profile sets: "native" clears them.
@@ -53,10 +49,8 @@ def cpu_flags() -> set[str] | None:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
         return None
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return None
+    flags = [line for line in text.splitlines() if line.startswith("flags")]
+    return set(flags[0].split(":", 1)[1].split()) if flags else None
 
 
 def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None = None) -> None:
@@ -85,12 +79,6 @@ def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None =
         )
 
 
-def kernel_environment(profile: str) -> dict[str, str]:
-    """The environment variables of a profile (``native``: none of them)."""
-    check_profile(profile)
-    return {**PROFILES[profile], PROFILE_VARIABLE: profile}
-
-
 def pin(profile: str = DEFAULT_PROFILE, environ=None) -> dict[str, str]:
     """Set the profile's variables in ``environ`` (default: this process's environment, which the
     processes it starts inherit) and return them. A library already loaded keeps its kernels: call
@@ -99,7 +87,7 @@ def pin(profile: str = DEFAULT_PROFILE, environ=None) -> dict[str, str]:
     environ = os.environ if environ is None else environ
     for name in VARIABLES:
         environ.pop(name, None)
-    values = kernel_environment(profile)
+    values = {**PROFILES[profile], PROFILE_VARIABLE: profile}  # "native": none of the variables
     environ.update(values)
     return values
 
@@ -117,10 +105,8 @@ def thread_pools():
 
 def openblas_architecture() -> str | None:
     """The core type NumPy's OpenBLAS runs with in this process (imports NumPy)."""
-    for pool in thread_pools().info():
-        if pool.get("internal_api") == "openblas":
-            return pool.get("architecture")
-    return None
+    pools = [p for p in thread_pools().info() if p.get("internal_api") == "openblas"]
+    return pools[0].get("architecture") if pools else None
 
 
 def in_effect() -> dict[str, str | None]:
@@ -138,7 +124,7 @@ def assert_pinned(profile: str) -> str | None:
     loaded before the variables were set, or OpenBLAS ignored them); return the core type."""
     check_profile(profile)
     architecture = openblas_architecture()
-    wanted = OPENBLAS_ARCHITECTURE.get(profile)
+    wanted = PROFILES[profile].get("OPENBLAS_CORETYPE")  # threadpoolctl's "architecture"
     if wanted and architecture is not None and architecture.lower() != wanted.lower():
         raise KernelError(
             f"{KEY}: {profile} wants OpenBLAS's {wanted} kernels, but this process runs "
@@ -157,7 +143,7 @@ def warn_if_unpinned(stacklevel: int = 2) -> bool:
     except KernelError:
         warnings.warn(
             f"unishift runs with OpenBLAS's {openblas_architecture()} kernels, not the "
-            f"{OPENBLAS_ARCHITECTURE[DEFAULT_PROFILE]} ones the workflow pins ({KEY}: "
+            f"{PROFILES[DEFAULT_PROFILE]['OPENBLAS_CORETYPE']} ones the workflow pins ({KEY}: "
             f"{DEFAULT_PROFILE}): results may differ from a workflow run in the last digits. Call "
             "unishift.kernels.pin() before importing numpy, or start Python with "
             + " ".join(f"{k}={v}" for k, v in PROFILES[DEFAULT_PROFILE].items()),

@@ -1,7 +1,6 @@
 """What made each intermediate file, so that nothing is read that its job did not write: the
 ``.<name>.made.json`` record next to each file and the checks against it (docs/evaluation-jobs.md,
-"What made a file"). Standard library only: the planning process reads it.
-"""
+"What made a file")."""
 
 from __future__ import annotations
 
@@ -10,10 +9,10 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from unishift.io import REBUILD as FIX
 from unishift.io import file_sha256, write_text
 
 FORMAT = 1
-FIX = "delete it and rerun snakemake, which rebuilds it and what is computed from it"
 
 
 class ProvenanceError(ValueError):
@@ -79,12 +78,9 @@ def problem_of(path: str | os.PathLike) -> str | None:
             f"its record says it was written as {record.get('path')} by rule {record.get('rule')}: "
             "a file of another setup copied here"
         )
-    if [record.get("size"), record.get("mtime_ns")] != list(_stat(path)):
-        if file_sha256(path) != record.get("sha256"):
-            return (
-                f"its content changed after rule {record.get('rule')} wrote it (sha256 differs "
-                "from its record)"
-            )
+    touched = [record.get("size"), record.get("mtime_ns")] != list(_stat(path))
+    if touched and file_sha256(path) != record.get("sha256"):
+        return f"its content changed after rule {record.get('rule')} wrote it (sha256 differs)"
     return None
 
 

@@ -1,10 +1,7 @@
 """What a config runs, in one place for the workflow's rules and the Python API: the result folder,
-the setups of each shift in table order, the record layout of each shift and the paths of the files
-the steps exchange (docs/evaluation-jobs.md, docs/reporting.md).
-
-The number of classes comes from the data: a label-shift run on QuaPy's binary UCI collection and a
-covariate-shift run on two-class text have two classes, the multiclass UCI collection and the
-three-class tweets more; the record layout of a shift follows (:mod:`unishift.records`).
+the paths of the files the steps exchange, the record layout of each shift (from the number of
+classes of its data, :mod:`unishift.records`) and whether its protocol is the paper's
+(docs/evaluation-jobs.md, docs/reporting.md).
 """
 
 from __future__ import annotations
@@ -38,25 +35,23 @@ def path(kind: str, results: str | Path, **fields) -> str:
     return pattern.format(**fields) if fields else pattern
 
 
-def collection_of(config: dict, shift: str) -> tuple[str, dict]:
-    """The data-set collection of one shift's data and its options (:mod:`unishift.data.datasets`):
-    ``label_shift.benchmark``, or ``covariate_shift.text_source`` with its section."""
-    if shift == "label":
-        return (config.get("label_shift") or {}).get("benchmark", "uci_binary"), {}
-    covariate = config.get("covariate_shift") or {}
-    source = covariate.get("text_source", "tweets")
-    return source, covariate.get(source) or {}
-
-
 def record_layout(config: dict, shift: str) -> str:
     """The record layout of one shift's per-sample files: ``two_class`` when every data set of the
-    shift's collection has two classes, else ``k_class``."""
-    collection, options = collection_of(config, shift)
+    shift's collection (``label_shift.benchmark``, or ``covariate_shift.text_source`` with its
+    section) has two classes, else ``k_class``."""
+    if shift == "label":
+        collection = (config.get("label_shift") or {}).get("benchmark", "uci_binary")
+        options = {}
+    else:
+        covariate = config.get("covariate_shift") or {}
+        collection = covariate.get("text_source", "tweets")
+        options = covariate.get(collection) or {}
     return TWO_CLASS if two_class(collection, options) else K_CLASS
 
 
 # The config keys that decide a shift's samples and the arithmetic of its cells: a run whose values
 # differ from config/paper.yaml's computes other cells than the paper printed.
+_SCORING = ("ece", "ece_precision", "domain_stream")
 PAPER_PROTOCOL = {
     "label": (
         "seed",
@@ -64,9 +59,7 @@ PAPER_PROTOCOL = {
         "label_shift.sample_size",
         "label_shift.n_samples",
         "label_shift.sample_posteriors",
-        "ece",
-        "ece_precision",
-        "domain_stream",
+        *_SCORING,
     ),
     "covariate": (
         "seed",
@@ -78,9 +71,7 @@ PAPER_PROTOCOL = {
         "covariate_shift.lm.epochs",
         "covariate_shift.lm.learning_rate",
         "covariate_shift.lm.max_length",
-        "ece",
-        "ece_precision",
-        "domain_stream",
+        *_SCORING,
     ),
 }
 

@@ -95,10 +95,6 @@ def git_state(repository: str | Path) -> dict:
     return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
 
 
-def lock_sha256(path: str | Path) -> str | None:
-    return file_sha256(path) if Path(path).is_file() else None
-
-
 def hub_revisions(manifests) -> dict:
     """``{kind: {id: {revision, commit}}}`` from the hub_download stage's records."""
     resolved: dict = {}
@@ -127,7 +123,7 @@ def deployment(repository, lock_file, hub_manifests=(), lm_reports=()) -> dict:
     """The fields that say which code, environment, hub files and hardware produced the results."""
     return {
         "git": git_state(repository),
-        "lock_file_sha256": lock_sha256(lock_file),
+        "lock_file_sha256": file_sha256(lock_file) if Path(lock_file).is_file() else None,
         "hub": hub_revisions(hub_manifests),
         "gpus": gpus_used(lm_reports),
     }

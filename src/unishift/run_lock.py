@@ -22,11 +22,11 @@ class RunLockError(RuntimeError):
 def hold_run_lock(results: str | os.PathLike) -> Path:
     """Take the run lock of ``results`` for the life of this process, or raise
     :class:`RunLockError` naming the run that holds it."""
+    path = Path(results) / LOCK_NAME
     try:
         import fcntl
     except ImportError:  # not POSIX: Snakemake's own lock is all there is
-        return Path(results) / LOCK_NAME
-    path = Path(results) / LOCK_NAME
+        return path
     key = str(path.resolve())
     if key in _held:
         return path

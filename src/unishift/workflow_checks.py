@@ -1,8 +1,6 @@
-"""What the workflow checks when it is parsed, before any job runs: the config beyond what its schema
-can say, and the intermediate files a previous run left under ``results/``.
-
-Every error names the config file or key (or the damaged file), the problem and the fix. No Snakemake
-imports: ``workflow/rules/common.smk`` calls these, and the tests call them directly.
+"""What the workflow checks when it is parsed (``workflow/rules/common.smk``), before any job runs:
+the config beyond what its schema can say, and the intermediate files a previous run left under
+``results/``. Every error names the config file or key (or the damaged file), problem and fix.
 
     python -m unishift.workflow_checks my_config.yaml   # YAML syntax and duplicate keys, with lines
 """
@@ -18,6 +16,7 @@ import numpy as np
 import yaml
 
 from unishift.classifiers.specs import classifier_names
+from unishift.config_docs import load_schema, resolve
 from unishift.data.datasets import check_dataset_names, dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
@@ -43,22 +42,18 @@ class DamagedIntermediatesError(ValueError):
 class _StrictLoader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate keys (PyYAML silently keeps the last one)."""
 
-
-def _construct_mapping(loader, node, deep=False):
-    seen = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            mark = key_node.start_mark
-            raise ConfigError(
-                f"line {mark.line + 1}, column {mark.column + 1}: key {key!r} appears twice "
-                f"(first on line {seen[key] + 1}); YAML keeps only the last one, so delete one of them"
-            )
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                mark = key_node.start_mark
+                raise ConfigError(
+                    f"line {mark.line + 1}, column {mark.column + 1}: key {key!r} appears twice "
+                    f"(first on line {seen[key] + 1}); YAML keeps only the last one, so delete one"
+                )
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
 
 
 def load_config_file(path: str | Path) -> dict:
@@ -117,16 +112,15 @@ def _check_data_root(config: dict) -> None:
     root = config.get("data_root")
     if root is not None and not Path(root).is_dir():
         raise ConfigError(
-            f"config key data_root: {root!r} is not a folder (it resolves to "
-            f"{Path(root).resolve()}; relative paths are relative to the working directory "
-            f"{Path.cwd()}); point it at the folder holding the offline copies (uci/, text/) or set "
-            "it to null"
+            f"config key data_root: {root!r} is not a folder (it resolves to {Path(root).resolve()}"
+            "); point it at the folder holding the offline copies (uci/, text/) or set it to null"
         )
 
 
 def _check_data(config: dict) -> None:
     """Data-set, classifier and domain names against their specs (each collection has its own
-    names), and a multiclass data set's classes left after ``min_class_support``."""
+    names), a multiclass data set's classes left after ``min_class_support``, and the sample size
+    against each data set's test pool."""
     shifts = config.get("shifts") or []
     if "label" in shifts:
         label = config["label_shift"]
@@ -135,6 +129,12 @@ def _check_data(config: dict) -> None:
             check_dataset_names(collection, label["datasets"], "config key label_shift.datasets")
         except ValueError as err:
             raise ConfigError(f"{err} (label_shift.benchmark: {collection})") from None
+        if config.get("selector", True) and len(label["datasets"]) < 2:
+            raise ConfigError(
+                "config key selector: the Selector is trained leave one data set out "
+                "(docs/regimes.md §4), and label_shift.datasets names only one; add a data set or "
+                "set selector: false"
+            )
         valid = classifier_names()
         for name in label["classifiers"]:
             if name not in valid:
@@ -142,16 +142,26 @@ def _check_data(config: dict) -> None:
                     f"config key label_shift.classifiers: {name!r} is not a classifier; valid ones "
                     f"are {list(valid)}"
                 )
-        if collection != "uci_binary":
-            for name in label["datasets"]:
-                try:
-                    kept_classes(
-                        name, label["min_class_support"], config["quapy_home"], config["data_root"]
-                    )
-                except DataUnavailableError:
-                    continue  # neither cached nor offline: QuaPy downloads it in the data job
-                except ValueError as err:
-                    raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
+        # the config was validated with the schema's defaults filled in (they live only there)
+        support, home, root = label["min_class_support"], config["quapy_home"], config["data_root"]
+        for name in label["datasets"]:
+            try:
+                if collection != "uci_binary":
+                    kept_classes(name, support, home, root)
+                pool = pool_size_of(name, collection, home, root, support)
+            except DataUnavailableError:
+                continue  # neither cached nor offline: the data job checks it once QuaPy has it
+            except ValueError as err:
+                raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
+            try:
+                check_sample_size(
+                    label["sample_size"],
+                    pool,
+                    label["allow_sample_larger_than_pool"],
+                    f"label_shift.datasets {name}",
+                )
+            except ValueError as err:
+                raise ConfigError(f"config key label_shift.sample_size: {err}") from None
     if "covariate" in shifts or "compound" in shifts:  # compound shift uses the covariate data
         covariate = config.get("covariate_shift") or {}
         source = covariate.get("text_source", "tweets")
@@ -165,58 +175,6 @@ def _check_data(config: dict) -> None:
                 "config key covariate_shift.domains needs at least two domains (every ordered pair "
                 f"is a source->target setup); valid ones are {list(dataset_names(source))}"
             )
-
-
-def _check_selector(config: dict) -> None:
-    """The Selector (docs/regimes.md §4) is trained on the other data sets (label shift) or target
-    domains (covariate and compound shift): it needs two of them; and its name, and those of its
-    references, are no configured method's."""
-    if not config.get("selector", True):
-        return
-    for shift, tasks in (config.get("methods") or {}).items():
-        for task, names in (tasks or {}).items():
-            clash = sorted(set(names or []) & set(PSEUDO_METHODS))
-            if clash:
-                raise ConfigError(
-                    f"config methods.{shift}.{task}: {clash} is the name of the selector's column "
-                    f"or of its references ({list(PSEUDO_METHODS)}); rename the method or set "
-                    "selector: false"
-                )
-    shifts = config.get("shifts") or []
-    if "label" in shifts and len((config.get("label_shift") or {}).get("datasets") or []) < 2:
-        raise ConfigError(
-            "config key selector: the Selector is trained leave one data set out, and "
-            "label_shift.datasets names only one; add a data set or set selector: false"
-        )
-
-
-def _check_sample_sizes(config: dict) -> None:
-    if "label" not in (config.get("shifts") or []):
-        return
-    # the config was validated with the schema's defaults filled in (the defaults live only there)
-    label = config["label_shift"]
-    size, allow = label["sample_size"], label["allow_sample_larger_than_pool"]
-    for name in label["datasets"]:
-        try:
-            pool = pool_size_of(
-                name,
-                label["benchmark"],
-                config["quapy_home"],
-                config["data_root"],
-                label["min_class_support"],
-            )
-        except DataUnavailableError:
-            continue  # the data job checks it once QuaPy has downloaded the data set
-        try:
-            check_sample_size(size, pool, allow, f"label_shift.datasets {name}")
-        except ValueError as err:
-            raise ConfigError(f"config key label_shift.sample_size: {err}") from None
-
-
-def _classes_of(config: dict, shift: str) -> int:
-    """A number of classes the shift's data have: 2 for a two-class run, 3 (the smallest k > 2)
-    otherwise; the methods are built with it to check their parameters."""
-    return 2 if record_layout(config, shift) == TWO_CLASS else 3
 
 
 def _check_ece(config: dict) -> None:
@@ -234,22 +192,30 @@ def _check_ece(config: dict) -> None:
 
 def _check_methods(config: dict) -> None:
     """Method names per shift and task (a binary-only method where the data have more than two
-    classes fails with its reason), and method_params keys against the method's parameters; every
-    configured method is built once so that a bad parameter value fails here, not in a job."""
+    classes fails with its reason; no name of the Selector's columns), and method_params keys
+    against the method's parameters; every configured method is built once so that a bad parameter
+    value fails here, not in a job."""
     listed: dict[tuple[str, str], list[str]] = {}
     for shift, tasks in (config.get("methods") or {}).items():
         for task, names in (tasks or {}).items():
             for name in names:
+                where = f"config methods.{shift}.{task}"
+                if config.get("selector", True) and name in PSEUDO_METHODS:
+                    raise ConfigError(
+                        f"{where}: {name!r} is the name of the selector's column or of its "
+                        f"references ({list(PSEUDO_METHODS)}); rename the method or set "
+                        "selector: false"
+                    )
                 try:
                     spec = get_method(task, name, shift)
                 except KeyError as err:
-                    raise ConfigError(f"config methods.{shift}.{task}: {err.args[0]}") from None
+                    raise ConfigError(f"{where}: {err.args[0]}") from None
                 if shift in (config.get("shifts") or []) and spec.binary_only:
-                    if _classes_of(config, shift) > 2:
+                    if record_layout(config, shift) != TWO_CLASS:
                         raise ConfigError(
-                            f"config methods.{shift}.{task}: {name!r} is binary-only "
-                            f"({spec.binary_only}), and the {shift}-shift data of this config have "
-                            "more than two classes; remove it"
+                            f"{where}: {name!r} is binary-only ({spec.binary_only}), and the "
+                            f"{shift}-shift data of this config have more than two classes; "
+                            "remove it"
                         )
                 listed.setdefault((task, name), []).append(shift)
     for key, params in (config.get("method_params") or {}).items():
@@ -262,14 +228,10 @@ def _check_methods(config: dict) -> None:
                 f"{where}: keys read '<task>/<method>' with task calibration, quantification or "
                 f"cap; {err.args[0]}"
             ) from None
+        # each shift whose tables list the method, built with 2 classes or the smallest k > 2
         shifts = listed.get((task, name)) or [spec.shifts[0]]
-        check_method_params(
-            spec,
-            params,
-            where,
-            f"{task} method {name}",
-            {s: _classes_of(config, s) for s in shifts},
-        )
+        classes = {s: 2 if record_layout(config, s) == TWO_CLASS else 3 for s in shifts}
+        check_method_params(spec, params, where, f"{task} method {name}", classes)
 
 
 def check_method_params(spec, params, where: str, method: str, classes=None) -> None:
@@ -296,12 +258,8 @@ def check_method_params(spec, params, where: str, method: str, classes=None) -> 
 
 
 def _schema_integers(schema: dict, root: dict, path: tuple = ()):
-    """The key paths a JSON schema types as integers (following local $refs)."""
-    if "$ref" in schema and schema["$ref"].startswith("#/"):
-        target = root
-        for part in schema["$ref"][2:].split("/"):
-            target = target[part]
-        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+    """The key paths a JSON schema types as integers."""
+    schema = resolve(schema, root)
     kinds = schema.get("type")
     if kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds):
         yield path
@@ -312,7 +270,7 @@ def _schema_integers(schema: dict, root: dict, path: tuple = ()):
 def check_integers(config: dict, schema_path: str | Path) -> None:
     """A JSON schema accepts 3.0 as an integer; the code downstream does not (``range(3.0)``):
     refuse a float where the schema says integer, naming the key."""
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    schema = load_schema(schema_path)
     for path in _schema_integers(schema, schema):
         value = config_value(config, ".".join(path))
         if isinstance(value, float):
@@ -324,29 +282,11 @@ def check_integers(config: dict, schema_path: str | Path) -> None:
 
 def check_config(config: dict) -> None:
     """Everything a valid schema does not guarantee; raises :class:`ConfigError`."""
-    _check_branches(config)
-    _check_data_root(config)
-    _check_data(config)
-    _check_sample_sizes(config)
-    _check_ece(config)
-    _check_methods(config)
-    _check_selector(config)
+    for check in (_check_branches, _check_data_root, _check_data, _check_ece, _check_methods):
+        check(config)
 
 
 # Intermediate files of a previous run
-
-# (folder under results/, glob, cheap check); final tables and plots are rebuilt from these.
-INTERMEDIATES = (
-    ("data", "**/*.npz", npz_problem),
-    ("posteriors", "**/*.npz", npz_problem),
-    ("samples", "**/*.npz", npz_problem),
-    ("lm", "**/*.npz", npz_problem),
-    ("weights", "**/*.npz", npz_problem),
-    ("text", "**/*.parquet", None),
-    ("eval_setups", "**/*.csv", csv_problem),
-    ("eval", "**/*.csv", csv_problem),
-    ("descriptors", "**/*.csv", csv_problem),
-)
 
 
 def parquet_problem(path) -> str | None:
@@ -361,6 +301,20 @@ def parquet_problem(path) -> str | None:
     return None if head == tail == b"PAR1" else "not a complete parquet file"
 
 
+# (folder under results/, glob, cheap check); final tables and plots are rebuilt from these.
+INTERMEDIATES = (
+    ("data", "**/*.npz", npz_problem),
+    ("posteriors", "**/*.npz", npz_problem),
+    ("samples", "**/*.npz", npz_problem),
+    ("lm", "**/*.npz", npz_problem),
+    ("weights", "**/*.npz", npz_problem),
+    ("text", "**/*.parquet", parquet_problem),
+    ("eval_setups", "**/*.csv", csv_problem),
+    ("eval", "**/*.csv", csv_problem),
+    ("descriptors", "**/*.csv", csv_problem),
+)
+
+
 def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
     """(path, problem) of every intermediate file under ``results`` that is visibly cut or corrupt,
     or that is not what its job wrote (:mod:`unishift.made_from`: edited, copied from another
@@ -368,7 +322,6 @@ def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
     results = Path(results)
     found = []
     for folder, pattern, check in INTERMEDIATES:
-        check = check or parquet_problem
         for path in sorted((results / folder).glob(pattern)):
             if path.name.startswith("."):
                 continue
@@ -385,12 +338,11 @@ def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
     found = []
     for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
         split = results / "data" / "label" / path.parent.name / "split.npz"
-        if path.name.startswith(".") or not split.is_file() or npz_problem(split):
+        # a damaged or missing file is damaged_intermediates' to report
+        if path.name.startswith(".") or npz_problem(split) or npz_problem(path):
             continue
         with np.load(split) as arrays:
             k = int(arrays["n_classes"]) if "n_classes" in arrays else 2
-        if npz_problem(path):
-            continue
         with np.load(path) as arrays:
             shapes = {key: arrays[key].shape for key in ("P_h", "P_val", "P_test") if key in arrays}
         wrong = {key: shape for key, shape in shapes.items() if len(shape) != 2 or shape[1] != k}
