@@ -34,10 +34,6 @@ from unishift.stats import ALPHA
 TABLE_WIDTH = {("cap", "label"): r".9\textwidth"}
 
 
-def table_name(task: str, shift: str, metric: str = "error") -> str:
-    return f"calibration_brier_{shift}" if metric == "brier" else f"{task}_{shift}"
-
-
 def build_table(
     result_files: Iterable[str | Path],
     task: str,
@@ -53,12 +49,8 @@ def build_table(
 ) -> TableResult:
     """Read the per-sample files of one (task, shift) and write ``<name>.csv`` (cells),
     ``<name>_summary.csv`` (ranks, win rates) and ``<name>.tex`` into ``out_dir``, where name is
-    ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier".
-
-    With ``classifiers``, ``datasets`` and ``n_samples`` given, every file must hold every setup and
-    sample (nothing is drawn from partial results). ``method_info`` (name -> (display, group)) names
-    the columns without importing the methods (the workflow passes the registry's). In the k-class
-    record layout the LaTeX rows name each data set's number of classes, ``cmc (k=3)``."""
+    ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier". With ``classifiers``,
+    ``datasets`` and ``n_samples`` given, every file must hold every setup and sample."""
     result_files = list(result_files)
     records = load_records(result_files)
     _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
@@ -75,7 +67,7 @@ def build_table(
         method_info=method_info,
     )
     out_dir = Path(out_dir)
-    name = table_name(task, shift, metric)
+    name = f"calibration_brier_{shift}" if metric == "brier" else f"{task}_{shift}"
     write_table_csv(result, out_dir / f"{name}.csv")
     write_table_tex(
         with_class_counts(result, records),
@@ -99,19 +91,15 @@ def with_class_counts(result: TableResult, records: pd.DataFrame) -> TableResult
 
 
 def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> None:
-    """``{task}_{shift}.tex`` (tikzpicture), ``.png`` and ``_groups.csv`` in ``out_dir``.
-
-    A comparison needs two methods: with fewer, the three files say so instead of a diagram."""
+    """``{task}_{shift}.tex`` (tikzpicture), ``.png`` and ``_groups.csv`` in ``out_dir``; with fewer
+    than two methods, the three files say that there is no diagram."""
     out_dir = Path(out_dir)
     stem = f"{result.task}_{result.shift}"
-    if len(result.names) < 2:
-        _write_no_cd(out_dir, stem, "a critical-difference diagram needs at least two methods")
+    if len(result.names) >= 2:
+        cd = write_cd(result, out_dir / f"{stem}.tex", out_dir / f"{stem}.png", alpha)
+        write_csv(out_dir / f"{stem}_groups.csv", cd_groups_frame(cd))
         return
-    cd = write_cd(result, out_dir / f"{stem}.tex", out_dir / f"{stem}.png", alpha)
-    write_csv(out_dir / f"{stem}_groups.csv", cd_groups_frame(cd))
-
-
-def _write_no_cd(out_dir: Path, stem: str, reason: str) -> None:
+    reason = "a critical-difference diagram needs at least two methods"
     figure = pyplot().figure(figsize=(4, 1))
     figure.text(0.5, 0.5, reason, ha="center", va="center", fontsize=8)
     save_figure(figure, out_dir / f"{stem}.png")
@@ -149,8 +137,7 @@ def build_error_by_shift(
     if methods is not None:
         _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
         chosen = [(m, c) for m, c in PLOT_METHODS.get((task, shift), []) if m in methods]
-        if not chosen:
-            chosen = list(zip(methods, FALLBACK_COLOURS))
+        chosen = chosen or list(zip(methods, FALLBACK_COLOURS))
     out_dir = Path(out_dir)
     stem = f"{task}_{shift}_err_by_shift"
     return plot_error_by_shift(
