@@ -293,14 +293,11 @@ def summary_frame(result: TableResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_table_csv(
-    result: TableResult, path: str | Path, summary_path: str | Path | None = None
-) -> None:
-    """Cells to ``path``; per-method ranks and win rates to ``summary_path`` (default:
-    ``<stem>_summary.csv`` next to it)."""
+def write_table_csv(result: TableResult, path: str | Path) -> None:
+    """Cells to ``path``; per-method ranks and win rates to ``<stem>_summary.csv`` next to it."""
     path = Path(path)
     write_csv(path, table_frame(result))
-    write_csv(summary_path or path.with_name(f"{path.stem}_summary.csv"), summary_frame(result))
+    write_csv(path.with_name(f"{path.stem}_summary.csv"), summary_frame(result))
 
 
 def _cell(mean: float, bold: bool, colour: str | None, decimals: int) -> str:
@@ -329,28 +326,22 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
         rf"\multicolumn{{{n}}}{{c{'|' if g < len(groups) - 1 else ''}}}{{{label}}}"
         for g, (label, n) in enumerate(groups)
     ]
-    blocks = []
-    for clf in dict.fromkeys(c for c, _ in result.setups):
-        rows = []
-        for s, (c, ds) in enumerate(result.setups):
-            if c != clf:
-                continue
-            cells = [
-                _cell(result.means[s, j], result.bold[s, j], result.colours[s][j], decimals)
-                for j in range(k)
-            ]
-            rows.append({"dataset": dataset_latex(ds), "cells": cells})
-        blocks.append({"label": classifier_display(clf), "rows": rows})
+    rows_of = {}  # classifier -> its rows, in setup order
+    for s, (clf, ds) in enumerate(result.setups):
+        cells = [
+            _cell(result.means[s, j], result.bold[s, j], result.colours[s][j], decimals)
+            for j in range(k)
+        ]
+        rows_of.setdefault(clf, []).append({"dataset": dataset_latex(ds), "cells": cells})
+    blocks = [{"label": classifier_display(c), "rows": rows} for c, rows in rows_of.items()]
     wins = result.wins
     win_rows = []
     for i in range(len(wins.references)):
-        cells = []
-        for j, m in enumerate(result.methods):
-            if m.group == "reference":
-                cells.append("---")
-            else:
-                dag = r"\dag " if wins.dagger[i, j] else ""
-                cells.append(f"${dag}{100 * wins.rates[i, j]:.2f}\\%$")
+        dags = [r"\dag " if dagger else "" for dagger in wins.dagger[i]]
+        cells = [
+            "---" if m.group == "reference" else f"${dags[j]}{100 * wins.rates[i, j]:.2f}\\%$"
+            for j, m in enumerate(result.methods)
+        ]
         win_rows.append({"i": i + 1, "cells": cells})
     ranks = [
         rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
