@@ -32,28 +32,13 @@ def verdict(ours: float, paper: float, decimals: int, tolerance: float = 0.005) 
 
 
 def reproduction_table(
-    ours: pd.DataFrame,
-    paper: pd.DataFrame,
-    task: str | None = None,
-    shift: str | None = None,
-    decimals: int = 3,
+    ours: pd.DataFrame, paper: pd.DataFrame, task: str, shift: str, decimals: int = 3
 ) -> pd.DataFrame:
-    """Cell-by-cell comparison of our table (the cells CSV: classifier, dataset, method, mean_error,
-    bold, [task, shift]) with the paper's cells (``load_paper("cells")``).
-
-    One row per paper cell of the (task, shift) tables present in ``ours``: our mean, the paper's
-    value, the difference and the verdict; bold flags side by side.
-    """
-    ours = ours.copy()
-    if task is not None:
-        ours["task"] = task
-    if shift is not None:
-        ours["shift"] = shift
-    missing = [c for c in ("task", "shift") if c not in ours.columns]
-    if missing:
-        raise ValueError(f"give task/shift or include columns {missing}")
-    tables = ours[["task", "shift"]].drop_duplicates()
-    paper = paper.merge(tables, on=["task", "shift"])
+    """Cell-by-cell comparison of our (task, shift) table (the cells CSV: classifier, dataset, method,
+    mean_error, bold) with the paper's cells (``load_paper("cells")``): one row per paper cell of
+    that table, with our mean, the paper's value, the difference, the verdict and both bold flags."""
+    ours = ours.assign(task=task, shift=shift)
+    paper = paper[(paper["task"] == task) & (paper["shift"] == shift)]
     merged = paper.merge(
         ours[[*_KEYS, "mean_error", "bold"]].rename(
             columns={"mean_error": "ours", "bold": "ours_bold"}

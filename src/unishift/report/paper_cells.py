@@ -1,12 +1,7 @@
-"""One cell of the paper's label-shift tables, recomputed through the library (no Snakemake).
-
-The steps of the workflow's rules for one (data set, classifier) of the paper's grid: QuaPy's 70/30
-split and the 50/50 split (seed 0), the classifier, the 100 UPP samples of 250 items with the
-reference random stream, then one method evaluated on every sample; a cell is the mean error over
-the samples. Used by the paper-cell tests and by ``tools/perturbation_check.py`` and
-``tools/reference_check.py`` (docs/reproduction.md, "How the numbers were checked"). Splits, samples
-and posteriors are cached per process, keyed by the data folders.
-"""
+"""One cell of the paper's label-shift tables, recomputed through the library as the workflow's rules
+do (splits and samples with seed 0, 100 UPP samples of 250 items), for the paper-cell tests and the
+tools of docs/reproduction.md ("How the numbers were checked"). Splits, samples and posteriors are
+cached per process, keyed by the data folders."""
 
 from __future__ import annotations
 
