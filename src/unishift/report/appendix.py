@@ -74,9 +74,5 @@ def write_accuracy_tex(csv_path: str | Path, tex_path: str | Path, shift: str) -
         csv_path,
         dtype={"classifier": str, "dataset": str, "model": str, "source": str, "target": str},
     )
-    text = (
-        render_accuracy_label_tex(frame)
-        if shift == "label"
-        else render_accuracy_covariate_tex(frame)
-    )
-    write_text(tex_path, text)
+    render = render_accuracy_label_tex if shift == "label" else render_accuracy_covariate_tex
+    write_text(tex_path, render(frame))

@@ -57,16 +57,11 @@ def resolve_methods(
     return sorted(columns, key=lambda c: TABLE_GROUPS.index(c.group))
 
 
+_LATEX = str.maketrans({"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#"})
+
+
 def latex_escape(text: str) -> str:
-    for char, repl in (
-        ("\\", r"\textbackslash{}"),
-        ("_", r"\_"),
-        ("&", r"\&"),
-        ("%", r"\%"),
-        ("#", r"\#"),
-    ):
-        text = text.replace(char, repl)
-    return text
+    return text.translate(_LATEX)
 
 
 def dataset_latex(name: str) -> str:

@@ -128,9 +128,8 @@ def build_error_by_shift(
     method_info: dict[str, tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """``{task}_{shift}_err_by_shift.pdf`` and ``.png`` in ``out_dir``: the plot's selection of
-    methods (:data:`unishift.report.plots.PLOT_METHODS`) among the configured ones, or the first
-    eight configured when none of them is. With the expected methods, setups and ``n_samples``
-    given, incomplete result files are refused as in :func:`build_table`."""
+    methods among the configured ones (docs/reporting.md §4), or the first eight configured when
+    none of them is; incomplete result files are refused as in :func:`build_table`."""
     result_files = list(result_files)
     records = load_records(result_files)
     chosen = None
@@ -159,12 +158,9 @@ def build_reproduction(
     out_md: str | Path,
     caveat: str = "",
 ) -> pd.DataFrame:
-    """Compare one of our tables with the paper: cell-by-cell CSV and a markdown summary (share of
-    equal cells, bold agreement, largest differences, average ranks and first win rates). A
-    ``caveat`` (:func:`unishift.plan.reproduction_caveat`) opens the page.
-
-    Calibration under label shift has no published cells; its ranks are compared with the CD
-    diagram's (3 decimals)."""
+    """Compare one of our tables with the paper: cell-by-cell CSV and a markdown summary, opened by
+    ``caveat`` (:func:`unishift.plan.reproduction_caveat`). Calibration under label shift has no
+    published cells; its ranks are compared with the CD diagram's (3 decimals)."""
     ours = pd.read_csv(cells_csv, dtype={"classifier": str, "dataset": str, "method": str})
     summary = pd.read_csv(summary_csv, dtype={"method": str}).assign(task=task, shift=shift)
     # a table with the Selector: compare the paper's columns as ranked and bolded among themselves
