@@ -130,9 +130,7 @@ def render_cd_tikz(layout: CDLayout) -> str:
     if layout.xtick is not None:
         lines.append("  xtick={" + ",".join(f"{t:g}" for t in layout.xtick) + "},")
         lines.append(f"  minor x tick num={{{layout.minor_ticks}}},")
-    lines.append(f"  title={{{layout.title}}},")
-    lines.append("]")
-    lines.append("")
+    lines += [f"  title={{{layout.title}}},", "]", ""]
     for t in layout.treatments:
         anchor = "east" if t.left else "west"
         lines.append(

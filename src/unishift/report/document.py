@@ -1,8 +1,4 @@
-"""``results/report.pdf``: every table, CD diagram and figure in one LaTeX document.
-
-pdflatex is optional: without it the .tex is still written and :func:`build_report_pdf` says that it
-skipped the compilation (the CI machines have no TeX installation).
-"""
+"""``results/report.pdf``: every table, CD diagram and figure in one LaTeX document."""
 
 from __future__ import annotations
 

@@ -220,9 +220,8 @@ def build_accuracy(
     """Appendix accuracy table (.tex) and its comparison with the paper's (tab:sklearn:acc for label
     shift: columns classifier, dataset, accuracy; tab:lm:acc for covariate shift: model, source,
     target, accuracy). Returns the comparison (ours, paper, difference, verdict at 3 decimals)."""
-    write_accuracy_tex(accuracy_csv, out_tex, shift)
+    ours = write_accuracy_tex(accuracy_csv, out_tex, shift)
     keys = ["classifier", "dataset"] if shift == "label" else ["model", "source", "target"]
-    ours = pd.read_csv(accuracy_csv, dtype={k: str for k in keys})
     paper = load_paper(f"accuracy_{shift}").drop(columns="table")
     merged = compare_summary(ours[[*keys, "accuracy"]], paper, "accuracy", 3, keys=keys)
     write_csv(out_repro, merged)

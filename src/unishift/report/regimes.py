@@ -74,9 +74,8 @@ def build_regime_maps(
     scheme: str = "quantile",
     descriptors: Iterable[str] | None = None,
 ) -> tuple[list, dict[str, int]]:
-    """The regime maps of one task and shift, one per descriptor (default :func:`map_descriptors`),
-    written to ``<stem>.csv``, ``.png`` and ``.tex``. Samples whose descriptor is empty (it could not
-    be computed) are left out of that descriptor's map; returns the maps and those counts."""
+    """The regime maps of one task and shift (docs/regimes.md §5.3), written to ``<stem>.csv``,
+    ``.png`` and ``.tex``; returns the maps and, per descriptor, the samples left out as empty."""
     records = _records(files, task, shift, methods)
     maps, undefined = [], {}
     for descriptor in descriptors or map_descriptors(shift):

@@ -1,9 +1,5 @@
-"""Result tables: one computed object per (task, shift, metric), a machine-readable CSV and the LaTeX
-table of docs/reporting.md §2.6.
-
-Everything (means, colours, bold flags, wins, ranks) is derived from one in-memory matrix per setup,
-[sample x method], whose rows are aligned by sample id across methods.
-"""
+"""Result tables (docs/reporting.md §2): one computed object per (task, shift, metric), derived from
+one [sample x method] matrix per setup (rows aligned by sample id), its CSV and its LaTeX table."""
 
 from __future__ import annotations
 
@@ -110,9 +106,8 @@ class TableResult:
     avg_ranks: np.ndarray  # (k,)
     rank_bold: np.ndarray  # (k,)
     alpha: float
-    # With a column of the selection group (the Selector, docs/regimes.md §5.4): the average ranks
-    # and the bold flags among the other columns only (NaN / False for the selection columns), what
-    # the paper's tables are compared with (the Selector is no column of theirs). None without one.
+    # With a column of the selection group, the ranks and bold flags among the other columns only
+    # (NaN / False for the selection columns; docs/regimes.md §5.4); None without one.
     avg_ranks_methods: np.ndarray | None = None  # (k,)
     bold_methods: np.ndarray | None = None  # (S, k)
 
