@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from unishift.io import write_text
 from unishift.report.names import title as make_title
 from unishift.report.tables import TableResult
@@ -229,8 +231,6 @@ def write_cd(
 
 def cd_groups_frame(cd: CDResult):
     """Machine-readable CD result: one row per method with its rank and the groups it belongs to."""
-    import pandas as pd
-
     rows = []
     for i, m in enumerate(cd.methods):
         member = [str(g) for g, members in enumerate(cd.groups) if m in members]

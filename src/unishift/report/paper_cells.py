@@ -92,14 +92,8 @@ def cell_value(
 
 def paper_value(task: str, method: str, dataset: str, classifier: str) -> float:
     """The printed value of one label-shift cell (``unishift/report/paper/cells.csv``)."""
-    cells = load_paper("cells")
-    row = cells[
-        (cells["task"] == task)
-        & (cells["shift"] == "label")
-        & (cells["method"] == method)
-        & (cells["dataset"] == dataset)
-        & (cells["classifier"] == classifier)
-    ]
-    if len(row) != 1:
+    cells = load_paper("cells").set_index(["task", "shift", "method", "dataset", "classifier"])
+    key = (task, "label", method, dataset, classifier)
+    if key not in cells.index:
         raise KeyError(f"no printed cell {task}/{method} {dataset}/{classifier}")
-    return float(row["value"].iloc[0])
+    return float(cells.loc[key, "value"])
