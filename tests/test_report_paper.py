@@ -4,14 +4,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.paper_source import RESULT_TABLES, paper_method_name, parse_paper
 from unishift.report.cd import cd_layout, render_cd_tikz
 from unishift.report.names import MethodColumn
 from unishift.report.paper import (
     PAPER_DATA,
-    RESULT_TABLES,
     load_paper,
-    paper_method_name,
-    parse_paper,
     reproduction_markdown,
     reproduction_table,
     verdict,

@@ -68,15 +68,12 @@ def _require(frame: pd.DataFrame, columns: tuple[str, ...]) -> None:
         raise ValueError(f"accuracy table lacks columns {missing}")
 
 
-def write_accuracy_tex(csv_path: str | Path, tex_path: str | Path, shift: str) -> None:
-    """Render ``classifier_accuracy_{shift}.csv`` to its appendix .tex table."""
+def write_accuracy_tex(csv_path: str | Path, tex_path: str | Path, shift: str) -> pd.DataFrame:
+    """Render ``classifier_accuracy_{shift}.csv`` to its appendix .tex table; returns the frame."""
     frame = pd.read_csv(
         csv_path,
         dtype={"classifier": str, "dataset": str, "model": str, "source": str, "target": str},
     )
-    text = (
-        render_accuracy_label_tex(frame)
-        if shift == "label"
-        else render_accuracy_covariate_tex(frame)
-    )
-    write_text(tex_path, text)
+    render = render_accuracy_label_tex if shift == "label" else render_accuracy_covariate_tex
+    write_text(tex_path, render(frame))
+    return frame

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
+
 from unishift.io import write_text
 from unishift.report.names import title as make_title
 from unishift.report.tables import TableResult
@@ -105,19 +107,15 @@ def cd_layout(
             y, x = float((k - half) + 1 - (pos - half)), ranks[-1] + k / 12
         treatments.append(Treatment(name, label, float(result.avg_ranks[i]), y, x, left))
     y_of = {t.name: t.y for t in treatments}
-    rank_of = dict(zip(result.methods, (float(r) for r in result.avg_ranks)))
-    raw = []
-    for members in result.groups:
-        lo = min(rank_of[m] for m in members)
-        hi = max(rank_of[m] for m in members)
-        raw.append((min(y_of[m] for m in members) * 2 / 3, members, lo, hi))
-    raw.sort(key=lambda g: g[0])
+    rank_of = {t.name: t.rank for t in treatments}
     groups: list[GroupLine] = []
-    for y, members, lo, hi in raw:
+    levels = [(min(y_of[m] for m in members) * 2 / 3, members) for members in result.groups]
+    for y, members in sorted(levels, key=lambda level: level[0]):
         # Stacked groups that share a method are pulled apart so that their bars do not overlap.
         if groups and set(members) & set(groups[-1].members):
             y = max(y, groups[-1].y + 0.2)
-        groups.append(GroupLine(tuple(members), lo, hi, y))
+        member_ranks = [rank_of[m] for m in members]
+        groups.append(GroupLine(tuple(members), min(member_ranks), max(member_ranks), y))
     tick, minor = xticks(k)
     return CDLayout(k, title, treatments, groups, tick, minor)
 
@@ -134,9 +132,7 @@ def render_cd_tikz(layout: CDLayout) -> str:
     if layout.xtick is not None:
         lines.append("  xtick={" + ",".join(f"{t:g}" for t in layout.xtick) + "},")
         lines.append(f"  minor x tick num={{{layout.minor_ticks}}},")
-    lines.append(f"  title={{{layout.title}}},")
-    lines.append("]")
-    lines.append("")
+    lines += [f"  title={{{layout.title}}},", "]", ""]
     for t in layout.treatments:
         anchor = "east" if t.left else "west"
         lines.append(
@@ -220,21 +216,14 @@ def plot_cd_png(layout: CDLayout, path: str | Path, dpi: int = 150) -> None:
     save_figure(fig, path, dpi=dpi, bbox_inches="tight")
 
 
-def cd_from_table(result: TableResult, alpha: float = ALPHA) -> tuple[CDResult, CDLayout]:
-    """CD analysis and layout for a computed table: same experiments and methods, ranks from the same
-    rounded matrix, reference methods in bold, title "<Task> under <Shift>"."""
-    cd = cd_analysis(result.experiments(), result.names, alpha)
-    labels = {m.name: m.display for m in result.methods}
-    bold = {m.name for m in result.methods if m.group == "reference"}
-    return cd, cd_layout(cd, labels, bold, make_title(result.task, result.shift))
-
-
 def write_cd(
     result: TableResult, tex_path: str | Path, png_path: str | Path, alpha: float = ALPHA
 ) -> CDResult:
     """Write ``results/cd/{task}_{shift}.tex`` (the tikzpicture, to \\input inside a figure) and the
-    matching .png."""
-    cd, layout = cd_from_table(result, alpha)
+    matching .png of a computed table's CD analysis (its experiments, references in bold)."""
+    cd = cd_analysis(result.experiments(), result.names, alpha)
+    labels = {m.name: m.display for m in result.methods}
+    layout = cd_layout(cd, labels, set(result.references), make_title(result.task, result.shift))
     write_text(tex_path, render_cd_tikz(layout))
     plot_cd_png(layout, png_path)
     return cd
@@ -242,8 +231,6 @@ def write_cd(
 
 def cd_groups_frame(cd: CDResult):
     """Machine-readable CD result: one row per method with its rank and the groups it belongs to."""
-    import pandas as pd
-
     rows = []
     for i, m in enumerate(cd.methods):
         member = [str(g) for g, members in enumerate(cd.groups) if m in members]

@@ -1,14 +1,11 @@
-"""``results/report.pdf``: every table, CD diagram and figure in one LaTeX document.
-
-pdflatex is optional: without it the .tex is still written and :func:`build_report_pdf` says that it
-skipped the compilation (the CI machines have no TeX installation).
-"""
+"""``results/report.pdf``: every table, CD diagram and figure in one LaTeX document."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,8 +74,6 @@ def build_report_pdf(
     tex_path.write_text(report_tex(content), encoding="utf-8")
     exe = pdflatex or shutil.which("pdflatex")
     if exe is None:
-        import sys
-
         print(f"pdflatex not found: wrote {tex_path}, skipped building {pdf_path}", file=sys.stderr)
         return None
     # Fixed dates and IDs so that the same sources give the same PDF bytes.

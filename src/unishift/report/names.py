@@ -1,8 +1,5 @@
-"""Display names and canonical orders of methods, classifiers and data sets in the paper's outputs.
-
-Classifiers and data sets are described once, in :mod:`unishift.classifiers.specs` and
-:mod:`unishift.data.datasets`: their orders and display names are read from there.
-"""
+"""Display names and canonical orders of methods, classifiers and data sets in the paper's outputs
+(those of classifiers and data sets re-exported from where they are described)."""
 
 from __future__ import annotations
 
@@ -36,12 +33,9 @@ def resolve_methods(
     shift: str | None = None,
     info: dict[str, tuple[str, str]] | None = None,
 ) -> list[MethodColumn]:
-    """Columns for the given methods: baselines, then references, then adapted methods, then the
-    selection group (``info`` only), each group keeping the order in which ``names`` lists them.
-
-    Display name and group come from the registry; ``info`` (name -> (display, group)) overrides or
-    supplies them for methods the registry does not know (e.g. in tests).
-    """
+    """Columns for ``names`` grouped in :data:`TABLE_GROUPS` order (``names``' order within a group),
+    with display name and group from ``info`` (name -> (display, group)) where it names the method,
+    else from the registry."""
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate method names in {list(names)}")
     columns = []
@@ -57,16 +51,11 @@ def resolve_methods(
     return sorted(columns, key=lambda c: TABLE_GROUPS.index(c.group))
 
 
+_LATEX = str.maketrans({"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#"})
+
+
 def latex_escape(text: str) -> str:
-    for char, repl in (
-        ("\\", r"\textbackslash{}"),
-        ("_", r"\_"),
-        ("&", r"\&"),
-        ("%", r"\%"),
-        ("#", r"\#"),
-    ):
-        text = text.replace(char, repl)
-    return text
+    return text.translate(_LATEX)
 
 
 def dataset_latex(name: str) -> str:

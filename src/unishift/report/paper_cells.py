@@ -1,12 +1,7 @@
-"""One cell of the paper's label-shift tables, recomputed through the library (no Snakemake).
-
-The steps of the workflow's rules for one (data set, classifier) of the paper's grid: QuaPy's 70/30
-split and the 50/50 split (seed 0), the classifier, the 100 UPP samples of 250 items with the
-reference random stream, then one method evaluated on every sample; a cell is the mean error over
-the samples. Used by the paper-cell tests and by ``tools/perturbation_check.py`` and
-``tools/reference_check.py`` (docs/reproduction.md, "How the numbers were checked"). Splits, samples
-and posteriors are cached per process, keyed by the data folders.
-"""
+"""One cell of the paper's label-shift tables, recomputed through the library as the workflow's rules
+do (splits and samples with seed 0, 100 UPP samples of 250 items), for the paper-cell tests and the
+tools of docs/reproduction.md ("How the numbers were checked"). Splits, samples and posteriors are
+cached per process, keyed by the data folders."""
 
 from __future__ import annotations
 
@@ -97,14 +92,8 @@ def cell_value(
 
 def paper_value(task: str, method: str, dataset: str, classifier: str) -> float:
     """The printed value of one label-shift cell (``unishift/report/paper/cells.csv``)."""
-    cells = load_paper("cells")
-    row = cells[
-        (cells["task"] == task)
-        & (cells["shift"] == "label")
-        & (cells["method"] == method)
-        & (cells["dataset"] == dataset)
-        & (cells["classifier"] == classifier)
-    ]
-    if len(row) != 1:
+    cells = load_paper("cells").set_index(["task", "shift", "method", "dataset", "classifier"])
+    key = (task, "label", method, dataset, classifier)
+    if key not in cells.index:
         raise KeyError(f"no printed cell {task}/{method} {dataset}/{classifier}")
-    return float(row["value"].iloc[0])
+    return float(cells.loc[key, "value"])

@@ -34,10 +34,6 @@ from unishift.stats import ALPHA
 TABLE_WIDTH = {("cap", "label"): r".9\textwidth"}
 
 
-def table_name(task: str, shift: str, metric: str = "error") -> str:
-    return f"calibration_brier_{shift}" if metric == "brier" else f"{task}_{shift}"
-
-
 def build_table(
     result_files: Iterable[str | Path],
     task: str,
@@ -53,12 +49,8 @@ def build_table(
 ) -> TableResult:
     """Read the per-sample files of one (task, shift) and write ``<name>.csv`` (cells),
     ``<name>_summary.csv`` (ranks, win rates) and ``<name>.tex`` into ``out_dir``, where name is
-    ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier".
-
-    With ``classifiers``, ``datasets`` and ``n_samples`` given, every file must hold every setup and
-    sample (nothing is drawn from partial results). ``method_info`` (name -> (display, group)) names
-    the columns without importing the methods (the workflow passes the registry's). In the k-class
-    record layout the LaTeX rows name each data set's number of classes, ``cmc (k=3)``."""
+    ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier". With ``classifiers``,
+    ``datasets`` and ``n_samples`` given, every file must hold every setup and sample."""
     result_files = list(result_files)
     records = load_records(result_files)
     _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
@@ -75,7 +67,7 @@ def build_table(
         method_info=method_info,
     )
     out_dir = Path(out_dir)
-    name = table_name(task, shift, metric)
+    name = f"calibration_brier_{shift}" if metric == "brier" else f"{task}_{shift}"
     write_table_csv(result, out_dir / f"{name}.csv")
     write_table_tex(
         with_class_counts(result, records),
@@ -99,19 +91,15 @@ def with_class_counts(result: TableResult, records: pd.DataFrame) -> TableResult
 
 
 def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> None:
-    """``{task}_{shift}.tex`` (tikzpicture), ``.png`` and ``_groups.csv`` in ``out_dir``.
-
-    A comparison needs two methods: with fewer, the three files say so instead of a diagram."""
+    """``{task}_{shift}.tex`` (tikzpicture), ``.png`` and ``_groups.csv`` in ``out_dir``; with fewer
+    than two methods, the three files say that there is no diagram."""
     out_dir = Path(out_dir)
     stem = f"{result.task}_{result.shift}"
-    if len(result.names) < 2:
-        _write_no_cd(out_dir, stem, "a critical-difference diagram needs at least two methods")
+    if len(result.names) >= 2:
+        cd = write_cd(result, out_dir / f"{stem}.tex", out_dir / f"{stem}.png", alpha)
+        write_csv(out_dir / f"{stem}_groups.csv", cd_groups_frame(cd))
         return
-    cd = write_cd(result, out_dir / f"{stem}.tex", out_dir / f"{stem}.png", alpha)
-    write_csv(out_dir / f"{stem}_groups.csv", cd_groups_frame(cd))
-
-
-def _write_no_cd(out_dir: Path, stem: str, reason: str) -> None:
+    reason = "a critical-difference diagram needs at least two methods"
     figure = pyplot().figure(figsize=(4, 1))
     figure.text(0.5, 0.5, reason, ha="center", va="center", fontsize=8)
     save_figure(figure, out_dir / f"{stem}.png")
@@ -140,17 +128,15 @@ def build_error_by_shift(
     method_info: dict[str, tuple[str, str]] | None = None,
 ) -> pd.DataFrame:
     """``{task}_{shift}_err_by_shift.pdf`` and ``.png`` in ``out_dir``: the plot's selection of
-    methods (:data:`unishift.report.plots.PLOT_METHODS`) among the configured ones, or the first
-    eight configured when none of them is. With the expected methods, setups and ``n_samples``
-    given, incomplete result files are refused as in :func:`build_table`."""
+    methods among the configured ones (docs/reporting.md §4), or the first eight configured when
+    none of them is; incomplete result files are refused as in :func:`build_table`."""
     result_files = list(result_files)
     records = load_records(result_files)
     chosen = None
     if methods is not None:
         _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
         chosen = [(m, c) for m, c in PLOT_METHODS.get((task, shift), []) if m in methods]
-        if not chosen:
-            chosen = list(zip(methods, FALLBACK_COLOURS))
+        chosen = chosen or list(zip(methods, FALLBACK_COLOURS))
     out_dir = Path(out_dir)
     stem = f"{task}_{shift}_err_by_shift"
     return plot_error_by_shift(
@@ -172,12 +158,9 @@ def build_reproduction(
     out_md: str | Path,
     caveat: str = "",
 ) -> pd.DataFrame:
-    """Compare one of our tables with the paper: cell-by-cell CSV and a markdown summary (share of
-    equal cells, bold agreement, largest differences, average ranks and first win rates). A
-    ``caveat`` (:func:`unishift.plan.reproduction_caveat`) opens the page.
-
-    Calibration under label shift has no published cells; its ranks are compared with the CD
-    diagram's (3 decimals)."""
+    """Compare one of our tables with the paper: cell-by-cell CSV and a markdown summary, opened by
+    ``caveat`` (:func:`unishift.plan.reproduction_caveat`). Calibration under label shift has no
+    published cells; its ranks are compared with the CD diagram's (3 decimals)."""
     ours = pd.read_csv(cells_csv, dtype={"classifier": str, "dataset": str, "method": str})
     summary = pd.read_csv(summary_csv, dtype={"method": str}).assign(task=task, shift=shift)
     # a table with the Selector: compare the paper's columns as ranked and bolded among themselves
@@ -237,9 +220,8 @@ def build_accuracy(
     """Appendix accuracy table (.tex) and its comparison with the paper's (tab:sklearn:acc for label
     shift: columns classifier, dataset, accuracy; tab:lm:acc for covariate shift: model, source,
     target, accuracy). Returns the comparison (ours, paper, difference, verdict at 3 decimals)."""
-    write_accuracy_tex(accuracy_csv, out_tex, shift)
+    ours = write_accuracy_tex(accuracy_csv, out_tex, shift)
     keys = ["classifier", "dataset"] if shift == "label" else ["model", "source", "target"]
-    ours = pd.read_csv(accuracy_csv, dtype={k: str for k in keys})
     paper = load_paper(f"accuracy_{shift}").drop(columns="table")
     merged = compare_summary(ours[[*keys, "accuracy"]], paper, "accuracy", 3, keys=keys)
     write_csv(out_repro, merged)

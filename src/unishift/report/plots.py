@@ -50,20 +50,14 @@ PLOT_METHODS = {
     ],
 }  # fmt: skip
 # Compound shift runs the covariate branch's methods on the covariate data: the same selection.
-PLOT_METHODS.update(
-    {
-        (task, "compound"): PLOT_METHODS[(task, "covariate")]
-        for task in ("calibration", "quantification", "cap")
-    }
-)
+PLOT_METHODS |= {(t, "compound"): m for (t, s), m in PLOT_METHODS.items() if s == "covariate"}
 # Colours of a panel none of whose selected methods the config lists (its first eight methods).
 FALLBACK_COLOURS = ("black", "gray", "magenta", "dodgerblue", "green", "blue", "red", "gold")
 N_BINS = 10
 
 
 def shift_bins(intensity: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
-    """Bin index of each shift intensity: equal-width bins on [0, 1], outer edges widened by 1e-4 so
-    that 0 and 1 fall inside."""
+    """Bin index of each shift intensity (docs/reporting.md §4)."""
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     edges[0] -= 1e-4
     edges[-1] += 1e-4
@@ -86,9 +80,8 @@ def error_by_shift(records: pd.DataFrame, methods: list[str], n_bins: int = N_BI
 
 
 def density(records: pd.DataFrame, shift: str, n_bins: int = N_BINS) -> np.ndarray:
-    """Background bars: uniform under covariate shift (the mixing protocol is uniform in the level
-    of shift); otherwise (label and compound shift) the fraction of samples per bin, 0 for empty
-    bins."""
+    """Background bars (docs/reporting.md §4): uniform under covariate shift, else the share of
+    samples per bin."""
     if shift == "covariate":
         return np.full(n_bins, 1.0 / n_bins)
     one_method = records[records["method"] == records["method"].iloc[0]]

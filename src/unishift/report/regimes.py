@@ -1,10 +1,6 @@
 """Entry points of the workflow's regime rules (docs/regimes.md §5): the regime maps of one task and
-shift, and the Selector with its two references. Each reads the per-sample record files, calls
-:mod:`unishift.regimes` and writes files.
-
-The records carry the shift descriptors of their sample (:data:`unishift.records.DESCRIPTOR_COLUMNS`,
-joined by the evaluation jobs), the same in every method's row of a sample.
-"""
+shift, and the Selector with its two references, from the per-sample record files, which carry
+their sample's shift descriptors (:data:`unishift.records.DESCRIPTOR_COLUMNS`)."""
 
 from __future__ import annotations
 
@@ -31,10 +27,7 @@ from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
 from unishift.report.tables import load_records
 
-# The name of the Selector's column and record file (results/eval/{shift}/{task}/Selector.csv) and
-# its group in the tables: a group of its own, "selection", after the adapted methods (docs/regimes.md
-# §5.4): it is neither a baseline nor one of the paper's reference methods (the win rates compare
-# every other column with those), and it is built from the configured methods' records.
+# The Selector's column and record file name, and its group in the tables (docs/regimes.md §5.4).
 SELECTOR = "Selector"
 SELECTION_GROUP = "selection"
 PSEUDO_METHODS = (SELECTOR, "Oracle", "BestSingle")
@@ -81,9 +74,8 @@ def build_regime_maps(
     scheme: str = "quantile",
     descriptors: Iterable[str] | None = None,
 ) -> tuple[list, dict[str, int]]:
-    """The regime maps of one task and shift, one per descriptor (default :func:`map_descriptors`),
-    written to ``<stem>.csv``, ``.png`` and ``.tex``. Samples whose descriptor is empty (it could not
-    be computed) are left out of that descriptor's map; returns the maps and those counts."""
+    """The regime maps of one task and shift (docs/regimes.md §5.3), written to ``<stem>.csv``,
+    ``.png`` and ``.tex``; returns the maps and, per descriptor, the samples left out as empty."""
     records = _records(files, task, shift, methods)
     maps, undefined = [], {}
     for descriptor in descriptors or map_descriptors(shift):
@@ -105,13 +97,6 @@ def build_regime_maps(
     return maps, undefined
 
 
-def _table_order(selected: pd.DataFrame, records: pd.DataFrame, first: str) -> pd.DataFrame:
-    """``selected`` in the row order of the first method's record file (setups in table order)."""
-    key = ["classifier", "dataset", "sample_id"]
-    order = records.loc[records["method"] == first, key].reset_index(drop=True)
-    return order.merge(selected, on=key, how="left", validate="one_to_one")
-
-
 def _counts(choices: pd.Series) -> str:
     counts = choices.value_counts()
     return "; ".join(f"{m}: {n}" for m, n in zip(counts.index, counts.to_numpy()))
@@ -130,11 +115,9 @@ def build_selection(
     name: str = SELECTOR,
     tex_path: str | Path | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The Selector of one task and shift from the configured methods' records
-    (:func:`unishift.regimes.selector.select_methods`), with the per-sample oracle and the best single
-    method beside it. Writes ``records_path`` (in the record layout ``layout``), ``summary_path``,
-    ``choices_path`` and, with ``tex_path``, the report's tabular (:func:`selection_tex`); what each
-    holds, and the regressors' seed: docs/regimes.md §5.4."""
+    """The Selector of one task and shift, with the per-sample oracle and the best single method
+    beside it; writes the files of docs/regimes.md §5.4 (``records_path`` in the record layout
+    ``layout``; the .tex with ``tex_path``)."""
     methods = list(methods)
     records = add_groups(_records(files, task, shift, methods))
     features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]
@@ -148,10 +131,11 @@ def build_selection(
     oracle = oracle_records(records, methods)
     best = best_single_records(records, methods)
 
-    ordered = _table_order(selected, records, methods[0])
-    write_csv(records_path, ordered[list(COLUMNS[layout])])
-
+    # in the row order of the first method's record file (setups in table order)
     key = ["classifier", "dataset", "sample_id"]
+    order = records.loc[records["method"] == methods[0], key].reset_index(drop=True)
+    ordered = order.merge(selected, on=key, how="left", validate="one_to_one")
+    write_csv(records_path, ordered[list(COLUMNS[layout])])
     choices = ordered[[*key, "group", "chosen_method", "predicted_error", "error"]].rename(
         columns={"chosen_method": "selector_choice", "error": "selector_error"}
     )
@@ -175,8 +159,7 @@ def build_selection(
         ),
         "Oracle": "best on " + _counts(oracle["chosen_method"]),
     }
-    method_rows = records[["method", "error"]]
-    summary = selection_summary(selected, best, oracle, method_rows)
+    summary = selection_summary(selected, best, oracle, records[["method", "error"]])
     summary["role"] = [roles.get(m, "method") for m in summary["method"]]
     summary["note"] = [notes.get(m, "") for m in summary["method"]]
     order = [name, "BestSingle", "Oracle", *methods]
@@ -189,20 +172,13 @@ def build_selection(
     return {"selector": ordered, "oracle": oracle, "best_single": best, "summary": summary}
 
 
-# What each row of the report's selection tabular is (the summary's roles, shortened).
-_TEX_ROLES = {
-    "BestSingle": "best single method of the other groups",
-    "Oracle": "per-sample best: an upper bound, not ranked",
-}
-
-
 def selection_tex(summary: pd.DataFrame, name: str, overall: str, digits: int = 4) -> str:
-    """A LaTeX tabular of the selection summary: the Selector, BestSingle, the Oracle and the best
-    single method over all groups (chosen in hindsight), with mean error and finite samples."""
+    """The report's LaTeX tabular of the selection summary (docs/regimes.md §5.4)."""
     rows = summary.set_index("method")
     roles = {
         name: "picks a method per sample, trained on the other groups",
-        **_TEX_ROLES,
+        "BestSingle": "best single method of the other groups",
+        "Oracle": "per-sample best: an upper bound, not ranked",
         overall: "best single method over all groups (in hindsight)",
     }
     lines = [

@@ -6,10 +6,8 @@ from pathlib import Path
 
 import jinja2
 
-TEMPLATES = Path(__file__).parent / "templates"
-
 _ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(str(TEMPLATES)),
+    loader=jinja2.FileSystemLoader(str(Path(__file__).parent / "templates")),
     block_start_string="<%",
     block_end_string="%>",
     variable_start_string="<<",

@@ -1,28 +1,10 @@
-"""What a run says at its end: per table, the methods that fell back or failed on samples, and how
-often (docs/reporting.md, "The run summary"). Read from the tables' cells, which count every
-sample's status."""
+"""What a run says at its end, read from its tables' cells (docs/reporting.md, "The run summary")."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
-
-
-def table_summary(cells_csv: str | Path) -> list[str]:
-    """One line per method with fallbacks or errors in one table's cells (empty when none)."""
-    cells = pd.read_csv(cells_csv, dtype={"method": str})
-    totals = cells.groupby("method", sort=False)[["n_samples", "n_fallbacks", "n_errors"]].sum()
-    lines = []
-    for method, row in totals.iterrows():
-        parts = []
-        if row["n_errors"]:
-            parts.append(f"errors on {int(row['n_errors'])} of {int(row['n_samples'])} samples")
-        if row["n_fallbacks"]:
-            parts.append(f"fallbacks on {int(row['n_fallbacks'])}")
-        if parts:
-            lines.append(f"{method}: {', '.join(parts)}")
-    return lines
 
 
 def run_summary(results: str | Path, tables: list[tuple[str, str]]) -> str:
@@ -33,8 +15,17 @@ def run_summary(results: str | Path, tables: list[tuple[str, str]]) -> str:
         path = results / "tables" / f"{task}_{shift}.csv"
         if not path.is_file():
             continue
-        found = table_summary(path)
+        cells = pd.read_csv(path, dtype={"method": str})
+        totals = cells.groupby("method", sort=False)[["n_samples", "n_fallbacks", "n_errors"]].sum()
+        found = []
+        for method, row in totals.iterrows():
+            parts = []
+            if row["n_errors"]:
+                parts.append(f"errors on {int(row['n_errors'])} of {int(row['n_samples'])} samples")
+            if row["n_fallbacks"]:
+                parts.append(f"fallbacks on {int(row['n_fallbacks'])}")
+            if parts:
+                found.append(f"    {method}: {', '.join(parts)}")
         head = f"  {task} under {shift} shift:"
-        lines.append(f"{head} every method scored every sample" if not found else head)
-        lines += [f"    {line}" for line in found]
+        lines += [head, *found] if found else [f"{head} every method scored every sample"]
     return "\n".join(lines)

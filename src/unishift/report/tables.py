@@ -1,9 +1,5 @@
-"""Result tables: one computed object per (task, shift, metric), a machine-readable CSV and the LaTeX
-table of docs/reporting.md §2.6.
-
-Everything (means, colours, bold flags, wins, ranks) is derived from one in-memory matrix per setup,
-[sample x method], whose rows are aligned by sample id across methods.
-"""
+"""Result tables (docs/reporting.md §2): one computed object per (task, shift, metric), derived from
+one [sample x method] matrix per setup (rows aligned by sample id), its CSV and its LaTeX table."""
 
 from __future__ import annotations
 
@@ -110,9 +106,8 @@ class TableResult:
     avg_ranks: np.ndarray  # (k,)
     rank_bold: np.ndarray  # (k,)
     alpha: float
-    # With a column of the selection group (the Selector, docs/regimes.md §5.4): the average ranks
-    # and the bold flags among the other columns only (NaN / False for the selection columns), what
-    # the paper's tables are compared with (the Selector is no column of theirs). None without one.
+    # With a column of the selection group, the ranks and bold flags among the other columns only
+    # (NaN / False for the selection columns; docs/regimes.md §5.4); None without one.
     avg_ranks_methods: np.ndarray | None = None  # (k,)
     bold_methods: np.ndarray | None = None  # (S, k)
 
@@ -293,14 +288,11 @@ def summary_frame(result: TableResult) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write_table_csv(
-    result: TableResult, path: str | Path, summary_path: str | Path | None = None
-) -> None:
-    """Cells to ``path``; per-method ranks and win rates to ``summary_path`` (default:
-    ``<stem>_summary.csv`` next to it)."""
+def write_table_csv(result: TableResult, path: str | Path) -> None:
+    """Cells to ``path``; per-method ranks and win rates to ``<stem>_summary.csv`` next to it."""
     path = Path(path)
     write_csv(path, table_frame(result))
-    write_csv(summary_path or path.with_name(f"{path.stem}_summary.csv"), summary_frame(result))
+    write_csv(path.with_name(f"{path.stem}_summary.csv"), summary_frame(result))
 
 
 def _cell(mean: float, bold: bool, colour: str | None, decimals: int) -> str:
@@ -329,28 +321,22 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
         rf"\multicolumn{{{n}}}{{c{'|' if g < len(groups) - 1 else ''}}}{{{label}}}"
         for g, (label, n) in enumerate(groups)
     ]
-    blocks = []
-    for clf in dict.fromkeys(c for c, _ in result.setups):
-        rows = []
-        for s, (c, ds) in enumerate(result.setups):
-            if c != clf:
-                continue
-            cells = [
-                _cell(result.means[s, j], result.bold[s, j], result.colours[s][j], decimals)
-                for j in range(k)
-            ]
-            rows.append({"dataset": dataset_latex(ds), "cells": cells})
-        blocks.append({"label": classifier_display(clf), "rows": rows})
+    rows_of = {}  # classifier -> its rows, in setup order
+    for s, (clf, ds) in enumerate(result.setups):
+        cells = [
+            _cell(result.means[s, j], result.bold[s, j], result.colours[s][j], decimals)
+            for j in range(k)
+        ]
+        rows_of.setdefault(clf, []).append({"dataset": dataset_latex(ds), "cells": cells})
+    blocks = [{"label": classifier_display(c), "rows": rows} for c, rows in rows_of.items()]
     wins = result.wins
     win_rows = []
     for i in range(len(wins.references)):
-        cells = []
-        for j, m in enumerate(result.methods):
-            if m.group == "reference":
-                cells.append("---")
-            else:
-                dag = r"\dag " if wins.dagger[i, j] else ""
-                cells.append(f"${dag}{100 * wins.rates[i, j]:.2f}\\%$")
+        dags = [r"\dag " if dagger else "" for dagger in wins.dagger[i]]
+        cells = [
+            "---" if m.group == "reference" else f"${dags[j]}{100 * wins.rates[i, j]:.2f}\\%$"
+            for j, m in enumerate(result.methods)
+        ]
         win_rows.append({"i": i + 1, "cells": cells})
     ranks = [
         rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
