@@ -12,7 +12,6 @@ import numpy as np
 
 from unishift.choices import check_choice
 from unishift.data.containers import LabelledSet, Sample, Setting
-from unishift.methods.base import SampleContext
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
     as_logits,
@@ -176,7 +175,6 @@ def rlls_closed_form(C, b, lam) -> np.ndarray:
 def rlls_weights(
     source_pred, source_labels, target_pred, n_classes: int = 2, solver: str = "auto"
 ) -> np.ndarray:
-    check_choice("solver", solver, SOLVERS)
     if solver == "closed_form" and n_classes != 2:
         raise ValueError(f"solver='closed_form' solves two-class RLLS only; k = {n_classes}")
     C, b = rlls_system(source_pred, source_labels, target_pred, n_classes)
@@ -196,12 +194,9 @@ def ece_label_shift_loop(
     interpolated over the sorted values), membership lower < s <= upper, and for every bin with more
     than one target point the expected positive rate ((n_t - 1)/n_s) w #{source positives}/(n_bin - 1).
 
-    REF's expected rate is a float32 torch scalar (the count is a float32 tensor and numpy/Python
-    scalars adopt its dtype), so it is rounded to float32 after each operation here too; the
-    squared gaps are float64. With ``arithmetic="reference"`` they are added to a float32
-    accumulator and divided by n_t in float32, as REF's ``torch.zeros(1)`` sum is.
+    The rate is rounded to float32 after each operation (REF's float32 torch scalar); with
+    ``arithmetic="reference"`` the float64 squared gaps go to a float32 sum divided in float32.
     """
-    check_choice("arithmetic", arithmetic, ARITHMETICS)
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_s, n_t = len(conf_source), len(conf_target)
     edges = np.interp(np.linspace(0, n_t, n_bins + 1), np.arange(n_t), np.sort(conf_target))
@@ -224,13 +219,6 @@ def ece_label_shift_loop(
     return total / n_t
 
 
-def _equal_count_edges(sorted_rows: np.ndarray, n_bins: int) -> np.ndarray:
-    """The loop's ``np.interp`` edges for every row (temperature) at once."""
-    n = sorted_rows.shape[1]
-    positions, nodes = np.linspace(0, n, n_bins + 1), np.arange(n)
-    return np.array([np.interp(positions, nodes, row) for row in sorted_rows])
-
-
 def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Bin of each value under lower < v <= upper, -1 for none (rows: temperatures). Assumes each
     row's edges are non-decreasing, so the bins are disjoint."""
@@ -247,31 +235,11 @@ def ece_label_shift_vectorised(
 ):
     """The estimator for every temperature at once: rows of ``conf_*`` are temperatures and
     ``weights`` holds the class weight of each temperature (``arithmetic`` as in the loop)."""
-    check_choice("arithmetic", arithmetic, ARITHMETICS)
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_temps, n_s = conf_source.shape
     n_t = conf_target.shape[1]
-    edges = _equal_count_edges(np.sort(conf_target, axis=1), n_bins)
-    monotone = np.all(np.diff(edges, axis=1) >= 0, axis=1)
-    if not monotone.all():
-        # Rounding can make interpolated edges step back by an ulp; those rows keep REF's loop.
-        out = np.empty(n_temps, dtype=np.float32 if arithmetic == "reference" else float)
-        for r in np.flatnonzero(~monotone):
-            out[r] = ece_label_shift_loop(
-                conf_source[r], conf_target[r], source_is_class, weights[r], n_bins, p, arithmetic
-            )
-        keep = np.flatnonzero(monotone)
-        if keep.size:
-            out[keep] = ece_label_shift_vectorised(
-                conf_source[keep],
-                conf_target[keep],
-                source_is_class,
-                weights[keep],
-                n_bins,
-                p,
-                arithmetic,
-            )
-        return out
+    positions, nodes = np.linspace(0, n_t, n_bins + 1), np.arange(n_t)
+    edges = np.array([np.interp(positions, nodes, row) for row in np.sort(conf_target, axis=1)])
     bin_t = _bin_index(conf_target, edges)
     bin_s = _bin_index(conf_source, edges)
     offsets = (np.arange(n_temps) * n_bins)[:, None]
@@ -290,12 +258,19 @@ def ece_label_shift_vectorised(
     gap = np.where(counted, conf_target - expected[rows, safe_bin], 0.0)
     terms = np.abs(gap) ** p
     if arithmetic == "float64":
-        return np.sum(terms, axis=1) / n_t
-    # REF adds the terms bin after bin, each bin's points in sample order; the zero terms of points
-    # outside the counted bins leave a float32 sum unchanged wherever they fall.
-    order = np.argsort(np.where(counted, bin_t, n_bins), axis=1, kind="stable")
-    total = float32_running_sum(np.take_along_axis(terms, order, axis=1), axis=1)
-    return total / np.float32(n_t)
+        out = np.sum(terms, axis=1) / n_t
+    else:
+        # REF adds the terms bin after bin, each bin's points in sample order; the zero terms of
+        # points outside the counted bins leave a float32 sum unchanged wherever they fall.
+        order = np.argsort(np.where(counted, bin_t, n_bins), axis=1, kind="stable")
+        total = float32_running_sum(np.take_along_axis(terms, order, axis=1), axis=1)
+        out = total / np.float32(n_t)
+    # Rounding can make interpolated edges step back by an ulp; those rows take REF's loop.
+    for r in np.flatnonzero(~np.all(np.diff(edges, axis=1) >= 0, axis=1)):
+        out[r] = ece_label_shift_loop(
+            conf_source[r], conf_target[r], source_is_class, weights[r], n_bins, p, arithmetic
+        )
+    return out
 
 
 # The search
@@ -316,11 +291,6 @@ def _torch_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
     return torch.softmax(scaled, dim=-1).numpy()
 
 
-def torch_scaled_softmax(z: np.ndarray, temperature: float) -> np.ndarray:
-    """softmax(z / T) as REF's output (PyTorch, float64); T = -1 flips the logits as in REF."""
-    return _torch_scaled_softmaxes(z, np.array([temperature]))[0]
-
-
 def torch_log(posteriors: np.ndarray) -> np.ndarray:
     """``torch.log`` of float64 posteriors (REF's ``prob2logits``; differs from ``np.log`` in the
     last bit of some values)."""
@@ -332,12 +302,8 @@ def torch_log(posteriors: np.ndarray) -> np.ndarray:
 def _mean_of_classes(per_class: list, arithmetic: str):
     """The classes' mean loss; with REF's arithmetic torch's float32 mean ((a + b) / 2 for two
     classes)."""
-    if arithmetic == "reference":
-        total = np.asarray(per_class[0], dtype=np.float32)
-        for loss in per_class[1:]:
-            total = total + np.asarray(loss, dtype=np.float32)
-        return total / np.float32(len(per_class))
-    return sum(per_class[1:], per_class[0]) / len(per_class)
+    dtype = np.float32 if arithmetic == "reference" else np.float64
+    return sum(np.asarray(loss, dtype=dtype) for loss in per_class) / dtype(len(per_class))
 
 
 def lascal_losses(
@@ -349,15 +315,9 @@ def lascal_losses(
     temps: np.ndarray | None = None,
     arithmetic: str = "reference",
 ) -> np.ndarray:
-    """LasCal's loss (mean over the k classes of the label-shift ECE) at every grid temperature
-    (float32 values with ``arithmetic="reference"``: each class loss a float32 running sum in bin
-    order divided in float32, the classes averaged in float32).
-
-    ``estimator="loop"`` is REF's procedure written out plainly (one estimator loop per bin and per
-    point, one RLLS problem per temperature), kept as the tests' oracle; ``"vectorised"`` computes
-    the softmaxes, bin edges, memberships and sums of all temperatures at once and solves RLLS once
-    per distinct (validation, sample) prediction pattern (hard predictions do not change with T > 0).
-    """
+    """LasCal's loss (mean over the k classes of the label-shift ECE) at every grid temperature,
+    float32 with ``arithmetic="reference"``. ``estimator="loop"`` is REF's procedure written out
+    plainly (the tests' oracle); ``"vectorised"`` does all temperatures at once."""
     check_choice("estimator", estimator, ESTIMATORS)
     check_choice("solver", solver, SOLVERS)
     check_choice("arithmetic", arithmetic, ARITHMETICS)
@@ -445,53 +405,10 @@ def lascal_logits(convention: str, data: LabelledSet | Sample, arithmetic: str) 
     return as_logits(convention, data)
 
 
-def lascal_search(
-    convention: str,
-    setting: Setting,
-    sample: Sample,
-    context: SampleContext | None,
-    solver: str = "auto",
-    arithmetic: str = "reference",
-) -> LasCalSearch:
-    """LasCal's temperature for ``sample`` (computed once per context, convention, validation set,
-    solver and arithmetic; every time without a context).
-
-    REF caught every exception of the search; the reason is kept so the caller can fall back.
-    """
-    # A missing-logits configuration error is raised here, outside REF's catch-all fallback.
-    z_src = lascal_logits(convention, setting.validation, arithmetic)
-    z_tgt = lascal_logits(convention, sample, arithmetic)
-
-    def compute() -> LasCalSearch:
-        try:
-            temperature, _ = lascal_temperature(
-                z_src, setting.validation.labels, z_tgt, solver=solver, arithmetic=arithmetic
-            )
-            return LasCalSearch(temperature)
-        except Exception as err:  # REF: `except Exception` around the whole LasCal call
-            return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
-
-    if context is None:
-        return compute()
-    return context.cached(lascal_key(convention, setting, solver, arithmetic), compute)
-
-
-def uncalibrated_like_ref(z: np.ndarray) -> np.ndarray:
-    """REF's output after a LasCal failure: the input if its rows sum to 1, else its softmax."""
-    if np.isclose(z.sum(axis=1), 1).all():
-        return np.array(z, dtype=float)
-    return softmax(z)
-
-
 class LasCal(TemperatureCalibrator):
-    """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights.
-
-    The search is shared per sample through the context (:func:`lascal_search`). REF returned the
-    uncalibrated posteriors on any exception; that fallback is kept and recorded. Class-wise
-    calibration by design (the loss averages the classes' ECE). For k classes the logits are "S"
-    (softmax(S / T) is temperature scaling of the classifier's posteriors; P is a narrow family
-    there).
-    """
+    """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights,
+    searched once per sample and shared through the context; REF's uncalibrated output on any
+    exception is kept and recorded. Logits for k classes: docs/multiclass.md §4, LasCal."""
 
     name, description = "LasCal", "LasCal (Popordanoska et al. 2024) [REF LasCal-P / LasCal]"
     shift_defaults = {"covariate": {"logits": "L"}}
@@ -520,17 +437,36 @@ class LasCal(TemperatureCalibrator):
         return super().fit(setting)
 
     def calibrate(self, sample, context):
+        # Logits are taken outside REF's catch-all, so a configuration error is raised.
         target = self._logits(sample)
-        search = lascal_search(
-            self.logits, self.setting_, sample, context, self.solver, self.arithmetic
-        )
-        if search.temperature is None:
-            context.note("fallback", f"{search.failure}; uncalibrated posteriors returned")
-            return uncalibrated_like_ref(target)
-        if search.temperature == -1.0:
+
+        def search() -> LasCalSearch:
+            try:
+                labels = self.setting_.validation.labels
+                temperature, _ = lascal_temperature(
+                    self.source_logits_,
+                    labels,
+                    target,
+                    solver=self.solver,
+                    arithmetic=self.arithmetic,
+                )
+                return LasCalSearch(temperature)
+            except Exception as err:  # REF: `except Exception` around the whole LasCal call
+                return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
+
+        key = lascal_key(self.logits, self.setting_, self.solver, self.arithmetic)
+        found = context.cached(key, search)
+        temperature = found.temperature
+        if temperature is None:
+            context.note("fallback", f"{found.failure}; uncalibrated posteriors returned")
+            # REF's output after a failure: the input if its rows sum to 1, else its softmax
+            if np.isclose(target.sum(axis=1), 1).all():
+                return np.array(target, dtype=float)
+            return softmax(target)
+        if temperature == -1.0:
             context.note(
                 "fallback", "LasCal: no finite loss on the grid; REF's sentinel T = -1 kept"
             )
-        if self.arithmetic == "reference":
-            return torch_scaled_softmax(target, search.temperature)
-        return scaled_softmax(target, search.temperature)
+        if self.arithmetic == "reference":  # PyTorch's softmax, as REF's output; T = -1 flips z
+            return _torch_scaled_softmaxes(target, np.array([temperature]))[0]
+        return scaled_softmax(target, temperature)
