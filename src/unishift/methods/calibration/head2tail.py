@@ -23,9 +23,8 @@ WEIGHT_CLIP = (0.3, 5.0)
 
 def pca_reduced(setting: Setting, train_features, features, n_components: int | None):
     """The training and validation features in the space of a PCA fitted on the training features
-    when their dimension exceeds ``n_components`` (REF: 50), else unchanged. REF's PCA was
-    unseeded (its solver may be randomized on large inputs); ours takes a seed derived from the
-    setting."""
+    when their dimension exceeds ``n_components``, else unchanged; seeded from the setting (REF's
+    PCA was not)."""
     train_features = np.asarray(train_features, dtype=float)
     features = np.asarray(features, dtype=float)
     if n_components is None or train_features.shape[1] <= n_components:
@@ -52,14 +51,10 @@ def head_classes(train_labels, n_classes: int, rule: str = "frequency") -> np.nd
 
 def class_gaussians(train_features, train_labels, n_classes: int):
     """(means, standard deviations), k x d, of the diagonal Gaussian of each class."""
-    means, stds = [], []
-    for c in range(n_classes):
-        part = train_features[train_labels == c]
-        var = np.var(part, axis=0)
-        var[var < VARIANCE_FLOOR] = VARIANCE_FLOOR
-        means.append(np.mean(part, axis=0))
-        stds.append(np.sqrt(var))
-    return np.array(means), np.array(stds)
+    parts = [train_features[train_labels == c] for c in range(n_classes)]
+    var = np.array([np.var(part, axis=0) for part in parts])
+    var[var < VARIANCE_FLOOR] = VARIANCE_FLOOR
+    return np.array([np.mean(part, axis=0) for part in parts]), np.sqrt(var)
 
 
 def transfer_matrix(means: np.ndarray, stds: np.ndarray, head: np.ndarray) -> np.ndarray:
@@ -93,12 +88,8 @@ def head2tail_weights(
     means, stds = class_gaussians(train_features, train_labels, n_classes)
     M = transfer_matrix(means, stds, head)
     weights = np.ones(len(labels))
-    for c in range(n_classes):
-        if c in head:
-            continue
+    for c in np.setdiff1d(np.arange(n_classes), head):  # tail classes
         items = labels == c
-        if not items.any():
-            continue
         shift_mean = (M[c] @ means) * (1 - alpha) + means[c] * alpha
         shift_var = ((M[c] @ stds) * (1 - alpha) + stds[c] * alpha) ** 2
         log_ratio = diagonal_gaussian_logpdf(
@@ -124,12 +115,8 @@ def head2tail_temperature(logits, labels, weights) -> float:
 
 
 class Head2Tail(TemperatureCalibrator):
-    """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data).
-
-    ``pca_components``: reduce the training/validation features with PCA fitted on the training
-    features when their dimension exceeds this (REF: 50; None: never). ``alpha``: the tail class's
-    own share in its shifted Gaussian (REF: 0.9).
-    """
+    """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data;
+    ``pca_components`` and ``alpha`` as in docs/multiclass.md §4, Head2Tail)."""
 
     name, description = "Head2Tail", "Head2Tail (Chen & Su 2023) [REF Head2Tail-P / Head2Tail]"
     binary_defaults = {"label": {"logits": "P", "head": "index"}, "covariate": {"head": "index"}}
