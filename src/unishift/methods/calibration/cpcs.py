@@ -31,11 +31,8 @@ def cpcs_temperature(logits, labels, weights) -> float:
 
 
 class CPCS(TemperatureCalibrator):
-    """CPCS: temperature minimising the importance-weighted Brier score on validation.
-
-    ``weights``: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform" (all ones: plain
-    Brier temperature scaling on validation; an ablation and a test oracle).
-    """
+    """CPCS: temperature minimising the importance-weighted Brier score on validation; ``weights``
+    "uniform" (all ones, plain Brier temperature scaling) is an ablation and a test oracle."""
 
     name, description = "CPCS", "CPCS (Park et al. 2020) [REF CPCS-P / CPCS]"
     binary_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}

@@ -71,15 +71,15 @@ def rlls_cvxpy(C, b, lam) -> np.ndarray:
     return np.asarray(theta.value, dtype=float)
 
 
-def _face_minimiser(c_free, d, lam, fixed_sq) -> float:
-    """argmin over t >= -1 of ||c_free t - d|| + lam sqrt(fixed_sq + t^2), a convex 1-d problem,
-    by bisection on the sign of a subgradient down to adjacent floats."""
+def _face_minimiser(c_free, d, lam) -> float:
+    """argmin over t >= -1 of ||c_free t - d|| + lam sqrt(1 + t^2), a convex 1-d problem, by
+    bisection on the sign of a subgradient down to adjacent floats."""
 
     def slope(t):
         r0, r1 = c_free[0] * t - d[0], c_free[1] * t - d[1]
         norm_r = math.hypot(r0, r1)
         data = (c_free[0] * r0 + c_free[1] * r1) / norm_r if norm_r > 0 else 0.0
-        return data + lam * t / math.sqrt(fixed_sq + t * t)
+        return data + lam * t / math.sqrt(1.0 + t * t)
 
     lo = -1.0
     if slope(lo) >= 0:
@@ -126,11 +126,11 @@ def _smooth_stationary_points(C, b, lam) -> list[np.ndarray]:
     return points
 
 
-def _newton_polish(theta, C, b, lam, steps=6) -> np.ndarray:
+def _newton_polish(theta, C, b, lam) -> np.ndarray:
     """A few guarded Newton steps on the smooth objective (the angle formula loses digits when
     acos is near +-1)."""
     best, best_f = theta, rlls_objective(theta, C, b, lam)
-    for _ in range(steps):
+    for _ in range(6):
         r = C @ best - b
         nr, nt = np.linalg.norm(r), np.linalg.norm(best)
         if nr == 0 or nt == 0 or np.any(best <= -1):
@@ -159,14 +159,10 @@ def rlls_closed_form(C, b, lam) -> np.ndarray:
     stationary point. Every such candidate that is feasible is evaluated; the smallest objective wins.
     """
     C, b = np.asarray(C, dtype=float), np.asarray(b, dtype=float)
-    candidates = [np.zeros(2), np.array([-1.0, -1.0]), np.linalg.pinv(C) @ b]
-    for fixed in (0, 1):
-        free = 1 - fixed
-        d = b + C[:, fixed]  # theta_fixed = -1 moves -C[:, fixed] to the right-hand side
-        t = _face_minimiser(C[:, free], d, lam, 1.0)
-        theta = np.empty(2)
-        theta[fixed], theta[free] = -1.0, t
-        candidates.append(theta)
+    # on the face theta_i = -1, -C[:, i] moves to the right-hand side
+    face_0 = np.array([-1.0, _face_minimiser(C[:, 1], b + C[:, 0], lam)])
+    face_1 = np.array([_face_minimiser(C[:, 0], b + C[:, 1], lam), -1.0])
+    candidates = [np.zeros(2), np.array([-1.0, -1.0]), np.linalg.pinv(C) @ b, face_0, face_1]
     candidates += [_newton_polish(p, C, b, lam) for p in _smooth_stationary_points(C, b, lam)]
     feasible = [c for c in candidates if np.all(np.isfinite(c)) and np.all(c >= -1)]
     return min(feasible, key=lambda c: rlls_objective(c, C, b, lam))
@@ -200,7 +196,8 @@ def ece_label_shift_loop(
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_s, n_t = len(conf_source), len(conf_target)
     edges = np.interp(np.linspace(0, n_t, n_bins + 1), np.arange(n_t), np.sort(conf_target))
-    total = np.float32(0.0) if arithmetic == "reference" else 0.0
+    cast = np.float32 if arithmetic == "reference" else float
+    total = cast(0.0)
     for lower, upper in zip(edges[:-1], edges[1:]):
         in_source = (conf_source > lower) & (conf_source <= upper)
         in_target = (conf_target > lower) & (conf_target <= upper)
@@ -209,14 +206,8 @@ def ece_label_shift_loop(
             weighted = np.float32(weight) * np.float32(source_is_class[in_source].sum())
             expected = np.float32(normalizer) * weighted / np.float32(in_target.sum() - 1)
             for point in conf_target[in_target]:
-                term = abs(float(point) - float(expected)) ** p
-                if arithmetic == "reference":
-                    total = np.float32(total + np.float32(term))
-                else:
-                    total += term
-    if arithmetic == "reference":
-        return np.float32(total / np.float32(n_t))
-    return total / n_t
+                total = cast(total + cast(abs(float(point) - float(expected)) ** p))
+    return cast(total / cast(n_t))
 
 
 def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
