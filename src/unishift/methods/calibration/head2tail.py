@@ -66,13 +66,8 @@ def transfer_matrix(means: np.ndarray, stds: np.ndarray, head: np.ndarray) -> np
         donors = [j for j in head if j != c]
         if not donors:
             continue
-        scores = np.array(
-            [
-                -(np.sum((means[c] - means[j]) ** 2) + np.sum((stds[c] - stds[j]) ** 2))
-                / math.sqrt(d)
-                for j in donors
-            ]
-        )
+        w2 = [np.sum((means[c] - means[j]) ** 2) + np.sum((stds[c] - stds[j]) ** 2) for j in donors]
+        scores = -np.array(w2) / math.sqrt(d)
         scores = np.exp(scores - scores.max())
         M[c, donors] = scores / scores.sum()
     return M

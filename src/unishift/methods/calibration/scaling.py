@@ -72,11 +72,7 @@ class _AbstentionScaling(Calibrator):
         if self.map_ is None:
             posteriors = np.asarray(sample.posteriors, dtype=float)
             return posteriors / posteriors.sum(axis=1, keepdims=True)
-        notes = []
-        inputs = self._inputs(sample, notes)
-        for status, reason in notes:
-            context.note(status, reason)
-        return np.asarray(self.map_(inputs), dtype=float)
+        return np.asarray(self.map_(self._inputs(sample, context.notes)), dtype=float)
 
 
 class TemperatureScaling(_AbstentionScaling):
