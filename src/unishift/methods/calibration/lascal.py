@@ -151,13 +151,9 @@ def _newton_polish(theta, C, b, lam) -> np.ndarray:
 
 
 def rlls_closed_form(C, b, lam) -> np.ndarray:
-    """Exact minimiser of the two-class RLLS problem.
-
-    A convex problem attains its minimum either on a face of the feasible set (theta_i = -1; a 1-d
-    convex problem solved by bisection, or the corner) or in the interior at a point where 0 is a
-    subgradient: theta = 0, a zero residual (minimum-norm solution of C theta = b), or a smooth
-    stationary point. Every such candidate that is feasible is evaluated; the smallest objective wins.
-    """
+    """Exact minimiser of the two-class RLLS problem: the best feasible candidate among the faces
+    theta_i = -1 (1-d convex problems) and their corner, and the interior points where 0 is a
+    subgradient (theta = 0, the minimum-norm zero residual, the smooth stationary points)."""
     C, b = np.asarray(C, dtype=float), np.asarray(b, dtype=float)
     # on the face theta_i = -1, -C[:, i] moves to the right-hand side
     face_0 = np.array([-1.0, _face_minimiser(C[:, 1], b + C[:, 0], lam)])
@@ -211,9 +207,8 @@ def ece_label_shift_loop(
 
 
 def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Bin of each value under lower < v <= upper, -1 for none (rows: temperatures). Assumes each
-    row's edges are non-decreasing, so the bins are disjoint."""
-    # With sorted edges, searchsorted(side="left") counts the edges strictly below each value.
+    """Bin of each value under lower < v <= upper, -1 for none (rows: temperatures), for
+    non-decreasing edges: searchsorted(side="left") counts the edges strictly below a value."""
     below = np.empty(values.shape, dtype=np.intp)
     for r in range(values.shape[0]):
         below[r] = np.searchsorted(edges[r], values[r], side="left")
