@@ -69,18 +69,14 @@ def first_strict_minimum(losses: np.ndarray) -> int | None:
     return int(np.argmin(np.where(valid, losses, np.inf)))
 
 
-def cross_entropy_grid(z: np.ndarray, labels: np.ndarray, temps: np.ndarray) -> np.ndarray:
-    """Mean cross-entropy of softmax(z / T) against ``labels`` for every T of ``temps``."""
+def source_temperature(z: np.ndarray, labels: np.ndarray) -> float:
+    """REF's grid-search temperature scaling on the source (B6), by the mean cross-entropy of
+    softmax(z / T) at every grid T; -1.0 when no loss is finite."""
+    temps = temperature_grid()
     scaled = np.asarray(z, dtype=float)[None, :, :] / temps.astype(float)[:, None, None]
     with np.errstate(invalid="ignore"):
         peak = np.max(scaled, axis=2, keepdims=True)
         log_norm = peak[..., 0] + np.log(np.sum(np.exp(scaled - peak), axis=2))
     picked = scaled[:, np.arange(len(labels)), np.asarray(labels, dtype=int)]
-    return np.mean(log_norm - picked, axis=1)
-
-
-def source_temperature(z: np.ndarray, labels: np.ndarray) -> float:
-    """REF's grid-search temperature scaling on the source (B6); -1.0 when no loss is finite."""
-    temps = temperature_grid()
-    best = first_strict_minimum(cross_entropy_grid(z, labels, temps))
+    best = first_strict_minimum(np.mean(log_norm - picked, axis=1))
     return -1.0 if best is None else float(temps[best])

@@ -24,20 +24,6 @@ ZERO_POSTERIOR_RULES = ("faithful", "clip")
 CLIP_POSTERIORS = 1e-12
 
 
-def transcal_source_statistics(logits, labels, source_temperature_value):
-    """Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s, averaged
-    as a float32 torch tensor as REF does (docs/reproduction.md, "Arithmetic"). With the sentinel
-    T_s = -1 a row holding -inf becomes NaN: prediction class 0, mean confidence NaN, as in REF."""
-    import torch
-
-    probabilities = scaled_softmax(logits, source_temperature_value)
-    confidences = np.max(probabilities, axis=1)
-    predictions = np.argmax(probabilities, axis=1)
-    error = (1.0 - (predictions == labels)).astype(np.float32).reshape(-1, 1)
-    confidence = torch.from_numpy(confidences.astype(np.float32)).mean().item()
-    return error, confidence
-
-
 def transcal_temperature(
     target_logits, weights, error, source_confidence, variance_term: bool = True
 ) -> float:
@@ -110,6 +96,8 @@ class TransCal(TemperatureCalibrator):
         return as_logits(self.logits, data, clip=clip)
 
     def fit(self, setting: Setting):
+        import torch
+
         super().fit(setting)
         labels = setting.validation.labels
         self.source_temperature_ = source_temperature(self.source_logits_, labels)
@@ -118,9 +106,14 @@ class TransCal(TemperatureCalibrator):
             self.fit_notes.append(
                 ("fallback", f"TransCal: {reason} for a true class); REF's sentinel T_s = -1 kept")
             )
-        self.error_, self.source_confidence_ = transcal_source_statistics(
-            self.source_logits_, labels, self.source_temperature_
-        )
+        # Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s, a
+        # float32 torch mean as REF's (docs/reproduction.md, "Arithmetic"). With T_s = -1 a row
+        # holding -inf becomes NaN: prediction class 0, mean confidence NaN, as in REF.
+        probabilities = scaled_softmax(self.source_logits_, self.source_temperature_)
+        correct = np.argmax(probabilities, axis=1) == labels
+        self.error_ = (1.0 - correct).astype(np.float32).reshape(-1, 1)
+        confidences = np.max(probabilities, axis=1).astype(np.float32)
+        self.source_confidence_ = torch.from_numpy(confidences).mean().item()
         return self
 
     def domain_weight_plan(self):
