@@ -428,13 +428,9 @@ class LasCal(TemperatureCalibrator):
 
         def search() -> LasCalSearch:
             try:
-                labels = self.setting_.validation.labels
+                y = self.setting_.validation.labels
                 temperature, _ = lascal_temperature(
-                    self.source_logits_,
-                    labels,
-                    target,
-                    solver=self.solver,
-                    arithmetic=self.arithmetic,
+                    self.source_logits_, y, target, solver=self.solver, arithmetic=self.arithmetic
                 )
                 return LasCalSearch(temperature)
             except Exception as err:  # REF: `except Exception` around the whole LasCal call
