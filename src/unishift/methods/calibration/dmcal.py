@@ -1,7 +1,5 @@
 """DMCal (docs/methods.md §2.10): a DMy prevalence estimate turned into a binned calibration map by
-Bayes' rule on each cell, exact under label shift; the two cell constructions (``cells``:
-``"positive_class"``, the binary tables', or ``"top_label"``, any k): docs/multiclass.md §4, DMCal.
-"""
+Bayes' rule on each cell; its two cell constructions (``cells``): docs/multiclass.md §4, DMCal."""
 
 from __future__ import annotations
 
