@@ -58,15 +58,6 @@ def test_vectorised_estimator_equals_loop(discrete):
     np.testing.assert_allclose(fast, loop, rtol=0, atol=1e-10)
 
 
-def test_equal_count_edges_are_numpys_interp_bit_for_bit():
-    rng = np.random.default_rng(4)
-    for n in (2, 7, 15, 16, 250, 251):
-        rows = np.sort(rng.random((5, n)), axis=1)
-        edges = L._equal_count_edges(rows, 15)
-        expected = [np.interp(np.linspace(0, n, 16), np.arange(n), row) for row in rows]
-        assert np.array_equal(edges, np.array(expected))
-
-
 def _direct_classwise_ece(conf_target, target_is_class, n_bins=15):
     """Squared class-wise ECE with the target's own labels, on the estimator's bins."""
     n = len(conf_target)

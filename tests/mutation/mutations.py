@@ -453,8 +453,8 @@ MUTATIONS = [
         "C16",
         "calibrators",
         HEAD2TAIL,
-        "        if c in head:\n            continue",
-        "        if c not in head:\n            continue",
+        "for c in np.setdiff1d(np.arange(n_classes), head):",
+        "for c in np.intersect1d(np.arange(n_classes), head):",
         "Head2Tail: the head class reweighted instead of the tail",
     ),
     m(

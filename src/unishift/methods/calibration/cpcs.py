@@ -14,11 +14,8 @@ from unishift.methods.domain_weights import SAMPLE, WEIGHT_SOURCES, importance_w
 
 
 def cpcs_temperature(logits, labels, weights) -> float:
-    """Weighted-Brier temperature by Nelder-Mead from 2.0 (scipy ``fmin`` defaults, unbounded).
-
-    REF cast the logits to float32 before dividing by the float64 temperature; so do we.
-    """
-    z = np.asarray(logits, dtype=np.float32).astype(float)
+    """Weighted-Brier temperature by Nelder-Mead from 2.0 (scipy ``fmin`` defaults, unbounded)."""
+    z = np.asarray(logits, dtype=np.float32).astype(float)  # REF's float32 logits
     onehot = np.eye(z.shape[1])[labels]
     weights = np.asarray(weights, dtype=float).reshape(-1, 1)
 
@@ -31,11 +28,8 @@ def cpcs_temperature(logits, labels, weights) -> float:
 
 
 class CPCS(TemperatureCalibrator):
-    """CPCS: temperature minimising the importance-weighted Brier score on validation.
-
-    ``weights``: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform" (all ones: plain
-    Brier temperature scaling on validation; an ablation and a test oracle).
-    """
+    """CPCS: temperature minimising the importance-weighted Brier score on validation; ``weights``
+    "uniform" (all ones, plain Brier temperature scaling) is an ablation and a test oracle."""
 
     name, description = "CPCS", "CPCS (Park et al. 2020) [REF CPCS-P / CPCS]"
     binary_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}

@@ -1,7 +1,5 @@
 """DMCal (docs/methods.md §2.10): a DMy prevalence estimate turned into a binned calibration map by
-Bayes' rule on each cell, exact under label shift; the two cell constructions (``cells``:
-``"positive_class"``, the binary tables', or ``"top_label"``, any k): docs/multiclass.md §4, DMCal.
-"""
+Bayes' rule on each cell; its two cell constructions (``cells``): docs/multiclass.md §4, DMCal."""
 
 from __future__ import annotations
 
@@ -25,19 +23,9 @@ CELLS = ("top_label", "positive_class")
 ABSCISSAE = ("bin_centre", "bin_mean")
 
 
-def cell_index(posteriors: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """(predicted class, confidence bin) of each row, with the top-label cells' edges."""
-    posteriors = np.asarray(posteriors, dtype=float)
-    predicted = argmax_predictions(posteriors)
-    confidence = posteriors[np.arange(len(posteriors)), predicted]
-    edges = confidence_edges(posteriors.shape[1], bins)
-    b = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
-    return predicted, b
-
-
 class DMCal(Calibrator):
-    """DMCal (§2.10): Bayes shares of DMy-mixed validation distributions, post-processed by B1
-    (REF: running maximum and smoothing). ``n_bins``: DMy's histogram bins and the map's bins."""
+    """DMCal (§2.10): Bayes shares of DMy-mixed validation distributions, post-processed by B1.
+    ``n_bins``: DMy's histogram bins and the map's bins."""
 
     name, group = "DMCal", "adapted"
     description = "DMy(8 bins) mixture map, running max + smoothing [REF HDcal8-sm-mono]"
@@ -96,7 +84,11 @@ class DMCal(Calibrator):
         present = np.bincount(labels, minlength=k) > 0
         self.missing_class_ = not present.all()
         if self.cells == "top_label":
-            predicted, b = cell_index(validation.posteriors, self.n_bins)
+            posteriors = np.asarray(validation.posteriors, dtype=float)
+            predicted = argmax_predictions(posteriors)
+            confidence = posteriors[np.arange(len(posteriors)), predicted]
+            edges = confidence_edges(k, self.n_bins)
+            b = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, self.n_bins - 1)
             # likelihood[c, j, b] = share of the validation items of class c in cell (j, b)
             counts = np.zeros((k, k, self.n_bins))
             np.add.at(counts, (labels, predicted, b), 1.0)

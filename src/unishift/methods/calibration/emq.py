@@ -1,9 +1,5 @@
-"""EMQ as a calibrator (docs/methods.md §2.6), and EM after another calibrator (§2.8).
-
-The posteriors are the adapted posteriors of Saerens et al.'s EM (docs/methods.md §0.4, B4); QuaPy
-does the EM. Under label shift, if the input posteriors are calibrated on the training distribution,
-Bayes' rule with the EM prior gives calibrated test posteriors: the adaptation is canonical.
-"""
+"""EMQ as a calibrator (docs/methods.md §2.6) and EM after another calibrator (§2.8): the
+posteriors EM (QuaPy, B4) adapts, canonical under label shift from calibrated input."""
 
 from __future__ import annotations
 

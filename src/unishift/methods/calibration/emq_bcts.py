@@ -11,12 +11,8 @@ from unishift.methods.quantification.emq import EMQBCTS
 
 
 class EMQBCTSCalibrator(Calibrator):
-    """EMQ on BCTS-recalibrated posteriors; returns the adapted posteriors (§2.7).
-
-    Uses the quantifier EMQ^BCTS (QuaPy EMQ with calib='bcts'). When BCTS fails at fit time REF
-    silently used the identity map and the exact ``fallback_prevalence`` (validation labels in both
-    calibration tables); the fallback is kept and recorded in ``fit_notes``.
-    """
+    """The adapted posteriors of the quantifier EMQ^BCTS (QuaPy EMQ with calib='bcts'), whose
+    fallback when BCTS fails is kept and recorded in ``fit_notes`` (§2.7)."""
 
     name, group, display = "EMQ_BCTS", "adapted", r"EMQ$^{\text{BCTS}}$"
     description = "EM on BCTS-recalibrated posteriors [REF EM-BCTS]"

@@ -7,8 +7,7 @@ from unishift.methods.calibration.lascal import LasCal
 
 
 class EMQLasCal(ThenEM, LasCal):
-    """LasCal (§2.5) followed by EM from the training prevalence (§2.8; LS table: logits "S"; the
-    quantification variant EMQ^LasCal starts from the validation prevalence). Shares LasCal's
+    """LasCal (§2.5) followed by EM from the training prevalence (§2.8); shares LasCal's
     per-sample temperature search through the context."""
 
     name, group, display = "EMQ_LasCal", "adapted", r"EMQ$^{\text{LasCal}}$"

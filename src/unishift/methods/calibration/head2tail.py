@@ -21,21 +21,6 @@ VARIANCE_FLOOR = 1e-6
 WEIGHT_CLIP = (0.3, 5.0)
 
 
-def pca_reduced(setting: Setting, train_features, features, n_components: int | None):
-    """The training and validation features in the space of a PCA fitted on the training features
-    when their dimension exceeds ``n_components`` (REF: 50), else unchanged. REF's PCA was
-    unseeded (its solver may be randomized on large inputs); ours takes a seed derived from the
-    setting."""
-    train_features = np.asarray(train_features, dtype=float)
-    features = np.asarray(features, dtype=float)
-    if n_components is None or train_features.shape[1] <= n_components:
-        return train_features, features
-    from sklearn.decomposition import PCA
-
-    pca = PCA(n_components, random_state=setting.derive_seed("Head2Tail", "pca"))
-    return pca.fit_transform(train_features), pca.transform(features)
-
-
 def diagonal_gaussian_logpdf(x: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
     return -0.5 * np.sum(np.log(2 * np.pi * var) + (x - mean) ** 2 / var, axis=-1)
 
@@ -50,18 +35,6 @@ def head_classes(train_labels, n_classes: int, rule: str = "frequency") -> np.nd
     return np.sort(np.argsort(-counts, kind="stable")[:n_head])
 
 
-def class_gaussians(train_features, train_labels, n_classes: int):
-    """(means, standard deviations), k x d, of the diagonal Gaussian of each class."""
-    means, stds = [], []
-    for c in range(n_classes):
-        part = train_features[train_labels == c]
-        var = np.var(part, axis=0)
-        var[var < VARIANCE_FLOOR] = VARIANCE_FLOOR
-        means.append(np.mean(part, axis=0))
-        stds.append(np.sqrt(var))
-    return np.array(means), np.array(stds)
-
-
 def transfer_matrix(means: np.ndarray, stds: np.ndarray, head: np.ndarray) -> np.ndarray:
     """M[c, j]: the share of head class j in tail class c's transfer (rows of head classes that have
     no other head class are zero; they are never used)."""
@@ -71,13 +44,8 @@ def transfer_matrix(means: np.ndarray, stds: np.ndarray, head: np.ndarray) -> np
         donors = [j for j in head if j != c]
         if not donors:
             continue
-        scores = np.array(
-            [
-                -(np.sum((means[c] - means[j]) ** 2) + np.sum((stds[c] - stds[j]) ** 2))
-                / math.sqrt(d)
-                for j in donors
-            ]
-        )
+        w2 = [np.sum((means[c] - means[j]) ** 2) + np.sum((stds[c] - stds[j]) ** 2) for j in donors]
+        scores = -np.array(w2) / math.sqrt(d)
         scores = np.exp(scores - scores.max())
         M[c, donors] = scores / scores.sum()
     return M
@@ -90,15 +58,15 @@ def head2tail_weights(
     train_labels = np.asarray(train_labels, dtype=int)
     labels = np.asarray(labels, dtype=int)
     head = head_classes(train_labels, n_classes, rule)
-    means, stds = class_gaussians(train_features, train_labels, n_classes)
+    # the diagonal Gaussian of each class: means and standard deviations, k x d
+    parts = [train_features[train_labels == c] for c in range(n_classes)]
+    var = np.array([np.var(part, axis=0) for part in parts])
+    var[var < VARIANCE_FLOOR] = VARIANCE_FLOOR
+    means, stds = np.array([np.mean(part, axis=0) for part in parts]), np.sqrt(var)
     M = transfer_matrix(means, stds, head)
     weights = np.ones(len(labels))
-    for c in range(n_classes):
-        if c in head:
-            continue
+    for c in np.setdiff1d(np.arange(n_classes), head):  # tail classes
         items = labels == c
-        if not items.any():
-            continue
         shift_mean = (M[c] @ means) * (1 - alpha) + means[c] * alpha
         shift_var = ((M[c] @ stds) * (1 - alpha) + stds[c] * alpha) ** 2
         log_ratio = diagonal_gaussian_logpdf(
@@ -124,12 +92,8 @@ def head2tail_temperature(logits, labels, weights) -> float:
 
 
 class Head2Tail(TemperatureCalibrator):
-    """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data).
-
-    ``pca_components``: reduce the training/validation features with PCA fitted on the training
-    features when their dimension exceeds this (REF: 50; None: never). ``alpha``: the tail class's
-    own share in its shifted Gaussian (REF: 0.9).
-    """
+    """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data;
+    ``pca_components`` and ``alpha`` as in docs/multiclass.md §4, Head2Tail)."""
 
     name, description = "Head2Tail", "Head2Tail (Chen & Su 2023) [REF Head2Tail-P / Head2Tail]"
     binary_defaults = {"label": {"logits": "P", "head": "index"}, "covariate": {"head": "index"}}
@@ -164,21 +128,19 @@ class Head2Tail(TemperatureCalibrator):
                 f"Head2Tail: class {missing} has no classifier-training item, so its Gaussian "
                 "is undefined"
             )
-        train_features, features = pca_reduced(
-            setting, training.features, validation.features, self.pca_components
-        )
+        train_x = np.asarray(training.features, dtype=float)
+        x = np.asarray(validation.features, dtype=float)
+        if self.pca_components is not None and train_x.shape[1] > self.pca_components:
+            from sklearn.decomposition import PCA
+
+            # seeded from the setting (REF's PCA was not)
+            pca = PCA(self.pca_components, random_state=setting.derive_seed("Head2Tail", "pca"))
+            train_x, x = pca.fit_transform(train_x), pca.transform(x)
+        labels = np.asarray(validation.labels, dtype=int)
         self.weights_ = head2tail_weights(
-            train_features,
-            train_labels,
-            features,
-            validation.labels,
-            setting.n_classes,
-            self.alpha,
-            self.head,
+            train_x, train_labels, x, labels, setting.n_classes, self.alpha, self.head
         )
-        self.temperature_ = head2tail_temperature(
-            self.source_logits_, np.asarray(validation.labels, dtype=int), self.weights_
-        )
+        self.temperature_ = head2tail_temperature(self.source_logits_, labels, self.weights_)
         return self
 
     def temperature(self, sample, context):

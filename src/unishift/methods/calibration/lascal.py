@@ -12,7 +12,6 @@ import numpy as np
 
 from unishift.choices import check_choice
 from unishift.data.containers import LabelledSet, Sample, Setting
-from unishift.methods.base import SampleContext
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
     as_logits,
@@ -72,15 +71,15 @@ def rlls_cvxpy(C, b, lam) -> np.ndarray:
     return np.asarray(theta.value, dtype=float)
 
 
-def _face_minimiser(c_free, d, lam, fixed_sq) -> float:
-    """argmin over t >= -1 of ||c_free t - d|| + lam sqrt(fixed_sq + t^2), a convex 1-d problem,
-    by bisection on the sign of a subgradient down to adjacent floats."""
+def _face_minimiser(c_free, d, lam) -> float:
+    """argmin over t >= -1 of ||c_free t - d|| + lam sqrt(1 + t^2), a convex 1-d problem, by
+    bisection on the sign of a subgradient down to adjacent floats."""
 
     def slope(t):
         r0, r1 = c_free[0] * t - d[0], c_free[1] * t - d[1]
         norm_r = math.hypot(r0, r1)
         data = (c_free[0] * r0 + c_free[1] * r1) / norm_r if norm_r > 0 else 0.0
-        return data + lam * t / math.sqrt(fixed_sq + t * t)
+        return data + lam * t / math.sqrt(1.0 + t * t)
 
     lo = -1.0
     if slope(lo) >= 0:
@@ -127,11 +126,11 @@ def _smooth_stationary_points(C, b, lam) -> list[np.ndarray]:
     return points
 
 
-def _newton_polish(theta, C, b, lam, steps=6) -> np.ndarray:
+def _newton_polish(theta, C, b, lam) -> np.ndarray:
     """A few guarded Newton steps on the smooth objective (the angle formula loses digits when
     acos is near +-1)."""
     best, best_f = theta, rlls_objective(theta, C, b, lam)
-    for _ in range(steps):
+    for _ in range(6):
         r = C @ best - b
         nr, nt = np.linalg.norm(r), np.linalg.norm(best)
         if nr == 0 or nt == 0 or np.any(best <= -1):
@@ -152,22 +151,14 @@ def _newton_polish(theta, C, b, lam, steps=6) -> np.ndarray:
 
 
 def rlls_closed_form(C, b, lam) -> np.ndarray:
-    """Exact minimiser of the two-class RLLS problem.
-
-    A convex problem attains its minimum either on a face of the feasible set (theta_i = -1; a 1-d
-    convex problem solved by bisection, or the corner) or in the interior at a point where 0 is a
-    subgradient: theta = 0, a zero residual (minimum-norm solution of C theta = b), or a smooth
-    stationary point. Every such candidate that is feasible is evaluated; the smallest objective wins.
-    """
+    """Exact minimiser of the two-class RLLS problem: the best feasible candidate among the faces
+    theta_i = -1 (1-d convex problems) and their corner, and the interior points where 0 is a
+    subgradient (theta = 0, the minimum-norm zero residual, the smooth stationary points)."""
     C, b = np.asarray(C, dtype=float), np.asarray(b, dtype=float)
-    candidates = [np.zeros(2), np.array([-1.0, -1.0]), np.linalg.pinv(C) @ b]
-    for fixed in (0, 1):
-        free = 1 - fixed
-        d = b + C[:, fixed]  # theta_fixed = -1 moves -C[:, fixed] to the right-hand side
-        t = _face_minimiser(C[:, free], d, lam, 1.0)
-        theta = np.empty(2)
-        theta[fixed], theta[free] = -1.0, t
-        candidates.append(theta)
+    # on the face theta_i = -1, -C[:, i] moves to the right-hand side
+    face_0 = np.array([-1.0, _face_minimiser(C[:, 1], b + C[:, 0], lam)])
+    face_1 = np.array([_face_minimiser(C[:, 0], b + C[:, 1], lam), -1.0])
+    candidates = [np.zeros(2), np.array([-1.0, -1.0]), np.linalg.pinv(C) @ b, face_0, face_1]
     candidates += [_newton_polish(p, C, b, lam) for p in _smooth_stationary_points(C, b, lam)]
     feasible = [c for c in candidates if np.all(np.isfinite(c)) and np.all(c >= -1)]
     return min(feasible, key=lambda c: rlls_objective(c, C, b, lam))
@@ -176,7 +167,6 @@ def rlls_closed_form(C, b, lam) -> np.ndarray:
 def rlls_weights(
     source_pred, source_labels, target_pred, n_classes: int = 2, solver: str = "auto"
 ) -> np.ndarray:
-    check_choice("solver", solver, SOLVERS)
     if solver == "closed_form" and n_classes != 2:
         raise ValueError(f"solver='closed_form' solves two-class RLLS only; k = {n_classes}")
     C, b = rlls_system(source_pred, source_labels, target_pred, n_classes)
@@ -196,16 +186,14 @@ def ece_label_shift_loop(
     interpolated over the sorted values), membership lower < s <= upper, and for every bin with more
     than one target point the expected positive rate ((n_t - 1)/n_s) w #{source positives}/(n_bin - 1).
 
-    REF's expected rate is a float32 torch scalar (the count is a float32 tensor and numpy/Python
-    scalars adopt its dtype), so it is rounded to float32 after each operation here too; the
-    squared gaps are float64. With ``arithmetic="reference"`` they are added to a float32
-    accumulator and divided by n_t in float32, as REF's ``torch.zeros(1)`` sum is.
+    The rate is rounded to float32 after each operation (REF's float32 torch scalar); with
+    ``arithmetic="reference"`` the float64 squared gaps go to a float32 sum divided in float32.
     """
-    check_choice("arithmetic", arithmetic, ARITHMETICS)
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_s, n_t = len(conf_source), len(conf_target)
     edges = np.interp(np.linspace(0, n_t, n_bins + 1), np.arange(n_t), np.sort(conf_target))
-    total = np.float32(0.0) if arithmetic == "reference" else 0.0
+    cast = np.float32 if arithmetic == "reference" else float
+    total = cast(0.0)
     for lower, upper in zip(edges[:-1], edges[1:]):
         in_source = (conf_source > lower) & (conf_source <= upper)
         in_target = (conf_target > lower) & (conf_target <= upper)
@@ -214,27 +202,13 @@ def ece_label_shift_loop(
             weighted = np.float32(weight) * np.float32(source_is_class[in_source].sum())
             expected = np.float32(normalizer) * weighted / np.float32(in_target.sum() - 1)
             for point in conf_target[in_target]:
-                term = abs(float(point) - float(expected)) ** p
-                if arithmetic == "reference":
-                    total = np.float32(total + np.float32(term))
-                else:
-                    total += term
-    if arithmetic == "reference":
-        return np.float32(total / np.float32(n_t))
-    return total / n_t
-
-
-def _equal_count_edges(sorted_rows: np.ndarray, n_bins: int) -> np.ndarray:
-    """The loop's ``np.interp`` edges for every row (temperature) at once."""
-    n = sorted_rows.shape[1]
-    positions, nodes = np.linspace(0, n, n_bins + 1), np.arange(n)
-    return np.array([np.interp(positions, nodes, row) for row in sorted_rows])
+                total = cast(total + cast(abs(float(point) - float(expected)) ** p))
+    return cast(total / cast(n_t))
 
 
 def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Bin of each value under lower < v <= upper, -1 for none (rows: temperatures). Assumes each
-    row's edges are non-decreasing, so the bins are disjoint."""
-    # With sorted edges, searchsorted(side="left") counts the edges strictly below each value.
+    """Bin of each value under lower < v <= upper, -1 for none (rows: temperatures), for
+    non-decreasing edges: searchsorted(side="left") counts the edges strictly below a value."""
     below = np.empty(values.shape, dtype=np.intp)
     for r in range(values.shape[0]):
         below[r] = np.searchsorted(edges[r], values[r], side="left")
@@ -247,31 +221,11 @@ def ece_label_shift_vectorised(
 ):
     """The estimator for every temperature at once: rows of ``conf_*`` are temperatures and
     ``weights`` holds the class weight of each temperature (``arithmetic`` as in the loop)."""
-    check_choice("arithmetic", arithmetic, ARITHMETICS)
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_temps, n_s = conf_source.shape
     n_t = conf_target.shape[1]
-    edges = _equal_count_edges(np.sort(conf_target, axis=1), n_bins)
-    monotone = np.all(np.diff(edges, axis=1) >= 0, axis=1)
-    if not monotone.all():
-        # Rounding can make interpolated edges step back by an ulp; those rows keep REF's loop.
-        out = np.empty(n_temps, dtype=np.float32 if arithmetic == "reference" else float)
-        for r in np.flatnonzero(~monotone):
-            out[r] = ece_label_shift_loop(
-                conf_source[r], conf_target[r], source_is_class, weights[r], n_bins, p, arithmetic
-            )
-        keep = np.flatnonzero(monotone)
-        if keep.size:
-            out[keep] = ece_label_shift_vectorised(
-                conf_source[keep],
-                conf_target[keep],
-                source_is_class,
-                weights[keep],
-                n_bins,
-                p,
-                arithmetic,
-            )
-        return out
+    positions, nodes = np.linspace(0, n_t, n_bins + 1), np.arange(n_t)
+    edges = np.array([np.interp(positions, nodes, row) for row in np.sort(conf_target, axis=1)])
     bin_t = _bin_index(conf_target, edges)
     bin_s = _bin_index(conf_source, edges)
     offsets = (np.arange(n_temps) * n_bins)[:, None]
@@ -290,12 +244,19 @@ def ece_label_shift_vectorised(
     gap = np.where(counted, conf_target - expected[rows, safe_bin], 0.0)
     terms = np.abs(gap) ** p
     if arithmetic == "float64":
-        return np.sum(terms, axis=1) / n_t
-    # REF adds the terms bin after bin, each bin's points in sample order; the zero terms of points
-    # outside the counted bins leave a float32 sum unchanged wherever they fall.
-    order = np.argsort(np.where(counted, bin_t, n_bins), axis=1, kind="stable")
-    total = float32_running_sum(np.take_along_axis(terms, order, axis=1), axis=1)
-    return total / np.float32(n_t)
+        out = np.sum(terms, axis=1) / n_t
+    else:
+        # REF adds the terms bin after bin, each bin's points in sample order; the zero terms of
+        # points outside the counted bins leave a float32 sum unchanged wherever they fall.
+        order = np.argsort(np.where(counted, bin_t, n_bins), axis=1, kind="stable")
+        total = float32_running_sum(np.take_along_axis(terms, order, axis=1), axis=1)
+        out = total / np.float32(n_t)
+    # Rounding can make interpolated edges step back by an ulp; those rows take REF's loop.
+    for r in np.flatnonzero(~np.all(np.diff(edges, axis=1) >= 0, axis=1)):
+        out[r] = ece_label_shift_loop(
+            conf_source[r], conf_target[r], source_is_class, weights[r], n_bins, p, arithmetic
+        )
+    return out
 
 
 # The search
@@ -316,11 +277,6 @@ def _torch_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
     return torch.softmax(scaled, dim=-1).numpy()
 
 
-def torch_scaled_softmax(z: np.ndarray, temperature: float) -> np.ndarray:
-    """softmax(z / T) as REF's output (PyTorch, float64); T = -1 flips the logits as in REF."""
-    return _torch_scaled_softmaxes(z, np.array([temperature]))[0]
-
-
 def torch_log(posteriors: np.ndarray) -> np.ndarray:
     """``torch.log`` of float64 posteriors (REF's ``prob2logits``; differs from ``np.log`` in the
     last bit of some values)."""
@@ -332,12 +288,8 @@ def torch_log(posteriors: np.ndarray) -> np.ndarray:
 def _mean_of_classes(per_class: list, arithmetic: str):
     """The classes' mean loss; with REF's arithmetic torch's float32 mean ((a + b) / 2 for two
     classes)."""
-    if arithmetic == "reference":
-        total = np.asarray(per_class[0], dtype=np.float32)
-        for loss in per_class[1:]:
-            total = total + np.asarray(loss, dtype=np.float32)
-        return total / np.float32(len(per_class))
-    return sum(per_class[1:], per_class[0]) / len(per_class)
+    dtype = np.float32 if arithmetic == "reference" else np.float64
+    return sum(np.asarray(loss, dtype=dtype) for loss in per_class) / dtype(len(per_class))
 
 
 def lascal_losses(
@@ -349,15 +301,9 @@ def lascal_losses(
     temps: np.ndarray | None = None,
     arithmetic: str = "reference",
 ) -> np.ndarray:
-    """LasCal's loss (mean over the k classes of the label-shift ECE) at every grid temperature
-    (float32 values with ``arithmetic="reference"``: each class loss a float32 running sum in bin
-    order divided in float32, the classes averaged in float32).
-
-    ``estimator="loop"`` is REF's procedure written out plainly (one estimator loop per bin and per
-    point, one RLLS problem per temperature), kept as the tests' oracle; ``"vectorised"`` computes
-    the softmaxes, bin edges, memberships and sums of all temperatures at once and solves RLLS once
-    per distinct (validation, sample) prediction pattern (hard predictions do not change with T > 0).
-    """
+    """LasCal's loss (mean over the k classes of the label-shift ECE) at every grid temperature,
+    float32 with ``arithmetic="reference"``. ``estimator="loop"`` is REF's procedure written out
+    plainly (the tests' oracle); ``"vectorised"`` does all temperatures at once."""
     check_choice("estimator", estimator, ESTIMATORS)
     check_choice("solver", solver, SOLVERS)
     check_choice("arithmetic", arithmetic, ARITHMETICS)
@@ -445,53 +391,10 @@ def lascal_logits(convention: str, data: LabelledSet | Sample, arithmetic: str) 
     return as_logits(convention, data)
 
 
-def lascal_search(
-    convention: str,
-    setting: Setting,
-    sample: Sample,
-    context: SampleContext | None,
-    solver: str = "auto",
-    arithmetic: str = "reference",
-) -> LasCalSearch:
-    """LasCal's temperature for ``sample`` (computed once per context, convention, validation set,
-    solver and arithmetic; every time without a context).
-
-    REF caught every exception of the search; the reason is kept so the caller can fall back.
-    """
-    # A missing-logits configuration error is raised here, outside REF's catch-all fallback.
-    z_src = lascal_logits(convention, setting.validation, arithmetic)
-    z_tgt = lascal_logits(convention, sample, arithmetic)
-
-    def compute() -> LasCalSearch:
-        try:
-            temperature, _ = lascal_temperature(
-                z_src, setting.validation.labels, z_tgt, solver=solver, arithmetic=arithmetic
-            )
-            return LasCalSearch(temperature)
-        except Exception as err:  # REF: `except Exception` around the whole LasCal call
-            return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
-
-    if context is None:
-        return compute()
-    return context.cached(lascal_key(convention, setting, solver, arithmetic), compute)
-
-
-def uncalibrated_like_ref(z: np.ndarray) -> np.ndarray:
-    """REF's output after a LasCal failure: the input if its rows sum to 1, else its softmax."""
-    if np.isclose(z.sum(axis=1), 1).all():
-        return np.array(z, dtype=float)
-    return softmax(z)
-
-
 class LasCal(TemperatureCalibrator):
-    """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights.
-
-    The search is shared per sample through the context (:func:`lascal_search`). REF returned the
-    uncalibrated posteriors on any exception; that fallback is kept and recorded. Class-wise
-    calibration by design (the loss averages the classes' ECE). For k classes the logits are "S"
-    (softmax(S / T) is temperature scaling of the classifier's posteriors; P is a narrow family
-    there).
-    """
+    """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights,
+    searched once per sample and shared through the context; REF's uncalibrated output on any
+    exception is kept and recorded. Logits for k classes: docs/multiclass.md §4, LasCal."""
 
     name, description = "LasCal", "LasCal (Popordanoska et al. 2024) [REF LasCal-P / LasCal]"
     shift_defaults = {"covariate": {"logits": "L"}}
@@ -520,17 +423,32 @@ class LasCal(TemperatureCalibrator):
         return super().fit(setting)
 
     def calibrate(self, sample, context):
+        # Logits are taken outside REF's catch-all, so a configuration error is raised.
         target = self._logits(sample)
-        search = lascal_search(
-            self.logits, self.setting_, sample, context, self.solver, self.arithmetic
-        )
-        if search.temperature is None:
-            context.note("fallback", f"{search.failure}; uncalibrated posteriors returned")
-            return uncalibrated_like_ref(target)
-        if search.temperature == -1.0:
+
+        def search() -> LasCalSearch:
+            try:
+                y = self.setting_.validation.labels
+                temperature, _ = lascal_temperature(
+                    self.source_logits_, y, target, solver=self.solver, arithmetic=self.arithmetic
+                )
+                return LasCalSearch(temperature)
+            except Exception as err:  # REF: `except Exception` around the whole LasCal call
+                return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
+
+        key = lascal_key(self.logits, self.setting_, self.solver, self.arithmetic)
+        found = context.cached(key, search)
+        temperature = found.temperature
+        if temperature is None:
+            context.note("fallback", f"{found.failure}; uncalibrated posteriors returned")
+            # REF's output after a failure: the input if its rows sum to 1, else its softmax
+            if np.isclose(target.sum(axis=1), 1).all():
+                return np.array(target, dtype=float)
+            return softmax(target)
+        if temperature == -1.0:
             context.note(
                 "fallback", "LasCal: no finite loss on the grid; REF's sentinel T = -1 kept"
             )
-        if self.arithmetic == "reference":
-            return torch_scaled_softmax(target, search.temperature)
-        return scaled_softmax(target, search.temperature)
+        if self.arithmetic == "reference":  # PyTorch's softmax, as REF's output; T = -1 flips z
+            return _torch_scaled_softmaxes(target, np.array([temperature]))[0]
+        return scaled_softmax(target, temperature)

@@ -1,7 +1,4 @@
-"""PacCal^σ (docs/methods.md §2.9): posteriors rescaled with PACC's validation matrix, p'(x) =
-M^{-1} p(x), with no calibration guarantee (docs/multiclass.md §4, PacCal^σ). For two classes it is
-computed as the binary tables' [1 - p', p'] with p' = (p - fpr) / (tpr - fpr).
-"""
+"""PacCal^σ (docs/methods.md §2.9; docs/multiclass.md §4, PacCal^σ)."""
 
 from __future__ import annotations
 
@@ -15,14 +12,12 @@ from unishift.quapy_loader import load_quapy
 
 
 class PacCalSigma(Calibrator):
-    """PacCal^σ (§2.9): p' = M^{-1} p, for two classes (p - fpr) / (tpr - fpr) with PACC's
-    validation tpr / fpr; when tpr <= fpr (k classes: M singular or det(M) <= 0) REF leaves the
-    posteriors unadjusted, recorded in ``fit_notes``.
+    """PacCal^σ: p' = M^{-1} p with PACC's validation matrix M, computed for two classes as the
+    binary tables' (p - fpr) / (tpr - fpr); unadjusted, recorded, when tpr <= fpr (det(M) <= 0).
 
-    ``post_processing="sigma"`` (REF 'softmax', the table's method): when any entry of p' is outside
-    [0, 1], every item becomes softmax(p') (for two classes softmax([1 - p', p'])); when all are
-    inside, p' is returned unchanged (REF has no output there; recorded as a note). ``"clip"``: clip
-    p' to [0, 1] (REF's unused 'clip' variant; for k classes the rows are renormalised).
+    ``post_processing="sigma"`` (REF 'softmax'): every row softmax(p') when any entry leaves [0, 1],
+    else p' unchanged (REF has no output there; recorded). ``"clip"`` (REF's unused variant): p'
+    clipped to [0, 1], rows renormalised.
     """
 
     name, group, display = "PacCal_sigma", "adapted", r"PacCal$^{\sigma}$"

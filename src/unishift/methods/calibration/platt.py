@@ -26,12 +26,8 @@ class _GivenPosteriors(ClassifierMixin, BaseEstimator):
 
 
 class Platt(Calibrator):
-    """scikit-learn's sigmoid calibration (``CalibratedClassifierCV(method="sigmoid")``) of the
-    positive posterior, fitted on the validation set; ignores the test sample.
-
-    The classifier is frozen and the calibration fitted on every validation item at once (one split
-    whose test part is the whole set), as Platt's method and the reference code do.
-    """
+    """scikit-learn's sigmoid calibration of the positive posterior, fitted on every validation
+    item at once (one split whose test part is the whole set); ignores the test sample."""
 
     name, group, description = "Platt", "baseline", "Platt scaling"
     adaptations = ()

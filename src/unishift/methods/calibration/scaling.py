@@ -1,16 +1,6 @@
-"""Temperature, vector and bias-corrected temperature scaling: the IID calibrators of k classes, the
-multiclass analogues of Platt scaling (Guo et al. 2017; Alexandari et al. 2020), fitted by negative
-log-likelihood on the validation set with ``abstention`` (which QuaPy's EMQ-BCTS also uses): TS
-softmax(z / T), BCTS softmax(z / T + b), VS softmax(w * z + b). None of them uses the test sample.
-
-``logits="S"`` (log-posteriors, abstention's ``posterior_supplied``) is scaling of the true logits
-where they exist (softmax is shift invariant). A posterior of exactly 0 has no logarithm:
-``zero_posteriors="clip"`` clips the posteriors to [1e-12, 1] first and records it per sample.
-``on_fit_error="backup"`` (QuaPy's name for the same rule in EMQ-BCTS) returns the uncalibrated
-posteriors, recorded per sample, when the likelihood fit fails (abstention asserts convergence, which
-fails on a separable validation set, e.g. a prediction partition holding one class, where the
-optimal temperature tends to 0).
-"""
+"""Temperature, vector and bias-corrected temperature scaling by validation NLL with ``abstention``:
+the k-class analogues of Platt scaling (logits, zero posteriors, fit failures: docs/multiclass.md
+§4, TS, BCTS, VS)."""
 
 from __future__ import annotations
 
@@ -28,6 +18,7 @@ CLIP = 1e-12
 class _AbstentionScaling(Calibrator):
     group = "baseline"
     adaptations = ()
+    abstention_call: tuple[str, dict]  # an abstention.calibration class and its arguments
 
     def __init__(self, logits: str = "S", zero_posteriors: str = "clip", on_fit_error="backup"):
         check_choice("logits", logits, LOGITS)
@@ -36,9 +27,6 @@ class _AbstentionScaling(Calibrator):
         self.logits = logits
         self.zero_posteriors = zero_posteriors
         self.on_fit_error = on_fit_error
-
-    def _factory(self):
-        raise NotImplementedError
 
     def _inputs(self, data, notes: list) -> np.ndarray:
         if self.logits == "L":
@@ -60,14 +48,18 @@ class _AbstentionScaling(Calibrator):
         return posteriors
 
     def fit(self, setting):
+        import abstention.calibration
+
         self.fit_notes = []
         validation = setting.validation
         inputs = self._inputs(validation, self.fit_notes)
         onehot = np.eye(setting.n_classes)[np.asarray(validation.labels, dtype=int)]
         self.map_ = None
+        cls, kwargs = self.abstention_call
         try:
             with np.errstate(all="ignore"):
-                self.map_ = self._factory()(inputs, onehot, posterior_supplied=self.logits == "S")
+                fitter = getattr(abstention.calibration, cls)(**kwargs)
+                self.map_ = fitter(inputs, onehot, posterior_supplied=self.logits == "S")
         except AssertionError as err:  # abstention's convergence assertion
             summary = str(err).splitlines()[0] if str(err) else "no convergence"
             reason = f"{self.name}: the likelihood fit failed ({summary})"
@@ -80,39 +72,23 @@ class _AbstentionScaling(Calibrator):
         if self.map_ is None:
             posteriors = np.asarray(sample.posteriors, dtype=float)
             return posteriors / posteriors.sum(axis=1, keepdims=True)
-        notes = []
-        inputs = self._inputs(sample, notes)
-        for status, reason in notes:
-            context.note(status, reason)
-        return np.asarray(self.map_(inputs), dtype=float)
+        return np.asarray(self.map_(self._inputs(sample, context.notes)), dtype=float)
 
 
 class TemperatureScaling(_AbstentionScaling):
     name, display = "TS", "TS"
     description = "temperature scaling by validation NLL (abstention)"
-
-    def _factory(self):
-        from abstention.calibration import TempScaling
-
-        return TempScaling(bias_positions=[])
+    abstention_call = ("TempScaling", {"bias_positions": []})
 
 
 class BiasCorrectedTemperatureScaling(_AbstentionScaling):
     name, display = "BCTS", "BCTS"
     adaptations = ("c2q", "c2a", "emq")
     description = "temperature plus per-class biases by validation NLL (abstention)"
-
-    def _factory(self):
-        from abstention.calibration import TempScaling
-
-        return TempScaling(bias_positions="all")
+    abstention_call = ("TempScaling", {"bias_positions": "all"})
 
 
 class VectorScaling(_AbstentionScaling):
     name, display = "VS", "VS"
     description = "per-class scales and biases by validation NLL (abstention)"
-
-    def _factory(self):
-        from abstention.calibration import VectorScaling as AbstentionVS
-
-        return AbstentionVS()
+    abstention_call = ("VectorScaling", {})

@@ -1,11 +1,5 @@
-"""Pieces shared by the temperature-type calibrators and by the adaptations built on them.
-
-* the L / S / P logit conventions (docs/methods.md §0.3) and the softmax REF applies to them;
-* the temperature grid of the LasCal code base and its "first strict improvement" search (B6).
-
-The domain-classifier importance weights (B5) live in :mod:`unishift.methods.domain_weights`;
-LasCal's temperature search, shared per sample, with LasCal. This module imports no method module.
-"""
+"""The temperature-type calibrators' shared pieces: the L / S / P logit conventions (docs/methods.md
+§0.3), REF's softmax and its temperature grid search (B6). Imports no method module."""
 
 from __future__ import annotations
 
@@ -16,16 +10,11 @@ from unishift.data.containers import LabelledSet, Sample
 from unishift.numerics import torch_linspace_float32
 
 LOGIT_CONVENTIONS = ("L", "S", "P")
-FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def as_logits(convention: str, data: LabelledSet | Sample, clip: float | None = None) -> np.ndarray:
-    """The matrix a temperature-type calibrator treats as logits (docs/methods.md §0.3).
-
-    ``L``: the true logits (language models only); ``S``: log-posteriors, which are -inf where a
-    posterior is exactly 0 unless ``clip`` (lower bound applied to the posteriors first) is given;
-    ``P``: the posteriors themselves.
-    """
+    """The matrix a temperature-type calibrator treats as logits (docs/methods.md §0.3); S-logits
+    are -inf at a zero posterior unless ``clip`` clips the posteriors to [clip, 1 - clip] first."""
     check_choice("logits", convention, LOGIT_CONVENTIONS)
     if convention == "L":
         if data.logits is None:
@@ -74,24 +63,20 @@ def first_strict_minimum(losses: np.ndarray) -> int | None:
     """Index REF's grid loop keeps: the first strict improvement on a running best that starts at
     float32's maximum. NaN and infinite losses never qualify; ``None`` means the sentinel -1 stays."""
     losses = np.asarray(losses, dtype=float)
-    valid = losses < FLOAT32_MAX
+    valid = losses < float(np.finfo(np.float32).max)
     if not valid.any():
         return None
     return int(np.argmin(np.where(valid, losses, np.inf)))
 
 
-def cross_entropy_grid(z: np.ndarray, labels: np.ndarray, temps: np.ndarray) -> np.ndarray:
-    """Mean cross-entropy of softmax(z / T) against ``labels`` for every T of ``temps``."""
+def source_temperature(z: np.ndarray, labels: np.ndarray) -> float:
+    """REF's grid-search temperature scaling on the source (B6), by the mean cross-entropy of
+    softmax(z / T) at every grid T; -1.0 when no loss is finite."""
+    temps = temperature_grid()
     scaled = np.asarray(z, dtype=float)[None, :, :] / temps.astype(float)[:, None, None]
     with np.errstate(invalid="ignore"):
         peak = np.max(scaled, axis=2, keepdims=True)
         log_norm = peak[..., 0] + np.log(np.sum(np.exp(scaled - peak), axis=2))
     picked = scaled[:, np.arange(len(labels)), np.asarray(labels, dtype=int)]
-    return np.mean(log_norm - picked, axis=1)
-
-
-def source_temperature(z: np.ndarray, labels: np.ndarray) -> float:
-    """REF's grid-search temperature scaling on the source (B6); -1.0 when no loss is finite."""
-    temps = temperature_grid()
-    best = first_strict_minimum(cross_entropy_grid(z, labels, temps))
+    best = first_strict_minimum(np.mean(log_norm - picked, axis=1))
     return -1.0 if best is None else float(temps[best])

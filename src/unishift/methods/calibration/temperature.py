@@ -1,10 +1,6 @@
-"""The common base of the temperature-type calibrators of the LasCal code base (Head2Tail, CPCS,
-TransCal, LasCal: one module each), for any number of classes.
-
-Each returns softmax(logits_test / T) of the matrix its ``logits`` argument names (docs/methods.md
-§0.3; each paper table's convention: docs/methods.md §5); the labelled source is
-``setting.validation``. This module imports nothing above :mod:`unishift.methods.calibration.shared`.
-"""
+"""The base of the temperature-type calibrators (Head2Tail, CPCS, TransCal, LasCal): each returns
+softmax(logits_test / T) of its ``logits`` convention (docs/methods.md §0.3, §5), the labelled source
+being ``setting.validation``."""
 
 from __future__ import annotations
 

@@ -24,25 +24,6 @@ ZERO_POSTERIOR_RULES = ("faithful", "clip")
 CLIP_POSTERIORS = 1e-12
 
 
-def transcal_source_statistics(logits, labels, source_temperature_value):
-    """Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s.
-
-    The confidences are averaged as REF does, as a float32 torch tensor: torch's float32 sum
-    differs from NumPy's in the last bit, and that bit can move TransCal's SLSQP search elsewhere
-    (docs/reproduction.md, "Arithmetic"). With REF's sentinel T_s = -1 the logits are flipped; a
-    row holding -inf then becomes NaN (torch's softmax), its prediction is class 0 and the mean
-    confidence is NaN, as in REF.
-    """
-    import torch
-
-    probabilities = scaled_softmax(logits, source_temperature_value)
-    confidences = np.max(probabilities, axis=1)
-    predictions = np.argmax(probabilities, axis=1)
-    error = (1.0 - (predictions == labels)).astype(np.float32).reshape(-1, 1)
-    confidence = torch.from_numpy(confidences.astype(np.float32)).mean().item()
-    return error, confidence
-
-
 def transcal_temperature(
     target_logits, weights, error, source_confidence, variance_term: bool = True
 ) -> float:
@@ -86,14 +67,7 @@ def transcal_temperature(
 
 class TransCal(TemperatureCalibrator):
     """TransCal: T >= 1 matching the target confidence to a variance-reduced importance-weighted
-    estimate of the target accuracy; top-label calibration (the mean max-confidence is matched).
-
-    ``weights``: "domain_classifier" (docs/methods.md §0.4, B5; REF) or "uniform".
-    ``zero_posteriors``: "faithful" keeps REF's behaviour when the S-logits of a validation item are
-    -inf for its true class (no finite source cross-entropy: sentinel T_s = -1, which flips the
-    logits; recorded as a fallback note); "clip" clips posteriors to [1e-12, 1 - 1e-12] before taking
-    logs. ``variance_term``: REF's control-variate correction; False uses the plain weighted error.
-    """
+    estimate of the target accuracy (its switches: docs/methods.md §2.4, config/README.md)."""
 
     name, description = "TransCal", "TransCal (Wang et al. 2020) [REF TransCal-S / TransCal]"
     binary_defaults = {"covariate": {"logits": "L"}}
@@ -122,20 +96,24 @@ class TransCal(TemperatureCalibrator):
         return as_logits(self.logits, data, clip=clip)
 
     def fit(self, setting: Setting):
+        import torch
+
         super().fit(setting)
         labels = setting.validation.labels
         self.source_temperature_ = source_temperature(self.source_logits_, labels)
         if self.source_temperature_ == -1.0:
+            reason = "no finite validation cross-entropy on the temperature grid (a zero posterior"
             self.fit_notes.append(
-                (
-                    "fallback",
-                    "TransCal: no finite validation cross-entropy on the temperature grid "
-                    "(a zero posterior for a true class); REF's sentinel T_s = -1 kept",
-                )
+                ("fallback", f"TransCal: {reason} for a true class); REF's sentinel T_s = -1 kept")
             )
-        self.error_, self.source_confidence_ = transcal_source_statistics(
-            self.source_logits_, labels, self.source_temperature_
-        )
+        # Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s, a
+        # float32 torch mean as REF's (docs/reproduction.md, "Arithmetic"). With T_s = -1 a row
+        # holding -inf becomes NaN: prediction class 0, mean confidence NaN, as in REF.
+        probabilities = scaled_softmax(self.source_logits_, self.source_temperature_)
+        correct = np.argmax(probabilities, axis=1) == labels
+        self.error_ = (1.0 - correct).astype(np.float32).reshape(-1, 1)
+        confidences = np.max(probabilities, axis=1).astype(np.float32)
+        self.source_confidence_ = torch.from_numpy(confidences).mean().item()
         return self
 
     def domain_weight_plan(self):
