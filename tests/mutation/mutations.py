@@ -561,8 +561,8 @@ MUTATIONS = [
         "S1",
         "stats",
         SIGNIFICANCE,
-        "return bool(np.isnan(p) or p >= alpha)",
-        "return bool(p >= alpha)",
+        "bold[j] = bool(np.isnan(pvalues[j]) or pvalues[j] >= alpha)",
+        "bold[j] = bool(pvalues[j] >= alpha)",
         'bolding: a NaN p-value no longer counted as "not different"',
     ),
     m(
@@ -577,8 +577,8 @@ MUTATIONS = [
         "S3",
         "stats",
         CD,
-        "if friedman.pvalue >= alpha:",
-        "if False:",
+        "if friedman.pvalue < alpha:",
+        "if True:",
         "CD: the Friedman gate removed",
     ),
     m(
@@ -617,8 +617,8 @@ MUTATIONS = [
         "S8",
         "stats",
         RANKS,
-        'return stats.rankdata(errors, method="average", axis=1)',
-        'return stats.rankdata(errors, method="min", axis=1)',
+        'method="average", axis=1)',
+        'method="min", axis=1)',
         "ties get the minimum instead of the average rank",
     ),
     m(
