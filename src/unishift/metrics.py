@@ -95,10 +95,8 @@ def _binned_gap_float64(scores: np.ndarray, targets: np.ndarray, edges, right_cl
 
 
 def _binned_gap_float32(scores: np.ndarray, targets: np.ndarray, n_bins: int) -> np.float32:
-    """The reference's arithmetic, unrounded: edges of a float32 ``torch.linspace`` compared with
-    the float64 scores, bins (l, u]; per bin the float32 share of items and float32 mean target, the
-    float64 mean score and squared gap; the bin terms summed into a float32 accumulator
-    (docs/reproduction.md, "Arithmetic")."""
+    """REF's arithmetic (docs/reproduction.md, "Arithmetic"): float32 edges, item shares, mean
+    targets and running sum; float64 scores, mean scores and squared gaps."""
     edges = torch_linspace_float32(0.0, 1.0, n_bins + 1).astype(np.float64)
     n = np.float32(len(scores))
     terms = []
@@ -114,17 +112,16 @@ def _binned_gap_float32(scores: np.ndarray, targets: np.ndarray, n_bins: int) ->
     return float32_running_sum(np.asarray(terms))
 
 
-def _ece(scores: np.ndarray, targets: np.ndarray, n_bins: int, precision: str):
-    """One binned gap in the chosen arithmetic (float32: unrounded float32; float64: float)."""
+def _ece_percent(pairs, n_bins: int, precision: str) -> float:
+    """The mean binned gap of (scores, targets) pairs on bins (l, u], rounded to 4 decimals, x 100
+    (float32: the float32 mean of the float32 gaps, rounded as a float32)."""
+    check_choice("precision", precision, PRECISIONS)
     if precision == "float32":
-        return _binned_gap_float32(scores, targets, n_bins)
-    return _binned_gap_float64(scores, targets, np.linspace(0.0, 1.0, n_bins + 1), True)
-
-
-def _rounded_percent(value, precision: str) -> float:
-    if precision == "float32":
-        return float(round_float32(value, 4)) * 100
-    return round(float(value), 4) * 100
+        gaps = [_binned_gap_float32(scores, targets, n_bins) for scores, targets in pairs]
+        return float(round_float32(np.mean(np.asarray(gaps, np.float32)), 4)) * 100
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    gaps = [_binned_gap_float64(scores, targets, edges, True) for scores, targets in pairs]
+    return round(float(np.mean(gaps)), 4) * 100
 
 
 def _roundtrip(posteriors: np.ndarray) -> np.ndarray:
@@ -145,28 +142,18 @@ def ece_top_label(posteriors, labels, n_bins: int = N_BINS, precision: str = "fl
     """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces the
     reference's arithmetic bit for bit (confidences on or next to a bin edge, e.g. k-NN's 0.6 or
     2/3, can fall in another bin in float64)."""
-    check_choice("precision", precision, PRECISIONS)
     posteriors = check_posteriors(posteriors)
     labels = check_labels(labels, posteriors.shape[1])
     confidence, predicted = top_label_confidence(posteriors)
-    correct = (predicted == labels).astype(float)
-    return _rounded_percent(_ece(confidence, correct, n_bins, precision), precision)
+    return _ece_percent([(confidence, (predicted == labels).astype(float))], n_bins, precision)
 
 
 def ece_classwise(posteriors, labels, n_bins: int = N_BINS, precision: str = "float32") -> float:
-    """Class-wise ECE x 100: the mean over classes of the binned squared gap of (p_k, [y = k]),
-    each in the chosen arithmetic (float32: the mean of the float32 per-class sums, rounded as a
-    float32)."""
-    check_choice("precision", precision, PRECISIONS)
+    """Class-wise ECE x 100: the mean over classes of the binned squared gap of (p_k, [y = k])."""
     posteriors = check_posteriors(posteriors)
     labels = check_labels(labels, posteriors.shape[1])
-    per_class = [
-        _ece(posteriors[:, k], (labels == k).astype(float), n_bins, precision)
-        for k in range(posteriors.shape[1])
-    ]
-    if precision == "float32":
-        return _rounded_percent(np.float32(np.mean(np.asarray(per_class, np.float32))), precision)
-    return _rounded_percent(float(np.mean(per_class)), precision)
+    pairs = [(posteriors[:, k], (labels == k).astype(float)) for k in range(posteriors.shape[1])]
+    return _ece_percent(pairs, n_bins, precision)
 
 
 def ece_positive_class(posteriors, labels, n_bins: int = N_BINS) -> float:
