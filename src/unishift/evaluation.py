@@ -186,8 +186,7 @@ def evaluate_setup(
     With ``domain_stream="reference"`` the samples must be applied in generation order from the
     first (as REF did): each draw continues the stream where the previous sample left it.
     """
-    if task not in TASKS:
-        raise ValueError(f"task {task!r} is not one of {TASKS}")
+    check_choice("task", task, TASKS)
     check_options(layout, ece, ece_precision, domain_stream)
     base = {
         "shift": setup.shift,

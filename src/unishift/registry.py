@@ -2,10 +2,8 @@
 any number of classes. A method is identified by ``(task, name)``: the same name can denote a
 calibrator and a quantifier (e.g. ``EMQ``). Which modules are scanned (``METHOD_PACKAGES``, the
 ``unishift.methods`` entry points, the ``plugins:`` key as ``UNISHIFT_PLUGINS``), which classes are
-registered and how their adaptations are derived: docs/methods.md, "Adding a method".
-
-Build a method for data with k classes with ``get_method(task, name, shift).build(shift, k,
-overrides)``; a binary-only method refuses k > 2 with its reason.
+registered, how their adaptations are derived and how one is built for k classes: docs/methods.md,
+"Adding a method".
 """
 
 from __future__ import annotations
@@ -265,10 +263,10 @@ def method_names(task: str, shift: str | None = None, n_classes: int | None = No
 def get_method(task: str, name: str, shift: str | None = None) -> MethodSpec:
     specs = all_methods()
     if (task, name) not in specs:
-        broken = [p for p in _PLUGINS if p.error]
         hint = "".join(
             f"; the plugin {p.origin} could not be imported ({p.error}) and may provide it"
-            for p in broken
+            for p in _PLUGINS
+            if p.error
         )
         raise KeyError(
             f"unknown {task} method {name!r}; valid {task} methods are "
