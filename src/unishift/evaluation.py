@@ -182,10 +182,8 @@ def evaluate_setup(
     layout: str = TWO_CLASS,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Fit a fresh method on the setup and apply it to each sample; errors are recorded, not raised.
-
-    With ``domain_stream="reference"`` the samples must be applied in generation order from the
-    first (as REF did): each draw continues the stream where the previous sample left it.
-    """
+    With ``domain_stream="reference"`` each draw continues the stream where the previous sample left
+    it, so the samples must be applied in generation order from the first (as REF did)."""
     check_choice("task", task, TASKS)
     check_options(layout, ece, ece_precision, domain_stream)
     base = {

@@ -1,10 +1,7 @@
 """Error measures computed on one test sample, for any number of classes k >= 2: the top-label,
 positive-class and class-wise ECEs, Brier, QuaPy's AE and RAE and the CAP error, with REF's float32
 ECE arithmetic (``precision``) and the binary tables' two-class forms (docs/reporting.md §1,
-docs/multiclass.md §5).
-
-Every measure refuses what it cannot score (a NaN, a probability outside [0, 1], rows not summing
-to 1, labels outside 0..k-1) instead of dropping items.
+docs/multiclass.md §5). Every measure refuses what it cannot score instead of dropping items.
 """
 
 from __future__ import annotations
@@ -209,11 +206,6 @@ def quantification_ae(true_prevalence, estimate) -> float:
     return float(np.mean(np.abs(estimate - true_prevalence)))
 
 
-def smooth(prevalence: np.ndarray, eps: float) -> np.ndarray:
-    """QuaPy's additive smoothing (p + eps) / (eps k + 1)."""
-    return (prevalence + eps) / (eps * len(prevalence) + 1)
-
-
 def quantification_rae(true_prevalence, estimate, sample_size: int | None = None, eps=None):
     """QuaPy's RAE: mean over classes of |p_hat_k - p_k| / p_k after smoothing both vectors;
     ``eps`` defaults to QuaPy's 1 / (2 * sample_size)."""
@@ -223,7 +215,10 @@ def quantification_rae(true_prevalence, estimate, sample_size: int | None = None
         if sample_size is None:
             raise ValueError("quantification_rae needs eps or the sample size (eps = 1 / (2 n))")
         eps = 1.0 / (2 * sample_size)
-    true_prevalence, estimate = smooth(true_prevalence, eps), smooth(estimate, eps)
+    # QuaPy's additive smoothing (p + eps) / (eps k + 1)
+    true_prevalence, estimate = (
+        (p + eps) / (eps * len(p) + 1) for p in (true_prevalence, estimate)
+    )
     return float(np.mean(np.abs(estimate - true_prevalence) / true_prevalence))
 
 

@@ -1,9 +1,7 @@
 """The columns of a per-sample result file (``results/eval/...``): one row per (setup, sample), in
 the ``two_class`` or the ``k_class`` layout (docs/reporting.md §1.7), ending with the sample's shift
-descriptors (docs/regimes.md §5.1; empty in the API's records, which compute none).
-
-Kept apart from the evaluation driver so that the readers of the files (tables, figures) need none
-of the methods' code.
+descriptors (docs/regimes.md §5.1; empty in the API's records, which compute none). Apart from the
+evaluation driver so that the files' readers (tables, figures) need none of the methods' code.
 """
 
 from __future__ import annotations
