@@ -50,8 +50,8 @@ _TASK_OF_ENTRY_POINT = {
 }
 
 
-def _names_in(folder: Path, pattern: str) -> list[str]:
-    return sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
+def _names_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*")) if folder.is_dir() else []
 
 
 def load_setups(
@@ -85,11 +85,9 @@ def load_setups(
 
 def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
     posteriors = results / "posteriors" / "label"
-    datasets = list(datasets) if datasets is not None else _names_in(posteriors, "*")
+    datasets = list(datasets) if datasets is not None else _names_in(posteriors)
     if classifiers is None:
-        classifiers = sorted(
-            {p.stem for d in datasets for p in (posteriors / d).glob("*.npz")},
-        )
+        classifiers = sorted({p.stem for d in datasets for p in (posteriors / d).glob("*.npz")})
     for classifier in classifiers:
         for dataset in datasets:
             files = (
@@ -105,7 +103,7 @@ def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
 
 def _covariate_setups(results, pairs, models, seed, shift):
     lm = results / "lm"
-    models = list(models) if models is not None else _names_in(lm, "*")
+    models = list(models) if models is not None else _names_in(lm)
     samples = results / "samples" / shift
     if pairs is None:
         pairs = [p.stem.replace("__", "->") for p in sorted(samples.glob("*__*.npz"))]

@@ -231,12 +231,11 @@ def evaluate_setup(
             status, reason = "error", f"{type(err).__name__}: {one_line(str(err))}"
         apply_seconds += time.perf_counter() - tick
         records.append(dict(record, status=status, reason=reason))
-    timing = {
+    return records, {
         "fit_seconds": fit_seconds,
         "apply_seconds": apply_seconds,
         "n_samples": len(records),
     }
-    return records, timing
 
 
 def evaluate_setups(

@@ -15,12 +15,7 @@ import pkgutil
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib.metadata import (
-    PackageNotFoundError,
-    distribution,
-    entry_points,
-    packages_distributions,
-)
+from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
 from types import ModuleType
 from typing import Any
 
@@ -183,10 +178,8 @@ def plugin_objects() -> list[tuple[Any, str]]:
 
 
 def _version_of(package: str | None) -> str | None:
-    if package is None:
-        return None
     try:
-        return distribution(package).version
+        return version(package) if package else None
     except PackageNotFoundError:
         return None
 

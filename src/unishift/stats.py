@@ -178,11 +178,9 @@ def win_rates(
     rates = np.full((r, k), np.nan)
     pvalues = np.full((r, k), np.nan)
     dagger = np.zeros((r, k), dtype=bool)
-    for j, name in enumerate(methods):
-        if name in references:
-            continue
+    theirs = errors[:, ref_idx]
+    for j in (j for j, name in enumerate(methods) if name not in references):
         mine = errors[:, j][:, None]
-        theirs = errors[:, ref_idx]
         beats = (np.isfinite(mine) & ~np.isfinite(theirs)) | (mine <= theirs)
         s = beats.sum(axis=1)
         gate_open = True
