@@ -139,7 +139,6 @@ class _Wrapped(Method):
 
     def __init__(self, method: Any, task: str):
         self.method, self.task = method, task
-        self.entry = {t: entry for entry, t in _TASK_OF_ENTRY_POINT.items()}[task]
 
     def fit(self, setting: Setting):
         self.method.fit(setting)
@@ -147,7 +146,8 @@ class _Wrapped(Method):
         return self
 
     def apply(self, sample: Sample, context: SampleContext):
-        return getattr(self.method, self.entry)(sample, context)
+        entry = {v: k for k, v in _TASK_OF_ENTRY_POINT.items()}[self.task]
+        return getattr(self.method, entry)(sample, context)
 
 
 def evaluate(
