@@ -136,9 +136,8 @@ def top_label_confidence(posteriors) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ece_top_label(posteriors, labels, n_bins: int = N_BINS, precision: str = "float32") -> float:
-    """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces the
-    reference's arithmetic bit for bit (confidences on or next to a bin edge, e.g. k-NN's 0.6 or
-    2/3, can fall in another bin in float64)."""
+    """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces REF's
+    arithmetic bit for bit (docs/reproduction.md, "Arithmetic")."""
     confidence, predicted = top_label_confidence(posteriors)  # checks the posteriors
     labels = check_labels(labels, np.shape(posteriors)[1])
     return _ece_percent([(confidence, (predicted == labels).astype(float))], n_bins, precision)

@@ -96,10 +96,9 @@ def read_descriptors(path):
 
 
 def join_descriptors(records, descriptors):
-    """``records`` (a frame in one layout) with the descriptor columns taken from ``descriptors``
-    (the rows of the setups' descriptor files): each record gets its sample's row, matched on
-    (shift, classifier, dataset, sample_id). A record without a row, or a sample with two, is an
-    error naming it (the descriptors were computed for other samples)."""
+    """``records`` (a frame in one layout) with the descriptor columns of its sample's row in
+    ``descriptors`` (the setups' descriptor files, matched on :data:`DESCRIPTOR_KEYS`); a record
+    without a row, or a sample with two, is an error naming it."""
     keys = list(DESCRIPTOR_KEYS)
     table = pd.concat(list(descriptors), ignore_index=True) if descriptors is not None else None
     if table is None or table.empty:
