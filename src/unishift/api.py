@@ -359,8 +359,7 @@ class QuaPyQuantifier(Quantifier):
         if "val_split" in params:
             params["val_split"] = None  # fitted on the whole validation set, as the paper's
         self.quantifier_ = type(self.quantifier)(**copy.deepcopy(params))
-        validation = setting.validation
-        quiet(self.quantifier_.fit, validation.posteriors, validation.labels)
+        quiet(self.quantifier_.fit, setting.validation.posteriors, setting.validation.labels)
         return self
 
     def quantify(self, sample: Sample, context: SampleContext) -> float:

@@ -29,9 +29,8 @@ METHOD_PACKAGES = (
     "unishift.methods.quantification",
     "unishift.methods.cap",
 )
-# The package whose table derives the adaptations (it registers no class of its own).
-ADAPTATION_PACKAGE = "unishift.methods.adapt"
-METHOD_MODULES = (*METHOD_PACKAGES, ADAPTATION_PACKAGE)
+# Plus the package whose table derives the adaptations (it registers no class of its own).
+METHOD_MODULES = (*METHOD_PACKAGES, "unishift.methods.adapt")
 ENTRY_POINT_GROUP = "unishift.methods"
 PLUGINS_VARIABLE = "UNISHIFT_PLUGINS"
 
