@@ -23,16 +23,12 @@ PROBABILITY_TOLERANCE = 1e-9
 PREVALENCE_TOLERANCE = 1e-8
 
 
-def check_posteriors(posteriors, n_classes: int | None = None) -> np.ndarray:
+def check_posteriors(posteriors) -> np.ndarray:
     """An n x k float matrix (k >= 2) of finite probabilities in [0, 1] whose rows sum to 1, or a
     clear error naming the problem."""
     posteriors = np.asarray(posteriors, dtype=float)
     if posteriors.ndim != 2 or posteriors.shape[1] < 2:
         raise ValueError(f"posteriors must be an n x k matrix with k >= 2, got {posteriors.shape}")
-    if n_classes is not None and posteriors.shape[1] != n_classes:
-        raise ValueError(
-            f"posteriors have {posteriors.shape[1]} columns, the problem has {n_classes} classes"
-        )
     if not np.all(np.isfinite(posteriors)):
         raise ValueError("posteriors hold NaN or infinite values")
     low, high = float(posteriors.min(initial=0.0)), float(posteriors.max(initial=0.0))
