@@ -16,7 +16,6 @@ from unishift.metrics import (
     absolute_error,
     accuracy,
     brier,
-    check_posteriors,
     check_prevalence,
     ece_classwise,
     ece_positive_class,
@@ -456,8 +455,6 @@ def test_bad_inputs_fail_clearly():
         ece_top_label(np.array([[0.5, 0.6, 0.1]]), [0])
     with pytest.raises(ValueError, match=r"lie in 0..2"):
         brier(np.array([[0.5, 0.3, 0.2]]), [3])
-    with pytest.raises(ValueError, match="3 columns, the problem has 4"):
-        check_posteriors(np.array([[0.5, 0.3, 0.2]]), n_classes=4)
     with pytest.raises(ValueError, match="3 entries, the problem has 4"):
         check_prevalence([0.5, 0.3, 0.2], n_classes=4)
     for measure in (ece_top_label, ece_classwise):

@@ -1,10 +1,7 @@
 """The workbench from Python (a notebook, a script; docs/api.md, ``examples/notebook_api.py``): load
 the setups a finished run persisted, score any method on exactly the same samples, and build the
-table and the critical-difference diagram from the records.
-
-The workflow computes with pinned CPU kernels (docs/determinism.md); importing this module warns when
-the notebook's NumPy runs with others, since its numbers may then differ from the workflow's in the
-last digits: call ``unishift.kernels.pin()`` before the first ``import numpy``.
+table and the critical-difference diagram from the records. Importing it warns when NumPy runs with
+other CPU kernels than the workflow's (docs/api.md).
 """
 
 from __future__ import annotations
@@ -53,8 +50,8 @@ _TASK_OF_ENTRY_POINT = {
 }
 
 
-def _names_in(folder: Path, pattern: str) -> list[str]:
-    return sorted(p.name for p in folder.glob(pattern)) if folder.is_dir() else []
+def _names_in(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.glob("*")) if folder.is_dir() else []
 
 
 def load_setups(
@@ -88,11 +85,9 @@ def load_setups(
 
 def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
     posteriors = results / "posteriors" / "label"
-    datasets = list(datasets) if datasets is not None else _names_in(posteriors, "*")
+    datasets = list(datasets) if datasets is not None else _names_in(posteriors)
     if classifiers is None:
-        classifiers = sorted(
-            {p.stem for d in datasets for p in (posteriors / d).glob("*.npz")},
-        )
+        classifiers = sorted({p.stem for d in datasets for p in (posteriors / d).glob("*.npz")})
     for classifier in classifiers:
         for dataset in datasets:
             files = (
@@ -108,7 +103,7 @@ def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
 
 def _covariate_setups(results, pairs, models, seed, shift):
     lm = results / "lm"
-    models = list(models) if models is not None else _names_in(lm, "*")
+    models = list(models) if models is not None else _names_in(lm)
     samples = results / "samples" / shift
     if pairs is None:
         pairs = [p.stem.replace("__", "->") for p in sorted(samples.glob("*__*.npz"))]
@@ -188,13 +183,10 @@ def evaluate(
             raise ValueError("params= applies to a registered method name, not to an object")
         task = task or task_of(method)
         name = name or getattr(method, "name", "") or type(method).__name__
+        method = method if isinstance(method, Method) else _Wrapped(method, task)
 
         def build(_setup):
-            def fresh():
-                copied = copy.deepcopy(method)
-                return copied if isinstance(copied, Method) else _Wrapped(copied, task)
-
-            return fresh
+            return lambda: copy.deepcopy(method)
 
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise ValueError(f"method name {name!r}: use letters, digits and underscores")
@@ -224,35 +216,31 @@ def load_records(
     from unishift.report.tables import load_records as read_all
 
     folder = Path(results) / "eval" / shift / task
+    provenance = Path(results) / PROVENANCE
     present = [p.stem for p in sorted(folder.glob("*.csv"))]
-    if methods is not None:
-        names = list(methods)
-    else:
-        configured = _configured_methods(Path(results), shift, task)
-        if configured is None:
-            names = present
-            if names:
-                warnings.warn(
-                    f"{Path(results) / PROVENANCE} is missing (the run has not finished), so "
-                    f"every method file under {folder} is read: {names}; files of an earlier "
-                    "config may be among them (pass methods= to choose)",
-                    stacklevel=2,
-                )
-        elif not configured:
-            raise FileNotFoundError(
-                f"the run's config ({Path(results) / PROVENANCE}) names no {shift}/{task} methods "
-                f"(method files under {folder}: {present}; pass methods= to read them)"
+    names = list(methods) if methods is not None else _configured_methods(provenance, shift, task)
+    if names is None:
+        names = present
+        if names:
+            warnings.warn(
+                f"{provenance} is missing (the run has not finished), so every method file under "
+                f"{folder} is read: {names}; files of an earlier config may be among them (pass "
+                "methods= to choose)",
+                stacklevel=2,
             )
-        else:
-            names = configured
-            stale = [name for name in present if name not in configured]
-            if stale:
-                warnings.warn(
-                    f"{folder} also holds the records of {stale}, which the run's config "
-                    f"({Path(results) / PROVENANCE}) does not name: left out (pass methods= to "
-                    "read them)",
-                    stacklevel=2,
-                )
+    elif methods is None:
+        if not names:
+            raise FileNotFoundError(
+                f"the run's config ({provenance}) names no {shift}/{task} methods (method files "
+                f"under {folder}: {present}; pass methods= to read them)"
+            )
+        stale = [name for name in present if name not in names]
+        if stale:
+            warnings.warn(
+                f"{folder} also holds the records of {stale}, which the run's config "
+                f"({provenance}) does not name: left out (pass methods= to read them)",
+                stacklevel=2,
+            )
     if not names:
         raise FileNotFoundError(f"no per-sample records under {folder}")
     missing = [name for name in names if name not in present]
@@ -264,9 +252,8 @@ def load_records(
     return read_all([folder / f"{name}.csv" for name in names])
 
 
-def _configured_methods(results: Path, shift: str, task: str) -> list[str] | None:
+def _configured_methods(path: Path, shift: str, task: str) -> list[str] | None:
     """The methods the run's config names for ``(shift, task)``; None when it left no provenance."""
-    path = results / PROVENANCE
     if not path.is_file():
         return None
     try:
@@ -337,31 +324,6 @@ def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None,
     return write_cd(result, tex_path, png_path or tex_path.with_suffix(".png"), alpha)
 
 
-# What a QuaPy method's constructor must take for it to be rebuilt on the pass-through classifier.
-_QUAPY_CONSTRUCTOR = ("classifier", "fit_classifier")
-
-
-def _check_quapy(quantifier: Any) -> None:
-    """Refuse, at wrap time, a QuaPy method that cannot work from a classifier's posteriors."""
-    load_quapy()
-    from quapy.method.aggregative import AggregativeQuantifier
-
-    kind = type(quantifier).__name__
-    if not isinstance(quantifier, AggregativeQuantifier):
-        raise ValueError(
-            f"{kind} ({type(quantifier).__module__}) is not a QuaPy aggregative quantifier: it "
-            "does not work from a classifier's posteriors, which is all a unishift sample gives "
-            "it (the setup's classifier is fixed). Wrap an aggregative one, e.g. CC, PCC, ACC, "
-            "PACC, EMQ, KDEyML, HDy, DyS, MAX, T50, X, MS (quapy.method.aggregative)"
-        )
-    missing = [p for p in _QUAPY_CONSTRUCTOR if p not in quantifier.get_params(deep=False)]
-    if missing:
-        raise ValueError(
-            f"{kind} takes no {' / '.join(missing)} parameter, so it cannot be rebuilt on the "
-            "setup's classifier posteriors: wrap the aggregative quantifier it is built on"
-        )
-
-
 class QuaPyQuantifier(Quantifier):
     """Any QuaPy aggregative quantifier as a unishift quantifier: a fresh copy fitted on the
     validation set's posteriors (passed through as its classifier's output) and applied to each
@@ -369,7 +331,25 @@ class QuaPyQuantifier(Quantifier):
     score (``qp_bridge.PosteriorPassthrough.decision_function``)."""
 
     def __init__(self, quantifier: Any, name: str | None = None):
-        _check_quapy(quantifier)
+        load_quapy()
+        from quapy.method.aggregative import AggregativeQuantifier
+
+        kind = type(quantifier).__name__
+        if not isinstance(quantifier, AggregativeQuantifier):
+            raise ValueError(
+                f"{kind} ({type(quantifier).__module__}) is not a QuaPy aggregative quantifier: "
+                "it does not work from a classifier's posteriors, which is all a unishift sample "
+                "gives it (the setup's classifier is fixed). Wrap an aggregative one, e.g. CC, "
+                "PCC, ACC, PACC, EMQ, KDEyML, HDy, DyS, MAX, T50, X, MS (quapy.method.aggregative)"
+            )
+        # what fit() rebuilds it with, on the pass-through classifier
+        params = quantifier.get_params(deep=False)
+        missing = [p for p in ("classifier", "fit_classifier") if p not in params]
+        if missing:
+            raise ValueError(
+                f"{kind} takes no {' / '.join(missing)} parameter, so it cannot be rebuilt on the "
+                "setup's classifier posteriors: wrap the aggregative quantifier it is built on"
+            )
         self.quantifier = quantifier
         self.name = name or type(quantifier).__name__
 
@@ -379,8 +359,7 @@ class QuaPyQuantifier(Quantifier):
         if "val_split" in params:
             params["val_split"] = None  # fitted on the whole validation set, as the paper's
         self.quantifier_ = type(self.quantifier)(**copy.deepcopy(params))
-        validation = setting.validation
-        quiet(self.quantifier_.fit, validation.posteriors, validation.labels)
+        quiet(self.quantifier_.fit, setting.validation.posteriors, setting.validation.labels)
         return self
 
     def quantify(self, sample: Sample, context: SampleContext) -> float:

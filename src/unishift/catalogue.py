@@ -1,8 +1,5 @@
 """``python -m unishift.catalogue``: every registered method, its parameters and their defaults per
-shift and for two classes.
-
-This is the reference for the ``method_params`` config key: any constructor argument listed here can
-be overridden per method, e.g. ``method_params: {"calibration/DMCal": {"n_bins": 10}}``.
+shift and for two classes (what ``method_params`` can override; docs/methods.md).
 """
 
 from __future__ import annotations
@@ -17,9 +14,9 @@ def _per_shift(values: dict) -> str:
 def catalogue_markdown() -> str:
     lines = [
         "| task | method | group | shifts | parameters (defaults) | per-shift defaults "
-        "| two classes (binary tables) | binary-only |"
+        "| two classes (binary tables) | binary-only |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    lines.append("|---|---|---|---|---|---|---|---|")
     for (task, name), spec in sorted(all_methods().items()):
         params = ", ".join(f"{key}={value!r}" for key, value in spec.defaults.items())
         lines.append(

@@ -1,10 +1,6 @@
-"""Evaluate one method of one task on every sample of every setup of a shift, for any number of
-classes.
-
-A *setup* is one trained classifier on one data set (label shift) or one language model on one
-source->target pair (covariate shift). It brings the :class:`Setting` the method is fitted on, the
-pool of labelled test items and the persisted sample indices into that pool. Every method of every
-task is evaluated on exactly the same samples, and each record is written in the run's layout
+"""Evaluate one method of one task on every sample of every setup (:class:`SetupData`: one
+classifier on one data set, or one language model on one source->target pair), for any number of
+classes: every method on exactly the same samples, each record in the run's layout
 (:mod:`unishift.records`). ``ece_precision`` and ``domain_stream`` reproduce REF's arithmetic and
 randomness (config/README.md, "Faithful by default"; docs/reproduction.md).
 """
@@ -48,8 +44,6 @@ def _vector(values) -> str:
 
 
 def _calibrated(output, sample) -> np.ndarray:
-    """A calibrator's output, held to its contract: the sample's n x k shape and
-    :func:`check_posteriors`. A violation is the sample's error, never a score."""
     calibrated = np.asarray(output, dtype=float)
     if calibrated.shape != np.shape(sample.posteriors):
         raise ValueError(
@@ -62,15 +56,12 @@ def _calibrated(output, sample) -> np.ndarray:
 
 
 def _accuracy_estimate(output) -> float:
-    """A CAP method's output, held to its contract: one finite accuracy in [0, 1]."""
     values = np.asarray(output, dtype=float)
     if values.size != 1:
         raise ValueError(f"cap method returned {values.size} values, expected one accuracy")
     estimate = float(values.reshape(-1)[0])
-    if not np.isfinite(estimate):
-        raise ValueError(f"cap estimate is not finite ({estimate})")
-    if not 0.0 <= estimate <= 1.0:
-        raise ValueError(f"cap method returned an accuracy outside [0, 1] ({estimate!r})")
+    if not 0.0 <= estimate <= 1.0:  # NaN included
+        raise ValueError(f"cap method returned {estimate!r}: not finite or outside [0, 1]")
     return estimate
 
 
@@ -163,7 +154,9 @@ def _domain_draws(setup: SetupData, domain_stream: str) -> Callable | None:
     return lambda *parts: stream
 
 
-def check_options(layout: str, ece: str, ece_precision: str, domain_stream: str) -> None:
+def check_options(
+    layout: str, ece: str = "top_label", ece_precision: str = "float32", domain_stream="reference"
+) -> None:
     """Refuse a record layout, ECE, ECE arithmetic or domain stream that does not exist (the ECE
     must be one the layout stores)."""
     check_choice("layout", layout, LAYOUTS)
@@ -189,12 +182,9 @@ def evaluate_setup(
     layout: str = TWO_CLASS,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Fit a fresh method on the setup and apply it to each sample; errors are recorded, not raised.
-
-    With ``domain_stream="reference"`` the samples must be applied in generation order from the
-    first (as REF did): each draw continues the stream where the previous sample left it.
-    """
-    if task not in TASKS:
-        raise ValueError(f"task {task!r} is not one of {TASKS}")
+    With ``domain_stream="reference"`` each draw continues the stream where the previous sample left
+    it, so the samples must be applied in generation order from the first (as REF did)."""
+    check_choice("task", task, TASKS)
     check_options(layout, ece, ece_precision, domain_stream)
     base = {
         "shift": setup.shift,
@@ -241,12 +231,11 @@ def evaluate_setup(
             status, reason = "error", f"{type(err).__name__}: {one_line(str(err))}"
         apply_seconds += time.perf_counter() - tick
         records.append(dict(record, status=status, reason=reason))
-    timing = {
+    return records, {
         "fit_seconds": fit_seconds,
         "apply_seconds": apply_seconds,
         "n_samples": len(records),
     }
-    return records, timing
 
 
 def evaluate_setups(
@@ -258,9 +247,10 @@ def evaluate_setups(
     **options,
 ):
     """The records (a frame in ``layout``'s columns) and per-setup timings (a frame) of the method
-    ``build(setup)`` makes, on every setup (``options``: those of :func:`evaluate_setup`)."""
+    ``build(setup)`` makes, on every setup (``options``: ece, ece_precision, domain_stream)."""
     import pandas as pd
 
+    check_options(layout, **options)
     records, timings = [], []
     for setup in setups:
         rows, timing = evaluate_setup(task, name, build(setup), setup, layout=layout, **options)
@@ -278,27 +268,15 @@ def evaluate_method(
     shift: str,
     setups: Iterable[SetupData],
     params: dict[str, Any] | None = None,
-    ece: str = "top_label",
-    ece_precision: str = "float32",
-    domain_stream: str = "reference",
-    layout: str = TWO_CLASS,
+    **options,
 ):
     """Per-sample records (one row per setup x sample, in the run's layout) and per-setup timings
-    of one registered method; each setup builds the method for its own number of classes."""
+    of one registered method; each setup builds the method for its own number of classes
+    (``options``: those of :func:`evaluate_setups`)."""
     spec = get_method(task, method_name, shift)
-    check_options(layout, ece, ece_precision, domain_stream)
 
     def build(setup):
         spec.params(shift, setup.n_classes, params)  # fail early on a malformed parameter mapping
         return lambda: spec.build(shift, setup.n_classes, params)
 
-    return evaluate_setups(
-        task,
-        method_name,
-        build,
-        setups,
-        ece=ece,
-        ece_precision=ece_precision,
-        domain_stream=domain_stream,
-        layout=layout,
-    )
+    return evaluate_setups(task, method_name, build, setups, **options)

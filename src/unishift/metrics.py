@@ -1,10 +1,7 @@
 """Error measures computed on one test sample, for any number of classes k >= 2: the top-label,
 positive-class and class-wise ECEs, Brier, QuaPy's AE and RAE and the CAP error, with REF's float32
 ECE arithmetic (``precision``) and the binary tables' two-class forms (docs/reporting.md §1,
-docs/multiclass.md §5).
-
-Every measure refuses what it cannot score (a NaN, a probability outside [0, 1], rows not summing
-to 1, labels outside 0..k-1) instead of dropping items.
+docs/multiclass.md §5). Every measure refuses what it cannot score instead of dropping items.
 """
 
 from __future__ import annotations
@@ -26,16 +23,12 @@ PROBABILITY_TOLERANCE = 1e-9
 PREVALENCE_TOLERANCE = 1e-8
 
 
-def check_posteriors(posteriors, n_classes: int | None = None) -> np.ndarray:
+def check_posteriors(posteriors) -> np.ndarray:
     """An n x k float matrix (k >= 2) of finite probabilities in [0, 1] whose rows sum to 1, or a
     clear error naming the problem."""
     posteriors = np.asarray(posteriors, dtype=float)
     if posteriors.ndim != 2 or posteriors.shape[1] < 2:
         raise ValueError(f"posteriors must be an n x k matrix with k >= 2, got {posteriors.shape}")
-    if n_classes is not None and posteriors.shape[1] != n_classes:
-        raise ValueError(
-            f"posteriors have {posteriors.shape[1]} columns, the problem has {n_classes} classes"
-        )
     if not np.all(np.isfinite(posteriors)):
         raise ValueError("posteriors hold NaN or infinite values")
     low, high = float(posteriors.min(initial=0.0)), float(posteriors.max(initial=0.0))
@@ -95,10 +88,8 @@ def _binned_gap_float64(scores: np.ndarray, targets: np.ndarray, edges, right_cl
 
 
 def _binned_gap_float32(scores: np.ndarray, targets: np.ndarray, n_bins: int) -> np.float32:
-    """The reference's arithmetic, unrounded: edges of a float32 ``torch.linspace`` compared with
-    the float64 scores, bins (l, u]; per bin the float32 share of items and float32 mean target, the
-    float64 mean score and squared gap; the bin terms summed into a float32 accumulator
-    (docs/reproduction.md, "Arithmetic")."""
+    """REF's arithmetic (docs/reproduction.md, "Arithmetic"): float32 edges, item shares, mean
+    targets and running sum; float64 scores, mean scores and squared gaps."""
     edges = torch_linspace_float32(0.0, 1.0, n_bins + 1).astype(np.float64)
     n = np.float32(len(scores))
     terms = []
@@ -114,17 +105,16 @@ def _binned_gap_float32(scores: np.ndarray, targets: np.ndarray, n_bins: int) ->
     return float32_running_sum(np.asarray(terms))
 
 
-def _ece(scores: np.ndarray, targets: np.ndarray, n_bins: int, precision: str):
-    """One binned gap in the chosen arithmetic (float32: unrounded float32; float64: float)."""
+def _ece_percent(pairs, n_bins: int, precision: str) -> float:
+    """The mean binned gap of (scores, targets) pairs on bins (l, u], rounded to 4 decimals, x 100
+    (float32: the float32 mean of the float32 gaps, rounded as a float32)."""
+    check_choice("precision", precision, PRECISIONS)
     if precision == "float32":
-        return _binned_gap_float32(scores, targets, n_bins)
-    return _binned_gap_float64(scores, targets, np.linspace(0.0, 1.0, n_bins + 1), True)
-
-
-def _rounded_percent(value, precision: str) -> float:
-    if precision == "float32":
-        return float(round_float32(value, 4)) * 100
-    return round(float(value), 4) * 100
+        gaps = [_binned_gap_float32(scores, targets, n_bins) for scores, targets in pairs]
+        return float(round_float32(np.mean(np.asarray(gaps, np.float32)), 4)) * 100
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    gaps = [_binned_gap_float64(scores, targets, edges, True) for scores, targets in pairs]
+    return round(float(np.mean(gaps)), 4) * 100
 
 
 def _roundtrip(posteriors: np.ndarray) -> np.ndarray:
@@ -142,31 +132,19 @@ def top_label_confidence(posteriors) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ece_top_label(posteriors, labels, n_bins: int = N_BINS, precision: str = "float32") -> float:
-    """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces the
-    reference's arithmetic bit for bit (confidences on or next to a bin edge, e.g. k-NN's 0.6 or
-    2/3, can fall in another bin in float64)."""
-    check_choice("precision", precision, PRECISIONS)
-    posteriors = check_posteriors(posteriors)
-    labels = check_labels(labels, posteriors.shape[1])
-    confidence, predicted = top_label_confidence(posteriors)
-    correct = (predicted == labels).astype(float)
-    return _rounded_percent(_ece(confidence, correct, n_bins, precision), precision)
+    """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces REF's
+    arithmetic bit for bit (docs/reproduction.md, "Arithmetic")."""
+    confidence, predicted = top_label_confidence(posteriors)  # checks the posteriors
+    labels = check_labels(labels, np.shape(posteriors)[1])
+    return _ece_percent([(confidence, (predicted == labels).astype(float))], n_bins, precision)
 
 
 def ece_classwise(posteriors, labels, n_bins: int = N_BINS, precision: str = "float32") -> float:
-    """Class-wise ECE x 100: the mean over classes of the binned squared gap of (p_k, [y = k]),
-    each in the chosen arithmetic (float32: the mean of the float32 per-class sums, rounded as a
-    float32)."""
-    check_choice("precision", precision, PRECISIONS)
+    """Class-wise ECE x 100: the mean over classes of the binned squared gap of (p_k, [y = k])."""
     posteriors = check_posteriors(posteriors)
     labels = check_labels(labels, posteriors.shape[1])
-    per_class = [
-        _ece(posteriors[:, k], (labels == k).astype(float), n_bins, precision)
-        for k in range(posteriors.shape[1])
-    ]
-    if precision == "float32":
-        return _rounded_percent(np.float32(np.mean(np.asarray(per_class, np.float32))), precision)
-    return _rounded_percent(float(np.mean(per_class)), precision)
+    pairs = [(posteriors[:, k], (labels == k).astype(float)) for k in range(posteriors.shape[1])]
+    return _ece_percent(pairs, n_bins, precision)
 
 
 def ece_positive_class(posteriors, labels, n_bins: int = N_BINS) -> float:
@@ -222,11 +200,6 @@ def quantification_ae(true_prevalence, estimate) -> float:
     return float(np.mean(np.abs(estimate - true_prevalence)))
 
 
-def smooth(prevalence: np.ndarray, eps: float) -> np.ndarray:
-    """QuaPy's additive smoothing (p + eps) / (eps k + 1)."""
-    return (prevalence + eps) / (eps * len(prevalence) + 1)
-
-
 def quantification_rae(true_prevalence, estimate, sample_size: int | None = None, eps=None):
     """QuaPy's RAE: mean over classes of |p_hat_k - p_k| / p_k after smoothing both vectors;
     ``eps`` defaults to QuaPy's 1 / (2 * sample_size)."""
@@ -236,7 +209,10 @@ def quantification_rae(true_prevalence, estimate, sample_size: int | None = None
         if sample_size is None:
             raise ValueError("quantification_rae needs eps or the sample size (eps = 1 / (2 n))")
         eps = 1.0 / (2 * sample_size)
-    true_prevalence, estimate = smooth(true_prevalence, eps), smooth(estimate, eps)
+    # QuaPy's additive smoothing (p + eps) / (eps k + 1)
+    true_prevalence, estimate = (
+        (p + eps) / (eps * len(p) + 1) for p in (true_prevalence, estimate)
+    )
     return float(np.mean(np.abs(estimate - true_prevalence) / true_prevalence))
 
 

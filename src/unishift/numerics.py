@@ -29,10 +29,8 @@ def torch_linspace_float32(start: float, end: float, steps: int) -> np.ndarray:
 
 def float32_running_sum(terms: np.ndarray, axis: int = -1) -> np.ndarray:
     """What ``acc = torch.zeros(1); for t in terms: acc += t`` leaves in ``acc``: each (float64)
-    term is rounded to float32 and added to a float32 accumulator, strictly in order.
-
-    ``np.add.accumulate`` is sequential (unlike ``np.sum``, which sums pairwise).
-    """
+    term rounded to float32 and added in order (``np.add.accumulate``, unlike ``np.sum``, which sums
+    pairwise)."""
     terms = np.asarray(terms, dtype=np.float64).astype(np.float32)
     if terms.shape[axis] == 0:
         return np.zeros(np.delete(terms.shape, axis % terms.ndim), dtype=np.float32)

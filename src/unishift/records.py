@@ -1,9 +1,7 @@
 """The columns of a per-sample result file (``results/eval/...``): one row per (setup, sample), in
 the ``two_class`` or the ``k_class`` layout (docs/reporting.md §1.7), ending with the sample's shift
-descriptors (docs/regimes.md §5.1; empty in the API's records, which compute none).
-
-Kept apart from the evaluation driver so that the readers of the files (tables, figures) need none
-of the methods' code.
+descriptors (docs/regimes.md §5.1; empty in the API's records, which compute none). Apart from the
+evaluation driver so that the files' readers (tables, figures) need none of the methods' code.
 """
 
 from __future__ import annotations
@@ -32,49 +30,23 @@ DESCRIPTOR_COLUMNS = (
 # Where a descriptor file's rows are matched to the records: one row per sample of one setup.
 DESCRIPTOR_KEYS = ("shift", "classifier", "dataset", "sample_id")
 DESCRIPTOR_FILE_COLUMNS = (*DESCRIPTOR_KEYS, *DESCRIPTOR_COLUMNS)
-BASE_COLUMNS = {
-    TWO_CLASS: (
-        *_KEYS,
-        "sample_id",
-        "shift_intensity",
-        "true_value",
-        "estimate",
-        "error",
-        "ece",
-        "ece_positive",
-        "brier",
-        "status",
-        "reason",
-    ),
-    K_CLASS: (
-        *_KEYS,
-        "n_classes",
-        "sample_id",
-        "shift_intensity",
-        "true_value",
-        "estimate",
-        "error",
-        "true_prevalence",
-        "estimated_prevalence",
-        "ae",
-        "rae",
-        "ece",
-        "ece_classwise",
-        "brier",
-        "status",
-        "reason",
-    ),
-}
-COLUMNS = {layout: (*columns, *DESCRIPTOR_COLUMNS) for layout, columns in BASE_COLUMNS.items()}
-# Columns read as text; the others must parse as numbers.
-STRING_COLUMNS = {
-    TWO_CLASS: (*_KEYS, "status", "reason"),
-    K_CLASS: (*_KEYS, "true_prevalence", "estimated_prevalence", "status", "reason"),
-}
 # Columns every scored calibration record must hold a finite number in.
 CALIBRATION_VALUES = {
     TWO_CLASS: ("ece", "ece_positive", "brier"),
     K_CLASS: ("ece", "ece_classwise", "brier"),
+}
+_SCORED = ("sample_id", "shift_intensity", "true_value", "estimate", "error")
+_K_SCORES = ("true_prevalence", "estimated_prevalence", "ae", "rae")
+_STATUS = ("status", "reason")
+BASE_COLUMNS = {
+    TWO_CLASS: (*_KEYS, *_SCORED, *CALIBRATION_VALUES[TWO_CLASS], *_STATUS),
+    K_CLASS: (*_KEYS, "n_classes", *_SCORED, *_K_SCORES, *CALIBRATION_VALUES[K_CLASS], *_STATUS),
+}
+COLUMNS = {layout: (*columns, *DESCRIPTOR_COLUMNS) for layout, columns in BASE_COLUMNS.items()}
+# Columns read as text; the others must parse as numbers.
+STRING_COLUMNS = {
+    TWO_CLASS: (*_KEYS, *_STATUS),
+    K_CLASS: (*_KEYS, "true_prevalence", "estimated_prevalence", *_STATUS),
 }
 # The ECE each layout can rank (config key `ece`).
 ECE_CHOICES = {
@@ -124,10 +96,9 @@ def read_descriptors(path):
 
 
 def join_descriptors(records, descriptors):
-    """``records`` (a frame in one layout) with the descriptor columns taken from ``descriptors``
-    (the rows of the setups' descriptor files): each record gets its sample's row, matched on
-    (shift, classifier, dataset, sample_id). A record without a row, or a sample with two, is an
-    error naming it (the descriptors were computed for other samples)."""
+    """``records`` (a frame in one layout) with the descriptor columns of its sample's row in
+    ``descriptors`` (the setups' descriptor files, matched on :data:`DESCRIPTOR_KEYS`); a record
+    without a row, or a sample with two, is an error naming it."""
     keys = list(DESCRIPTOR_KEYS)
     table = pd.concat(list(descriptors), ignore_index=True) if descriptors is not None else None
     if table is None or table.empty:
@@ -154,11 +125,9 @@ def join_descriptors(records, descriptors):
 
 
 def read_records(path: str | Path) -> pd.DataFrame:
-    """One per-sample result file, validated: complete last line, the exact columns of one record
-    layout (:data:`COLUMNS`), every required field present and parseable (the layout's
-    calibration values finite on scored calibration records). A damaged file raises
-    :class:`DamagedFileError` naming the file and the first bad line, so that no table is drawn from
-    a partial file."""
+    """One per-sample result file, validated (complete last line, one layout's columns, every
+    required field present and parseable, finite calibration values on scored calibration
+    records), or :class:`DamagedFileError` naming the file and its first bad line."""
     problem = csv_problem(path)
     if problem:
         raise DamagedFileError(path, problem)
@@ -182,8 +151,7 @@ def read_records(path: str | Path) -> pd.DataFrame:
         raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
     numeric = frame.drop(columns=list(strings)).apply(pd.to_numeric, errors="coerce")
     bad = (numeric.isna() & frame.drop(columns=list(strings)).notna()).any(axis=1)
-    for column in ("shift", "task", "method", "classifier", "dataset", "status"):
-        bad |= frame[column].isna()
+    bad |= frame[[*_KEYS, "status"]].isna().any(axis=1)
     bad |= ~frame["status"].isin(STATUSES) | numeric["sample_id"].isna()
     scored = frame["status"] != "error"
     bad |= scored & ~np.isfinite(numeric["error"])

@@ -2,10 +2,8 @@
 any number of classes. A method is identified by ``(task, name)``: the same name can denote a
 calibrator and a quantifier (e.g. ``EMQ``). Which modules are scanned (``METHOD_PACKAGES``, the
 ``unishift.methods`` entry points, the ``plugins:`` key as ``UNISHIFT_PLUGINS``), which classes are
-registered and how their adaptations are derived: docs/methods.md, "Adding a method".
-
-Build a method for data with k classes with ``get_method(task, name, shift).build(shift, k,
-overrides)``; a binary-only method refuses k > 2 with its reason.
+registered, how their adaptations are derived and how one is built for k classes: docs/methods.md,
+"Adding a method".
 """
 
 from __future__ import annotations
@@ -17,12 +15,7 @@ import pkgutil
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib.metadata import (
-    PackageNotFoundError,
-    distribution,
-    entry_points,
-    packages_distributions,
-)
+from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
 from types import ModuleType
 from typing import Any
 
@@ -36,26 +29,22 @@ METHOD_PACKAGES = (
     "unishift.methods.quantification",
     "unishift.methods.cap",
 )
-# The package whose table derives the adaptations (it registers no class of its own).
-ADAPTATION_PACKAGE = "unishift.methods.adapt"
-METHOD_MODULES = (*METHOD_PACKAGES, ADAPTATION_PACKAGE)
+# Plus the package whose table derives the adaptations (it registers no class of its own).
+METHOD_MODULES = (*METHOD_PACKAGES, "unishift.methods.adapt")
 ENTRY_POINT_GROUP = "unishift.methods"
 PLUGINS_VARIABLE = "UNISHIFT_PLUGINS"
 
 
 def _check(spec: MethodSpec) -> None:
     where = f"{spec.task} method {spec.name!r}"
-    if spec.task not in TASKS:
-        raise ValueError(f"task {spec.task!r} of method {spec.name!r} is not one of {TASKS}")
-    if spec.group not in GROUPS:
-        raise ValueError(f"group {spec.group!r} of {where} is not one of {GROUPS}")
-    if spec.assumption not in ASSUMPTIONS:
-        raise ValueError(f"assumption {spec.assumption!r} of {where} is not one of {ASSUMPTIONS}")
-    if spec.task == "calibration" and spec.calibration_notion not in CALIBRATION_NOTIONS:
-        raise ValueError(
-            f"calibration_notion {spec.calibration_notion!r} of {where} is not one of "
-            f"{CALIBRATION_NOTIONS}"
-        )
+    valid = {"task": TASKS, "group": GROUPS, "assumption": ASSUMPTIONS}
+    if spec.task == "calibration":
+        valid["calibration_notion"] = CALIBRATION_NOTIONS
+    for attribute, values in valid.items():
+        if getattr(spec, attribute) not in values:
+            raise ValueError(
+                f"{attribute} {getattr(spec, attribute)!r} of {where} is not one of {values}"
+            )
     unknown = set(spec.shifts) - set(SHIFTS)
     if unknown:
         raise ValueError(f"shifts {sorted(unknown)} of {where} are not among {SHIFTS}")
@@ -104,22 +93,11 @@ def declared_methods(module: ModuleType) -> list[type[Method]]:
     ]
 
 
-def spec_of(method_class: type[Method]) -> MethodSpec:
-    """The entry a method class describes, refusing descriptions the registry no longer reads."""
-    if "defaults" in vars(method_class):
-        raise ValueError(
-            f"{method_class.__qualname__} sets a 'defaults' attribute, which is not read: a "
-            "method's defaults are its constructor's (put per-shift values in shift_defaults, the "
-            "binary tables' in binary_defaults)"
-        )
-    return MethodSpec.of(method_class)
-
-
 def register_module(module: ModuleType | str) -> list[MethodSpec]:
     """Register every method class of a module (a module object or its import name)."""
     if isinstance(module, str):
         module = importlib.import_module(module)
-    return [register(spec_of(cls)) for cls in declared_methods(module)]
+    return [register_class(cls) for cls in declared_methods(module)]
 
 
 def register_class(method_class: type[Method]) -> MethodSpec:
@@ -127,17 +105,13 @@ def register_class(method_class: type[Method]) -> MethodSpec:
         raise TypeError(f"{method_class!r} is not a unishift Method class")
     if not method_class.name:
         raise ValueError(f"method class {method_class.__qualname__} sets no name")
-    return register(spec_of(method_class))
-
-
-def package_modules(package: str) -> list[str]:
-    """The modules (not sub-packages) of a package, by name."""
-    root = importlib.import_module(package)
-    return [
-        info.name
-        for info in sorted(pkgutil.iter_modules(root.__path__, f"{package}."), key=lambda i: i.name)
-        if not info.ispkg
-    ]
+    if "defaults" in vars(method_class):
+        raise ValueError(
+            f"{method_class.__qualname__} sets a 'defaults' attribute, which is not read: a "
+            "method's defaults are its constructor's (put per-shift values in shift_defaults, the "
+            "binary tables' in binary_defaults)"
+        )
+    return register(MethodSpec.of(method_class))
 
 
 def plugin_modules() -> list[str]:
@@ -162,21 +136,6 @@ class Plugin:
 _PLUGINS: list[Plugin] = []
 
 
-def _entry_point_plugin(entry_point, error: str = "") -> Plugin:
-    dist = getattr(entry_point, "dist", None)
-    package = dist.name if dist is not None else None
-    origin = f"entry point {entry_point.name!r} ({entry_point.value})" + (
-        f" of package {package}" if package else ""
-    )
-    return Plugin(
-        origin,
-        entry_point.value.split(":")[0],
-        package,
-        dist.version if dist is not None else None,
-        error,
-    )
-
-
 def plugin_objects() -> list[tuple[Any, str]]:
     """What the installed plugins provide, as (loaded object, origin) pairs: each entry point of the
     ``unishift.methods`` group (a module, a method class or a list of them) and each module named in
@@ -186,20 +145,22 @@ def plugin_objects() -> list[tuple[Any, str]]:
     found = []
     _PLUGINS.clear()
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        dist, error = entry_point.dist, ""
+        origin = f"entry point {entry_point.name!r} ({entry_point.value})"
+        if dist is not None:
+            origin += f" of package {dist.name}"
         try:
-            loaded = entry_point.load()
+            found.append((entry_point.load(), origin))
         except Exception as err:  # any error of a third-party import: report, do not stop
-            plugin = _entry_point_plugin(entry_point, f"{type(err).__name__}: {err}")
-            _PLUGINS.append(plugin)
+            error = f"{type(err).__name__}: {err}"
             warnings.warn(
-                f"unishift plugin {plugin.origin} cannot be imported ({plugin.error}); its methods "
-                f"are not available. Fix or reinstall {plugin.package or 'its package'}, or "
+                f"unishift plugin {origin} cannot be imported ({error}); its methods are not "
+                f"available. Fix or reinstall {dist.name if dist else 'its package'}, or "
                 "uninstall it",
                 stacklevel=2,
             )
-            continue
-        _PLUGINS.append(_entry_point_plugin(entry_point))
-        found.append((loaded, _PLUGINS[-1].origin))
+        module = entry_point.value.split(":")[0]
+        _PLUGINS.append(Plugin(origin, module, dist and dist.name, dist and dist.version, error))
     for module in plugin_modules():
         try:
             loaded = importlib.import_module(module)
@@ -209,19 +170,15 @@ def plugin_objects() -> list[tuple[Any, str]]:
                 f"cannot be imported: {err}; install the package that provides it"
             ) from err
         package = (packages_distributions().get(module.split(".")[0]) or [None])[0]
-        version = _version_of(package)
-        _PLUGINS.append(
-            Plugin(f"module {module!r} (plugins: config key)", module, package, version)
-        )
-        found.append((loaded, _PLUGINS[-1].origin))
+        origin = f"module {module!r} (plugins: config key)"
+        _PLUGINS.append(Plugin(origin, module, package, _version_of(package)))
+        found.append((loaded, origin))
     return found
 
 
 def _version_of(package: str | None) -> str | None:
-    if package is None:
-        return None
     try:
-        return distribution(package).version
+        return version(package) if package else None
     except PackageNotFoundError:
         return None
 
@@ -249,8 +206,10 @@ def _load_all() -> None:
     if _loaded:
         return
     for package in METHOD_PACKAGES:
-        for module in package_modules(package):
-            register_module(module)
+        path = importlib.import_module(package).__path__
+        for info in sorted(pkgutil.iter_modules(path, f"{package}."), key=lambda i: i.name):
+            if not info.ispkg:
+                register_module(info.name)
     for loaded, origin in plugin_objects():
         _load_plugin(loaded, origin)
     for spec in derived_adaptations(list(_REGISTRY.values())):
@@ -296,10 +255,10 @@ def method_names(task: str, shift: str | None = None, n_classes: int | None = No
 def get_method(task: str, name: str, shift: str | None = None) -> MethodSpec:
     specs = all_methods()
     if (task, name) not in specs:
-        broken = [p for p in _PLUGINS if p.error]
         hint = "".join(
             f"; the plugin {p.origin} could not be imported ({p.error}) and may provide it"
-            for p in broken
+            for p in _PLUGINS
+            if p.error
         )
         raise KeyError(
             f"unknown {task} method {name!r}; valid {task} methods are "
@@ -316,4 +275,5 @@ def get_method(task: str, name: str, shift: str | None = None) -> MethodSpec:
 
 def method_info(task: str, names: Iterable[str]) -> dict[str, tuple[str, str]]:
     """name -> (LaTeX display, group): what the reports need to draw a method's column."""
-    return {name: (get_method(task, name).display, get_method(task, name).group) for name in names}
+    specs = {name: get_method(task, name) for name in names}
+    return {name: (spec.display, spec.group) for name, spec in specs.items()}

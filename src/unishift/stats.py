@@ -18,11 +18,8 @@ RANK_DECIMALS = 8
 
 
 def failure_penalised(errors: np.ndarray) -> np.ndarray:
-    """Replace NaN errors (failed samples) by one common value worse than every finite error.
-
-    A failure thus loses to every method that produced a number and ties with other failures; the
-    value is finite so that paired tests on differences stay defined.
-    """
+    """NaN errors (failed samples) replaced by one finite value worse than every finite error, so
+    that failures lose to every number, tie with each other and keep paired tests defined."""
     errors = np.asarray(errors, dtype=float)
     finite = np.isfinite(errors)
     if finite.all():
@@ -31,17 +28,15 @@ def failure_penalised(errors: np.ndarray) -> np.ndarray:
     return np.where(finite, errors, 2.0 * top + 1.0)
 
 
+def _ranked_errors(errors: np.ndarray, decimals: int | None) -> np.ndarray:
+    errors = failure_penalised(errors)
+    return errors if decimals is None else np.round(errors, decimals)
+
+
 def rank_matrix(errors: np.ndarray, decimals: int | None = RANK_DECIMALS) -> np.ndarray:
     """Per-experiment ranks of an (N, k) error matrix after rounding to ``decimals`` (None: no
     rounding), failures last (docs/reporting.md §2.5)."""
-    errors = failure_penalised(errors)
-    if decimals is not None:
-        errors = np.round(errors, decimals)
-    return stats.rankdata(errors, method="average", axis=1)
-
-
-def average_ranks(errors: np.ndarray, decimals: int | None = RANK_DECIMALS) -> np.ndarray:
-    return rank_matrix(errors, decimals).mean(axis=0)
+    return stats.rankdata(_ranked_errors(errors, decimals), method="average", axis=1)
 
 
 def top_ranked(avg_ranks: np.ndarray, r: int) -> np.ndarray:
@@ -62,11 +57,8 @@ class FriedmanResult:
 
 
 def friedman_iman_davenport(avg_ranks: np.ndarray, n: int) -> FriedmanResult:
-    """F-distributed Friedman test from the average ranks of k methods over n experiments.
-
-    chi2 = 12n/(k(k+1)) * sum_j (R_j - (k+1)/2)^2 (no tie correction, as critdd), F = (n-1) chi2 /
-    (n(k-1) - chi2) with (k-1, (k-1)(n-1)) degrees of freedom, right-tailed.
-    """
+    """The Friedman chi2 (no tie correction, as critdd) and its right-tailed Iman-Davenport F test
+    from the average ranks of k methods over n experiments."""
     avg_ranks = np.asarray(avg_ranks, dtype=float)
     k = avg_ranks.size
     if k < 2 or n < 2:
@@ -95,11 +87,6 @@ def wilcoxon_pvalue(x: np.ndarray, y: np.ndarray) -> float:
     return float(stats.wilcoxon(x, y).pvalue)
 
 
-def not_significant(p: float, alpha: float = ALPHA) -> bool:
-    """A NaN p-value (identical columns) counts as "not different" (docs/reporting.md §2.3, REF behaviour)."""
-    return bool(np.isnan(p) or p >= alpha)
-
-
 @dataclass(frozen=True)
 class RowBold:
     bold: np.ndarray  # (k,) bool
@@ -113,20 +100,17 @@ def bold_row(values: np.ndarray, alpha: float = ALPHA) -> RowBold:
     values = np.asarray(values, dtype=float)
     if values.ndim != 2:
         raise ValueError("values must be (n_samples, n_methods)")
-    k = values.shape[1]
     means = cell_means(values)
-    bold = np.zeros(k, dtype=bool)
-    pvalues = np.full(k, np.nan)
+    pvalues = np.full(values.shape[1], np.nan)
     available = np.isfinite(means)
     if not available.any():
-        return RowBold(bold, -1, pvalues)
-    best_value = np.min(means[available])
-    minimum = available & (means == best_value)
-    best = int(np.flatnonzero(minimum)[0])
-    bold |= minimum
-    for j in np.flatnonzero(available & ~minimum):
+        return RowBold(available, -1, pvalues)
+    bold = available & (means == np.min(means[available]))
+    best = int(np.flatnonzero(bold)[0])
+    for j in np.flatnonzero(available & ~bold):
         pvalues[j] = wilcoxon_pvalue(values[:, j], values[:, best])
-        bold[j] = not_significant(pvalues[j], alpha)
+        # a NaN p-value (identical columns) counts as "not different" (REF's behaviour)
+        bold[j] = bool(np.isnan(pvalues[j]) or pvalues[j] >= alpha)
     return RowBold(bold, best, pvalues)
 
 
@@ -165,9 +149,7 @@ class WinRates:
     methods: tuple[str, ...]
     references: tuple[str, ...]
     n_experiments: int
-    counts: (
-        np.ndarray
-    )  # (r, k) int: k_i = #experiments where M beats >= i references; -1 for references
+    counts: np.ndarray  # (r, k) int: #experiments where M beats >= i references; -1 for references
     rates: np.ndarray  # (r, k) float in [0, 1]; NaN for reference columns
     pvalues: np.ndarray  # (r, k) binomial p-value; NaN where the test was not run
     dagger: np.ndarray  # (r, k) bool
@@ -196,11 +178,9 @@ def win_rates(
     rates = np.full((r, k), np.nan)
     pvalues = np.full((r, k), np.nan)
     dagger = np.zeros((r, k), dtype=bool)
-    for j, name in enumerate(methods):
-        if name in references:
-            continue
+    theirs = errors[:, ref_idx]
+    for j in (j for j, name in enumerate(methods) if name not in references):
         mine = errors[:, j][:, None]
-        theirs = errors[:, ref_idx]
         beats = (np.isfinite(mine) & ~np.isfinite(theirs)) | (mine <= theirs)
         s = beats.sum(axis=1)
         gate_open = True
@@ -217,10 +197,8 @@ def win_rates(
 
 
 def pairwise_wilcoxon(errors: np.ndarray) -> np.ndarray:
-    """(k, k) symmetric matrix of two-sided Wilcoxon p-values between every pair of columns.
-
-    zero_method='pratt', asymptotic null. A pair with all-zero differences is identical: p = 1.
-    """
+    """(k, k) symmetric matrix of two-sided Wilcoxon p-values (Pratt, asymptotic) between every
+    pair of columns; a pair with all-zero differences is identical: p = 1."""
     errors = np.asarray(errors, dtype=float)
     k = errors.shape[1]
     p = np.ones((k, k))
@@ -273,19 +251,20 @@ def groups_from_graph(avg_ranks: np.ndarray, adjacency: np.ndarray) -> list[tupl
     avg_ranks = np.asarray(avg_ranks, dtype=float)
     ranks = [avg_ranks[list(clique)] for clique in maximal_cliques(adjacency)]
     intervals = [(float(r.min()), float(r.max())) for r in ranks]
-    kept = []
-    for lo_g, hi_g in intervals:
-        contained = any(
-            not ((lo_h > lo_g or hi_h <= hi_g) and (lo_h >= lo_g or hi_h < hi_g))
+    # the intervals not contained in another one
+    kept = [
+        (lo_g, hi_g)
+        for lo_g, hi_g in intervals
+        if all(
+            (lo_h > lo_g or hi_h <= hi_g) and (lo_h >= lo_g or hi_h < hi_g)
             for lo_h, hi_h in intervals
         )
-        if not contained:
-            kept.append((lo_g, hi_g))
-    groups = set()
-    for lo, hi in kept:
-        members = tuple(int(i) for i in np.flatnonzero((avg_ranks >= lo) & (avg_ranks <= hi)))
-        if len(members) > 1:
-            groups.add(members)
+    ]
+    members = [
+        tuple(int(i) for i in np.flatnonzero((avg_ranks >= lo) & (avg_ranks <= hi)))
+        for lo, hi in kept
+    ]
+    groups = {group for group in members if len(group) > 1}
     return sorted(groups, key=lambda g: (min(avg_ranks[list(g)]), max(avg_ranks[list(g)]), g))
 
 
@@ -307,34 +286,26 @@ def cd_analysis(
     alpha: float = ALPHA,
     decimals: int | None = RANK_DECIMALS,
 ) -> CDResult:
-    """Full CD analysis of an (N experiments, k methods) error matrix (lower is better).
-
-    Ranks and paired tests both use the errors rounded to ``decimals`` (the same matrix as the tables'
-    "Ave Rank" row); NaN errors are failures ranked last.
-    """
+    """Full CD analysis of an (N experiments, k methods) error matrix (lower is better): ranks and
+    paired tests both on the errors rounded to ``decimals`` (the tables' "Ave Rank" matrix), NaN
+    errors ranked last."""
     methods = tuple(methods)
-    errors = failure_penalised(errors)
-    if decimals is not None:
-        errors = np.round(errors, decimals)
+    errors = _ranked_errors(errors, decimals)
     n, k = errors.shape
     if k != len(methods):
         raise ValueError(f"{k} error columns for {len(methods)} methods")
     avg = rank_matrix(errors, None).mean(axis=0)
     friedman = friedman_iman_davenport(avg, n)
-    if friedman.pvalue >= alpha:
-        ones = np.ones((k, k))
-        groups = (tuple(range(k)),) if k > 1 else ()
-        return CDResult(methods, avg, n, friedman, ones, ones, _named(groups, methods, avg), alpha)
-    raw = pairwise_wilcoxon(errors)
-    iu = np.triu_indices(k, 1)
-    adjusted = np.ones((k, k))
-    adjusted[iu] = holm(raw[iu])
-    adjusted.T[iu] = adjusted[iu]
-    adjacency = adjusted >= alpha
-    np.fill_diagonal(adjacency, False)
-    groups = groups_from_graph(avg, adjacency)
-    return CDResult(methods, avg, n, friedman, raw, adjusted, _named(groups, methods, avg), alpha)
-
-
-def _named(groups, methods, avg) -> tuple[tuple[str, ...], ...]:
-    return tuple(tuple(methods[i] for i in sorted(g, key=lambda i: (avg[i], i))) for g in groups)
+    raw = adjusted = np.ones((k, k))
+    groups = [tuple(range(k))] if k > 1 else []
+    if friedman.pvalue < alpha:
+        raw = pairwise_wilcoxon(errors)
+        iu = np.triu_indices(k, 1)
+        adjusted = np.ones((k, k))
+        adjusted[iu] = holm(raw[iu])
+        adjusted.T[iu] = adjusted[iu]
+        adjacency = adjusted >= alpha
+        np.fill_diagonal(adjacency, False)
+        groups = groups_from_graph(avg, adjacency)
+    named = tuple(tuple(methods[i] for i in sorted(g, key=lambda i: (avg[i], i))) for g in groups)
+    return CDResult(methods, avg, n, friedman, raw, adjusted, named, alpha)
