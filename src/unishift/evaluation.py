@@ -155,7 +155,10 @@ def _domain_draws(setup: SetupData, domain_stream: str) -> Callable | None:
 
 
 def check_options(
-    layout: str, ece: str = "top_label", ece_precision: str = "float32", domain_stream="reference"
+    layout: str,
+    ece: str = "top_label",
+    ece_precision: str = "float32",
+    domain_stream: str = "reference",
 ) -> None:
     """Refuse a record layout, ECE, ECE arithmetic or domain stream that does not exist (the ECE
     must be one the layout stores)."""
