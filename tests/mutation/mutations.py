@@ -207,12 +207,9 @@ MUTATIONS = [
         "B3",
         "binning",
         BINNING,
-        '        raise ValueError(f"bins={bins} must be even so that no bin straddles 0.5")\n'
-        "    edges = np.linspace(0.0, 1.0, bins + 1)\n"
         "    edges[-1] += 1e-5\n",
-        '        raise ValueError(f"bins={bins} must be even so that no bin straddles 0.5")\n'
-        "    edges = np.linspace(0.0, 1.0, bins + 1)\n",
-        "a2c bins: a score of exactly 1.0 falls in no bin",
+        "",
+        "isometric bins: a score of exactly 1.0 falls in no bin",
     ),
     m(
         "B4",
@@ -250,9 +247,9 @@ MUTATIONS = [
     m(
         "A1",
         "adapt",
-        TO_CAL,
-        "abscissae.append(scores[mask].mean() if at_mean else centres[i])",
-        "abscissae.append(np.median(scores[mask]) if at_mean else centres[i])",
+        BINNING,
+        "abscissae[b] = scores[mask].mean()",
+        "abscissae[b] = np.median(scores[mask])",
         "rho2zeta: abscissa at the bin median instead of the bin mean",
     ),
     m(
@@ -266,10 +263,10 @@ MUTATIONS = [
     m(
         "A3",
         "adapt",
-        TO_CAL,
-        "ordinates.append(np.nan)\n                abscissae.append(centres[i])",
-        "ordinates.append(0.0)\n                abscissae.append(centres[i])",
-        "rho2zeta / alpha2zeta on p_1 bins: an empty bin gets ordinate 0 instead of being imputed",
+        BINNING,
+        "ordinates = np.full(len(abscissae), np.nan)",
+        "ordinates = np.full(len(abscissae), 0.0)",
+        "binned rho2zeta / alpha2zeta maps: an empty bin gets ordinate 0 instead of being imputed",
     ),
     m(
         "A4",
@@ -973,8 +970,8 @@ HELD_OUT = [
         "H2",
         "binning",
         BINNING,
-        "    edges = np.linspace(0.0, 1.0, bins + 1)\n    edges[0] -= 1e-5\n",
-        "    edges = np.linspace(0.0, 1.0, bins + 1)\n    edges[0] += 1e-5\n",
+        "        edges[0] -= 1e-5\n",
+        "        edges[0] += 1e-5\n",
         "q2c bins: a score of exactly 0 falls in no bin",
     ),
     m(

@@ -23,9 +23,8 @@ from unishift.methods.binning import (
     MONOTONE_RULES,
     apply_map,
     bin_membership,
-    confidence_edges,
-    isometric_edges_a2c,
-    isometric_edges_q2c,
+    binned_points,
+    isometric_edges,
     postprocess_map,
     replace_top,
     top_label_map,
@@ -73,9 +72,6 @@ class _PositiveBinnedCalibrator(_BinnedCalibrator):
         # ONE inner method on the whole validation set, reused for every cell of every sample
         return super().fit(setting)
 
-    def _positive_rate(self, cell: Sample, context: SampleContext, upper_side: bool) -> float:
-        raise NotImplementedError
-
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         scores = sample.posteriors[:, 1]
         if self.binning == "level_sets":
@@ -87,20 +83,16 @@ class _PositiveBinnedCalibrator(_BinnedCalibrator):
                 cell_context = part_context(context, f"{self.tag}:level={value!r}")
                 calibrated[mask] = self._positive_rate(cell, cell_context, upper_side)
             return as_posteriors(calibrated)
-        edges = self._edges(self.bins)
+        edges = isometric_edges(self.bins, lower_first=self.lower_first)
         centres = (edges[:-1] + edges[1:]) / 2
-        at_mean = getattr(self, "abscissa", "bin_centre") == "bin_mean"
-        abscissae, ordinates = [], []
-        for i, mask in enumerate(bin_membership(scores, edges)):
-            if mask.any():
-                cell_context = part_context(context, f"{self.tag}:{self.bins}B:bin{i}")
-                cell = sample.subset(mask)
-                ordinates.append(self._positive_rate(cell, cell_context, centres[i] > 0.5))
-                abscissae.append(scores[mask].mean() if at_mean else centres[i])
-            else:
-                ordinates.append(np.nan)
-                abscissae.append(centres[i])
-        x, y = postprocess_map(np.array(abscissae), np.array(ordinates), self.monotone, self.smooth)
+
+        def rate(b, mask):
+            cell_context = part_context(context, f"{self.tag}:{self.bins}B:bin{b}")
+            return self._positive_rate(sample.subset(mask), cell_context, centres[b] > 0.5)
+
+        at_centres = getattr(self, "abscissa", "bin_centre") == "bin_centre"
+        abscissae, ordinates = binned_points(scores, edges, rate, at_centres)
+        x, y = postprocess_map(abscissae, ordinates, self.monotone, self.smooth)
         return apply_map(x, y, scores)
 
 
@@ -115,7 +107,7 @@ class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
     inner_task = "quantification"
     tag = "q2c"
     binary_only = P1_BINS.format(kind="q2c_3B")
-    _edges = staticmethod(isometric_edges_q2c)
+    lower_first = True
 
     def __init__(
         self,
@@ -145,7 +137,7 @@ class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
     inner_task = "cap"
     tag = "a2c"
     binary_only = P1_BINS.format(kind="a2c_3B")
-    _edges = staticmethod(isometric_edges_a2c)
+    lower_first = False
 
     def __init__(
         self,
@@ -214,19 +206,10 @@ class _TopLabelCalibrator(_BinnedCalibrator):
         k = posteriors.shape[1]
         predicted = argmax_predictions(posteriors)
         confidence = posteriors[np.arange(len(posteriors)), predicted]
-        edges = confidence_edges(k, self.bins)
+        masks = bin_membership(confidence, isometric_edges(self.bins, 1.0 / k))
         return {
-            (cls, b): (predicted == cls) & (confidence >= edges[b]) & (confidence < edges[b + 1])
-            for cls in range(k)
-            for b in range(self.bins)
+            (cls, b): (predicted == cls) & mask for cls in range(k) for b, mask in enumerate(masks)
         }
-
-    def _class_rate(self, inner, cell, context, cls: int) -> float:
-        """The inner method's estimate of the share of class ``cls`` in ``cell``."""
-        raise NotImplementedError
-
-    def _level_set_row(self, cell, context, cls: int, row: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
 
     def calibrate(self, sample, context) -> np.ndarray:
         if self.binning == "level_sets":

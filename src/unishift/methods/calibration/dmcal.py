@@ -13,7 +13,7 @@ from unishift.methods.base import Calibrator
 from unishift.methods.binning import (
     MONOTONE_RULES,
     apply_map,
-    confidence_edges,
+    isometric_edges,
     postprocess_map,
     top_label_map,
 )
@@ -30,7 +30,7 @@ def cell_index(posteriors: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarra
     posteriors = np.asarray(posteriors, dtype=float)
     predicted = argmax_predictions(posteriors)
     confidence = posteriors[np.arange(len(posteriors)), predicted]
-    edges = confidence_edges(posteriors.shape[1], bins)
+    edges = isometric_edges(bins, 1.0 / posteriors.shape[1])
     b = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, bins - 1)
     return predicted, b
 
