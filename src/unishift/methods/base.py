@@ -1,18 +1,6 @@
-"""The three task interfaces, for any number of classes k >= 2.
-
-A method is fitted once per *setting* (:class:`unishift.data.containers.Setting`: one trained
-classifier on one data set or domain pair) on a labelled validation set, and then applied to many
-unlabelled test samples (:class:`unishift.data.containers.Sample`, n x k posteriors):
-
-* a :class:`Calibrator` returns an n x k row-stochastic matrix;
-* a :class:`Quantifier` returns the prevalence vector of length k (for two classes index 1 is the
-  positive class);
-* an :class:`AccuracyPredictor` returns one accuracy in [0, 1] of the argmax predictions.
-
-Each application gets a :class:`SampleContext` that caches expensive per-sample artifacts
-(domain-classifier weights, LasCal temperature searches, ...) so that every method of a job that
-needs the same artifact computes it once.
-"""
+"""The three task interfaces, for any number of classes k >= 2: a method is fitted once per
+:class:`~unishift.data.containers.Setting` and applied to many unlabelled samples, each with a
+:class:`SampleContext` that shares per-sample artifacts (docs/methods.md §0.1)."""
 
 from __future__ import annotations
 
@@ -45,15 +33,10 @@ PRECOMPUTED = "precomputed"
 class SampleContext:
     """Per-sample scratch space shared by every method applied to the same sample in a job.
 
-    ``cached(key, compute)`` returns the artifact stored under ``key`` or computes and stores it;
-    ``computations`` counts how often each key was computed (tests use it to prove sharing).
-    ``note(status, reason)`` records a documented fallback; the evaluation driver writes it next to the
-    result of the method that raised it.
-
-    ``draws`` gives the random state of an auxiliary random draw (the domain classifier's
-    up-sampling): the evaluation driver sets it to the reference stream, i.e. the sample generator's
-    legacy NumPy stream continued across the setup's samples in order (REF's behaviour, see
-    docs/reproduction.md); without it each draw gets a fresh state seeded from (seed, setting,
+    ``cached`` computes an artifact once per key (``computations`` counts the computations);
+    ``note`` records a documented fallback, written next to the result of the method that raised it.
+    ``draws``, set by the evaluation driver, gives the random state of an auxiliary draw (the
+    reference stream, docs/reproduction.md); without it each draw is seeded from (seed, setting,
     sample, purpose).
     """
 
@@ -109,6 +92,7 @@ class Method(ABC):
     """
 
     task: ClassVar[str]
+    entry_point: ClassVar[str]
     name: ClassVar[str] = ""
     group: ClassVar[str] = "reference"
     display: ClassVar[str] = ""
@@ -124,8 +108,8 @@ class Method(ABC):
     def fit(self, setting: Setting) -> Method: ...
 
     def apply(self, sample: Sample, context: SampleContext) -> Any:
-        """Task-generic entry point used by the evaluation driver."""
-        raise NotImplementedError
+        """The task's entry point (``calibrate``, ``quantify``, ``predict_accuracy``)."""
+        return getattr(self, self.entry_point)(sample, context)
 
     def domain_weight_plan(self) -> str | None:
         """How the method uses the domain-classifier weights shared across jobs (one of
@@ -143,36 +127,30 @@ class Method(ABC):
 
 class Calibrator(Method):
     task = "calibration"
+    entry_point = "calibrate"
     calibration_notion: ClassVar[str] = "canonical"
 
     @abstractmethod
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         """Calibrated posteriors, n x k, rows summing to 1."""
 
-    def apply(self, sample, context):
-        return self.calibrate(sample, context)
-
 
 class Quantifier(Method):
     task = "quantification"
+    entry_point = "quantify"
 
     @abstractmethod
     def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
         """Estimated prevalence vector of the sample (length k, on the simplex)."""
 
-    def apply(self, sample, context):
-        return self.quantify(sample, context)
-
 
 class AccuracyPredictor(Method):
     task = "cap"
+    entry_point = "predict_accuracy"
 
     @abstractmethod
     def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
         """Estimated accuracy of the classifier's argmax predictions on the sample."""
-
-    def apply(self, sample, context):
-        return self.predict_accuracy(sample, context)
 
 
 def as_posteriors(positive: np.ndarray) -> np.ndarray:

@@ -1,11 +1,6 @@
-"""Domain-classifier weights (B5, docs/methods.md §0.4), the costly step of CPCS, TransCal,
-EMQ^TransCal and their adaptations: computed once per sample context, or taken from a memo that an
-upstream rule filled once per (setup, plan); the plans and the memo's keys: docs/domain-weights.md.
-A shared artifact carries its own fallback reason, so that every method that consumes it records the
-fallback in its own result.
-
-This module imports nothing above :mod:`unishift.methods.base`; the calibrators import it.
-"""
+"""Domain-classifier weights (B5, docs/methods.md §0.4): computed once per sample context, or
+taken from the memo an upstream rule filled (plans, memo keys: docs/domain-weights.md). A shared
+result carries its fallback reason, so that every method that consumes it records the fallback."""
 
 from __future__ import annotations
 
@@ -83,24 +78,6 @@ class CallKey:
     n_validation: int
 
 
-def call_key(
-    setting: Setting,
-    sample: Sample,
-    context: SampleContext,
-    feature_set: str,
-    rng: np.random.RandomState,
-) -> CallKey:
-    return CallKey(
-        setting.key,
-        int(context.sample_id),
-        feature_set,
-        stream_fingerprint(rng),
-        array_digest(sample.features),
-        len(setting.training),
-        len(setting.validation),
-    )
-
-
 @dataclass
 class Entry:
     weights: np.ndarray
@@ -110,11 +87,8 @@ class Entry:
 
 @dataclass
 class DomainWeightMemo:
-    """Precomputed weights of one setup, keyed by :class:`CallKey`.
-
-    ``recording``: the upstream rule's mode, in which each computed call is added. ``hits`` counts
-    the calls answered from the memo.
-    """
+    """Precomputed weights of one setup, keyed by :class:`CallKey`; ``recording``: the upstream
+    rule's mode, which adds each computed call; ``hits`` counts the calls answered."""
 
     entries: dict = field(default_factory=dict)
     recording: bool = False
@@ -125,12 +99,7 @@ class DomainWeightMemo:
     ) -> None:
         self.entries[key] = Entry(np.asarray(weights, dtype=float), fallback, stream_after)
 
-    def take(
-        self,
-        key: CallKey,
-        n_target: int,
-        rng: np.random.RandomState,
-    ) -> Entry | None:
+    def take(self, key: CallKey, n_target: int, rng: np.random.RandomState) -> Entry | None:
         """The entry of ``key`` with ``rng`` advanced as the fit's draw would have, or None (and
         ``rng`` untouched) when there is none or the replayed draw does not land where it did."""
         entry = self.entries.get(key)
@@ -146,9 +115,6 @@ class DomainWeightMemo:
             return None
         self.hits += 1
         return entry
-
-
-# The weights of one call (B5)
 
 
 @dataclass(frozen=True)
@@ -170,12 +136,8 @@ def fit_domain_weights(
     source_features: np.ndarray,
     seed: int | np.random.RandomState,
 ) -> np.ndarray:
-    """B5: balance train and target by up-sampling the smaller one, fit LogisticRegression() with
-    label 1 = train, 0 = target, and return P(target | x) / P(train | x) at ``source_features``.
-
-    ``seed`` is an integer or a legacy ``RandomState`` whose stream the up-sampling continues (one
-    ``choice`` call, none when the sizes are equal or the target is empty, as in REF).
-    """
+    """B5: P(target | x) / P(train | x) at ``source_features``; ``seed`` is an integer or a legacy
+    ``RandomState`` whose stream the up-sampling continues."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
@@ -202,13 +164,8 @@ def fit_domain_weights(
 def domain_weights(
     setting: Setting, sample: Sample, context: SampleContext, feature_set: str = "features"
 ) -> DomainWeights:
-    """The B5 weights of ``setting.validation`` for ``sample``, computed once per context.
-
-    REF wrapped the call and used unit weights on a ``ValueError`` (e.g. an empty target sample);
-    the fallback is kept and its reason returned with the weights. The up-sampling draws from
-    ``context.random_state``: REF's continuing stream in the evaluation driver, a derived seed
-    otherwise.
-    """
+    """The B5 weights of ``setting.validation`` for ``sample``, once per context; on a
+    ``ValueError`` (e.g. an empty sample) REF's unit weights, with the reason."""
     check_choice("feature_set", feature_set, ("features",))
     for name, part in (("training", setting.training), ("validation", setting.validation)):
         if part.features is None:
@@ -223,7 +180,16 @@ def domain_weights(
     rng = context.random_state("domain_classifier", setting.key, feature_set)
     # Weights computed once by the upstream rule (docs/domain-weights.md), if this call matches one.
     memo = context.store.get(MEMO_KEY)
-    call = call_key(setting, sample, context, feature_set, rng) if memo is not None else None
+    if memo is not None:
+        call = CallKey(
+            setting.key,
+            int(context.sample_id),
+            feature_set,
+            stream_fingerprint(rng),
+            array_digest(sample.features),
+            len(setting.training),
+            len(setting.validation),
+        )
     if memo is not None and not memo.recording:
         entry = memo.take(call, len(sample), rng)
         if entry is not None:

@@ -1,9 +1,6 @@
-"""ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (docs/methods.md §2.11, §2.12;
-the lemmas, the two cell constructions, ``binning`` and ``cell_fit``: docs/multiclass.md §2.3,
-§2.6). The p_1 bins (:class:`PositiveQuantificationToCalibration`, :class:`PositiveCAPToCalibration`)
-are the binary tables' ``_q2c_5B`` / ``_a2c_6B``, two classes only; the top-label cells
-(:class:`QuantificationToCalibration`, :class:`CAPToCalibration`) are ``_3B``, for any k.
-"""
+"""ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method, on the binary tables' p_1 bins
+(``_q2c_5B`` / ``_a2c_6B``) or on top-label cells (``_3B``, any k): docs/methods.md §2.11, §2.12;
+docs/multiclass.md §2.3, §2.6."""
 
 from __future__ import annotations
 
@@ -65,8 +62,6 @@ class _BinnedCalibrator(Adapter, Calibrator):
 
 
 class _PositiveBinnedCalibrator(_BinnedCalibrator):
-    binary_only = P1_BINS
-
     def fit(self, setting: Setting):
         self.check_classes(setting)
         # ONE inner method on the whole validation set, reused for every cell of every sample
@@ -97,12 +92,8 @@ class _PositiveBinnedCalibrator(_BinnedCalibrator):
 
 
 class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
-    """ρ2ζ on p_1 bins: the map's ordinate in each bin is the quantifier's prevalence estimate on the bin's items.
-
-    ``abscissa``: ``bin_mean`` (REF, the tables) places it at the mean test posterior of the bin;
-    ``bin_centre`` (the paper's text) at the bin centre. Empty bins sit at the centre with a NaN
-    ordinate that B1 imputes.
-    """
+    """ρ2ζ on p_1 bins: each bin's ordinate is the quantifier's estimate on the bin's items, at the
+    bin's mean posterior (``bin_mean``, REF) or centre (the paper's text)."""
 
     inner_task = "quantification"
     tag = "q2c"
@@ -128,11 +119,8 @@ class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
 
 
 class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
-    """α2ζ on p_1 bins: a bin above 0.5 gets the CAP's accuracy estimate, a bin below it 1 - accuracy.
-
-    ``bins`` must be even so that no isometric bin straddles 0.5; the side of a bin is decided by its
-    centre (REF), abscissae are always the bin centres (B3).
-    """
+    """α2ζ on p_1 bins (B3): a bin whose centre is above 0.5 gets the CAP's accuracy estimate, one
+    below it 1 - accuracy."""
 
     inner_task = "cap"
     tag = "a2c"
@@ -234,9 +222,8 @@ class _TopLabelCalibrator(_BinnedCalibrator):
 
 
 class QuantificationToCalibration(_TopLabelCalibrator):
-    """ρ2ζ. Isometric: ``bins`` confidence bins per predicted class (3: the binary α2ζ's 6 bins
-    split by side); ``abscissa``: a cell's point sits at its mean confidence (``bin_mean``, the
-    binary tables' rule) or at the bin centre."""
+    """ρ2ζ on top-label cells: ``bins`` confidence bins per predicted class, a cell's point at its
+    mean confidence (``bin_mean``) or the bin centre."""
 
     inner_task = "quantification"
     tag = "q2c"
