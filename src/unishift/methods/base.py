@@ -15,10 +15,8 @@ from unishift.data.containers import Sample, Setting, derive_seed
 
 TASKS = ("calibration", "quantification", "cap")
 SHIFTS = ("label", "covariate", "compound")
-# A shift that reuses another's data and methods (docs/regimes.md §2): compound shift runs on the
-# covariate-shift data, so every method that runs under covariate shift runs under compound shift,
-# with its covariate parameters unless it states compound ones (resolved in one place:
-# unishift.methods.spec.MethodSpec).
+# A shift that reuses another's data, methods and parameters (docs/regimes.md §2, §5.2.1; resolved
+# in unishift.methods.spec.MethodSpec).
 DERIVED_SHIFTS = {"compound": "covariate"}
 GROUPS = ("baseline", "reference", "adapted")
 # The shift a method's guarantee needs (docs/multiclass.md §3).
@@ -115,6 +113,10 @@ class Method(ABC):
         """How the method uses the domain-classifier weights shared across jobs (one of
         :data:`unishift.methods.domain_weights.PLANS`), or None when it uses none."""
         return None
+
+    def fit_fallback(self, reason: str) -> None:
+        """Record a documented fallback of the fit in ``fit_notes``."""
+        self.fit_notes.append(("fallback", reason))
 
     def check_classes(self, setting: Setting) -> None:
         """Refuse a setting with more than two classes when the method is binary-only."""

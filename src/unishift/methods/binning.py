@@ -19,12 +19,8 @@ def postprocess_map(
     monotone: str = "running_max",
     smooth: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pad a binned map with (0, 0) and (1, 1), impute NaNs, enforce monotonicity, smooth (B1).
-
-    ``monotone``: ``running_max`` (REF, produced the tables) replaces each interior value by the maximum
-    of itself and the already-updated previous one; ``pairwise`` is the paper's text (max with the
-    original previous value); ``none`` skips the step. The padded endpoints are never modified.
-    """
+    """Pad a binned map with (0, 0) and (1, 1), impute NaNs, make it monotone (``running_max``: REF;
+    ``pairwise``: the paper's text; ``none``), smooth (B1); the padded endpoints are kept."""
     check_choice("monotone", monotone, MONOTONE_RULES)
     x = np.concatenate([[0.0], np.asarray(abscissae, dtype=float), [1.0]])
     y = np.concatenate([[0.0], np.asarray(ordinates, dtype=float), [1.0]])
@@ -85,9 +81,8 @@ def replace_top(posteriors: np.ndarray, predicted: np.ndarray, top: np.ndarray) 
     rows = np.arange(n)
     top = np.clip(np.asarray(top, dtype=float), 0.0, 1.0)
     rest = 1.0 - posteriors[rows, predicted]
-    out = np.empty_like(posteriors)
     scale = np.where(rest > 0, (1.0 - top) / np.where(rest > 0, rest, 1.0), 0.0)
-    out[:] = posteriors * scale[:, None]
+    out = posteriors * scale[:, None]
     uniform = rest <= 0
     if uniform.any():
         out[uniform] = ((1.0 - top[uniform]) / (k - 1))[:, None]

@@ -48,11 +48,6 @@ def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Meth
     return method
 
 
-def inner_domain_weight_plan(adapter) -> str | None:
-    """The domain-weight plan of an adapter's inner method (built unfitted, as the adapter would)."""
-    return domain_weight_plan(build_inner(adapter.inner_task, adapter.inner, adapter.inner_params))
-
-
 def fit_notes_of(method: Method, tag: str = "") -> list[tuple[str, str]]:
     prefix = f"{tag}: " if tag else ""
     return [(status, prefix + reason) for status, reason in getattr(method, "fit_notes", []) or []]
@@ -75,14 +70,23 @@ class Adapter:
         self.inner = inner
         self.inner_params = inner_params
 
+    def _new_inner(self) -> Method:
+        return build_inner(self.inner_task, self.inner, self.inner_params)
+
     def domain_weight_plan(self):
         # the inner method sees the whole sample and setting: its calls are the adapter's
-        return inner_domain_weight_plan(self)
+        return domain_weight_plan(self._new_inner())
 
     def fit(self, setting: Setting):
-        self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
+        self.inner_ = self._new_inner().fit(setting)
         self.fit_notes = fit_notes_of(self.inner_)
         return self
+
+    def _fit_part(self, setting: Setting, mask: np.ndarray, tag: str) -> Method:
+        """An inner method fitted on the validation items ``mask``; its fit notes tagged ``tag``."""
+        method = self._new_inner().fit(setting.restrict_validation(mask, tag))
+        self.fit_notes.extend(fit_notes_of(method, tag))
+        return method
 
 
 def predicted_masks(data) -> dict[int, np.ndarray]:
@@ -112,8 +116,7 @@ class PartitionedFit(Adapter):
 
     def domain_weight_plan(self):
         # each part's inner method makes its calls on its part with its restricted setting
-        plan = inner_domain_weight_plan(self)
-        return {None: None, SAMPLE: PREDICTED_CLASSES}.get(plan, UNSHARED)
+        return {None: None, SAMPLE: PREDICTED_CLASSES}.get(super().domain_weight_plan(), UNSHARED)
 
     def fit(self, setting: Setting):
         self.fit_notes = []
@@ -122,20 +125,12 @@ class PartitionedFit(Adapter):
         k = self.n_classes_ = setting.n_classes
         masks = predicted_masks(setting.validation)
         for cls in reversed(range(k)) if k == 2 else range(k):
-            if not masks[cls].any():
-                continue
-            part = setting.restrict_validation(masks[cls], part_tag(cls))
-            method = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
-            self.inner_[cls] = method
-            self.fit_notes.extend(fit_notes_of(method, part_tag(cls)))
+            if masks[cls].any():
+                self.inner_[cls] = self._fit_part(setting, masks[cls], part_tag(cls))
         self.empty_parts_ = [cls for cls in range(k) if cls not in self.inner_]
         if self.empty_parts_:
-            self.whole_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
-        self._fit_extra(setting)
+            self.whole_ = self._new_inner().fit(setting)
         return self
-
-    def _fit_extra(self, setting: Setting) -> None:
-        pass
 
     def _parts(self, sample: Sample, context: SampleContext):
         """(class, inner method, test part, part context) for each non-empty prediction part."""

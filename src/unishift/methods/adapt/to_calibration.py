@@ -4,15 +4,14 @@ docs/multiclass.md §2.3, §2.6."""
 
 from __future__ import annotations
 
+from itertools import product
+
 import numpy as np
 
 from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Sample, Setting, argmax_predictions
 from unishift.methods.adapt.common import (
     Adapter,
-    build_inner,
-    fit_notes_of,
-    inner_domain_weight_plan,
     part_context,
 )
 from unishift.methods.base import Calibrator, SampleContext, as_posteriors
@@ -37,11 +36,6 @@ P1_BINS = (
 )
 
 
-def level_sets(scores: np.ndarray) -> list[tuple[float, np.ndarray]]:
-    """(score, mask) for every distinct raw score (exact float equality: the classes [x]_h)."""
-    return [(float(value), scores == value) for value in np.unique(scores)]
-
-
 class _BinnedCalibrator(Adapter, Calibrator):
     tag: str
 
@@ -58,7 +52,7 @@ class _BinnedCalibrator(Adapter, Calibrator):
 
     def domain_weight_plan(self):
         # calls per cell of the posterior range: a pattern no shared artifact covers
-        return None if inner_domain_weight_plan(self) is None else UNSHARED
+        return None if super().domain_weight_plan() is None else UNSHARED
 
 
 class _PositiveBinnedCalibrator(_BinnedCalibrator):
@@ -71,7 +65,8 @@ class _PositiveBinnedCalibrator(_BinnedCalibrator):
         scores = sample.posteriors[:, 1]
         if self.binning == "level_sets":
             calibrated = np.empty(len(scores))
-            for value, mask in level_sets(scores):
+            for value in map(float, np.unique(scores)):  # the score classes [x]_h, exact equality
+                mask = scores == value
                 cell = sample.subset(mask)
                 # a score class has one crisp prediction, which decides the side of a CAP answer
                 upper_side = bool(argmax_predictions(cell.posteriors[:1])[0] == 1)
@@ -145,13 +140,6 @@ class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
         return accuracy if upper_side else 1.0 - accuracy
 
 
-def level_set_cells(posteriors: np.ndarray) -> list[np.ndarray]:
-    """Masks of the exact score classes: items with identical posterior rows."""
-    _, inverse = np.unique(np.asarray(posteriors), axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    return [inverse == cell for cell in range(inverse.max() + 1)] if len(inverse) else []
-
-
 class _TopLabelCalibrator(_BinnedCalibrator):
     calibration_notion = "top-label"
 
@@ -170,40 +158,31 @@ class _TopLabelCalibrator(_BinnedCalibrator):
             label_shift = getattr(self.inner_, "assumption", "none") == "label"
             self.cell_fit_ = "per_cell" if label_shift else "whole"
         if self.cell_fit_ == "per_cell" and self.binning == "isometric":
-            validation = setting.validation
-            for (cls, b), mask in self._cells(validation.posteriors).items():
+            posteriors = np.asarray(setting.validation.posteriors, dtype=float)
+            k = posteriors.shape[1]
+            predicted = argmax_predictions(posteriors)
+            confidence = posteriors[np.arange(len(posteriors)), predicted]
+            edges = isometric_edges(self.bins, 1.0 / k)
+            for cls, (b, mask) in product(range(k), enumerate(bin_membership(confidence, edges))):
+                mask = mask & (predicted == cls)
                 if not mask.any():
-                    self.fit_notes.append(
-                        (
-                            "fallback",
-                            f"{self.tag}: no validation item in cell class{cls}:bin{b}; "
-                            "the whole-validation inner method answers for it",
-                        )
+                    self.fit_fallback(
+                        f"{self.tag}: no validation item in cell class{cls}:bin{b}; "
+                        "the whole-validation inner method answers for it"
                     )
                     continue
                 tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
-                part = setting.restrict_validation(mask, tag)
-                method = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
-                self.cell_inner_[cls, b] = method
-                self.fit_notes.extend(fit_notes_of(method, tag))
+                self.cell_inner_[cls, b] = self._fit_part(setting, mask, tag)
         return self
-
-    def _cells(self, posteriors) -> dict[tuple[int, int], np.ndarray]:
-        """{(predicted class, confidence bin): mask} of the isometric top-label cells."""
-        posteriors = np.asarray(posteriors, dtype=float)
-        k = posteriors.shape[1]
-        predicted = argmax_predictions(posteriors)
-        confidence = posteriors[np.arange(len(posteriors)), predicted]
-        masks = bin_membership(confidence, isometric_edges(self.bins, 1.0 / k))
-        return {
-            (cls, b): (predicted == cls) & mask for cls in range(k) for b, mask in enumerate(masks)
-        }
 
     def calibrate(self, sample, context) -> np.ndarray:
         if self.binning == "level_sets":
             posteriors = np.asarray(sample.posteriors, dtype=float)
             out = np.empty_like(posteriors)
-            for mask in level_set_cells(posteriors):
+            # the score classes: items with identical posterior rows
+            _, inverse = np.unique(posteriors, axis=0, return_inverse=True)
+            inverse = np.asarray(inverse).reshape(-1)
+            for mask in (inverse == cell for cell in np.unique(inverse)):
                 row = posteriors[mask][0]
                 cls = int(argmax_predictions(row[None, :])[0])
                 cell_context = part_context(context, f"{self.tag}:level={tuple(row.tolist())!r}")

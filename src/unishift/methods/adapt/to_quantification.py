@@ -38,7 +38,8 @@ class CAPToQuantification(PartitionedFit, Quantifier):
         super().__init__(inner, inner_params)
         self.split = split
 
-    def _fit_extra(self, setting: Setting):
+    def fit(self, setting: Setting):
+        super().fit(setting)
         confusion = setting.validation.confusion  # rows true class, columns predicted class
         k = setting.n_classes
         errors = confusion * (1.0 - np.eye(k))
@@ -46,18 +47,16 @@ class CAPToQuantification(PartitionedFit, Quantifier):
         uniform = (1.0 - np.eye(k)) / (k - 1)
         without = [j for j in range(k) if totals[j] == 0]
         if without and k > 2:
-            self.fit_notes.append(
-                (
-                    "fallback",
-                    f"alpha2rho: no validation errors among the items predicted {without}; "
-                    "their errors are split uniformly",
-                )
+            self.fit_fallback(
+                f"alpha2rho: no validation errors among the items predicted {without}; "
+                "their errors are split uniformly"
             )
         self.error_split_ = np.where(totals > 0, errors / np.where(totals > 0, totals, 1), uniform)
         recall_totals = confusion.sum(axis=1)
         self.recall_ = np.where(
             recall_totals > 0, np.diag(confusion) / np.where(recall_totals > 0, recall_totals, 1), 0
         )
+        return self
 
     def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
         k = self.n_classes_
