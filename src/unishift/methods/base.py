@@ -83,11 +83,8 @@ def fresh_context(setting: Setting, sample_id: int = 0) -> SampleContext:
 
 
 class Method(ABC):
-    """Base of all methods. Constructors only store hyper-parameters (QuaPy style); their defaults
-    are the method's defaults (the registry reads them from the signature). A method describes itself
-    in the class attributes below; what each means and decides, and which classes are registered:
-    docs/methods.md, "Adding a method".
-    """
+    """Base of all methods: constructors only store hyper-parameters, whose defaults are the
+    method's; the class attributes below describe it (docs/methods.md, "Adding a method")."""
 
     task: ClassVar[str]
     entry_point: ClassVar[str]

@@ -70,11 +70,8 @@ BOTH, CS, LS = ("label", "covariate"), ("covariate",), ("label",)
 
 @dataclass(frozen=True)
 class Row:
-    """How one paper column configures its adaptation (what differs from the inner's own).
-
-    ``inner_params`` apply for any number of classes, ``binary_inner_params`` instead of them for
-    two classes; ``name`` / ``display`` replace the derived ones.
-    """
+    """How one paper column configures its adaptation (what differs from the inner's own);
+    ``binary_inner_params`` replace ``inner_params`` for two classes."""
 
     shifts: tuple[str, ...] | None = None  # None: the inner method's shifts
     inner_params: dict[str, Any] | None = None
