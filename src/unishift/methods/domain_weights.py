@@ -78,11 +78,14 @@ class CallKey:
     n_validation: int
 
 
-@dataclass
-class Entry:
+@dataclass(frozen=True)
+class DomainWeights:
+    """Weights at the validation items (n x 1) and the reason of a fallback to unit weights; in a
+    memo, the stream's state after the call too."""
+
     weights: np.ndarray
-    fallback: str | None
-    stream_after: str
+    fallback: str | None = None
+    stream_after: str = ""
 
 
 @dataclass
@@ -97,9 +100,9 @@ class DomainWeightMemo:
     def add(
         self, key: CallKey, weights: np.ndarray, fallback: str | None, stream_after: str
     ) -> None:
-        self.entries[key] = Entry(np.asarray(weights, dtype=float), fallback, stream_after)
+        self.entries[key] = DomainWeights(np.asarray(weights, dtype=float), fallback, stream_after)
 
-    def take(self, key: CallKey, n_target: int, rng: np.random.RandomState) -> Entry | None:
+    def take(self, key: CallKey, n_target: int, rng: np.random.RandomState) -> DomainWeights | None:
         """The entry of ``key`` with ``rng`` advanced as the fit's draw would have, or None (and
         ``rng`` untouched) when there is none or the replayed draw does not land where it did."""
         entry = self.entries.get(key)
@@ -115,14 +118,6 @@ class DomainWeightMemo:
             return None
         self.hits += 1
         return entry
-
-
-@dataclass(frozen=True)
-class DomainWeights:
-    """Weights at the validation items (n x 1) and the reason of a fallback to unit weights."""
-
-    weights: np.ndarray
-    fallback: str | None = None
 
 
 def domain_weights_key(setting: Setting, feature_set: str = "features") -> tuple:
@@ -193,8 +188,8 @@ def domain_weights(
     if memo is not None and not memo.recording:
         entry = memo.take(call, len(sample), rng)
         if entry is not None:
-            context.store[key] = DomainWeights(entry.weights, entry.fallback)
-            return context.store[key]
+            context.store[key] = entry
+            return entry
 
     def compute() -> DomainWeights:
         try:

@@ -78,6 +78,7 @@ class Adapter:
         return domain_weight_plan(self._new_inner())
 
     def fit(self, setting: Setting):
+        self.check_classes(setting)
         self.inner_ = self._new_inner().fit(setting)
         self.fit_notes = fit_notes_of(self.inner_)
         return self

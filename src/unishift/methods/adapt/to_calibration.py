@@ -9,7 +9,7 @@ from itertools import product
 import numpy as np
 
 from unishift.choices import check_choice, check_positive_int
-from unishift.data.containers import Sample, Setting, argmax_predictions
+from unishift.data.containers import Sample, argmax_predictions
 from unishift.methods.adapt.common import (
     Adapter,
     part_context,
@@ -56,11 +56,7 @@ class _BinnedCalibrator(Adapter, Calibrator):
 
 
 class _PositiveBinnedCalibrator(_BinnedCalibrator):
-    def fit(self, setting: Setting):
-        self.check_classes(setting)
-        # ONE inner method on the whole validation set, reused for every cell of every sample
-        return super().fit(setting)
-
+    # one inner method, fitted on the whole validation set, answers for every cell of every sample
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         scores = sample.posteriors[:, 1]
         if self.binning == "level_sets":
