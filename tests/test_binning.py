@@ -6,8 +6,7 @@ import pytest
 from unishift.methods.binning import (
     apply_map,
     bin_membership,
-    isometric_edges_a2c,
-    isometric_edges_q2c,
+    isometric_edges,
     postprocess_map,
 )
 
@@ -20,7 +19,7 @@ def edge_scores(edges):
 
 
 @pytest.mark.parametrize(
-    "edges", [isometric_edges_q2c(5), isometric_edges_q2c(8), isometric_edges_a2c(6)]
+    "edges", [isometric_edges(5), isometric_edges(8), isometric_edges(6, lower_first=False)]
 )
 def test_every_score_in_the_unit_interval_is_in_exactly_one_bin(edges):
     scores = edge_scores(edges)
@@ -28,7 +27,7 @@ def test_every_score_in_the_unit_interval_is_in_exactly_one_bin(edges):
     assert counts.tolist() == [1] * len(scores)
 
 
-@pytest.mark.parametrize("edges", [isometric_edges_q2c(5), isometric_edges_a2c(6)])
+@pytest.mark.parametrize("edges", [isometric_edges(5), isometric_edges(6, lower_first=False)])
 def test_bins_are_closed_on_the_left(edges):
     # an interior edge belongs to the bin it opens, the score just below it to the previous bin
     for i in range(1, len(edges) - 1):
@@ -39,12 +38,14 @@ def test_bins_are_closed_on_the_left(edges):
 
 def test_edges_by_hand():
     np.testing.assert_array_equal(
-        isometric_edges_q2c(5), [-1e-5, 0.2, 0.4, 0.6000000000000001, 0.8, 1 + 1e-5]
+        isometric_edges(5), [-1e-5, 0.2, 0.4, 0.6000000000000001, 0.8, 1 + 1e-5]
     )
-    np.testing.assert_array_equal(isometric_edges_a2c(4), [0.0, 0.25, 0.5, 0.75, 1 + 1e-5])
+    np.testing.assert_array_equal(
+        isometric_edges(4, lower_first=False), [0.0, 0.25, 0.5, 0.75, 1 + 1e-5]
+    )
     # 1.0 is inside the last bin of both, 0.0 inside the first
-    assert bin_membership(np.array([1.0]), isometric_edges_a2c(4))[-1].all()
-    assert bin_membership(np.array([0.0]), isometric_edges_q2c(5))[0].all()
+    assert bin_membership(np.array([1.0]), isometric_edges(4, lower_first=False))[-1].all()
+    assert bin_membership(np.array([0.0]), isometric_edges(5))[0].all()
 
 
 def test_running_maximum_compares_with_the_updated_previous_value():

@@ -207,12 +207,9 @@ MUTATIONS = [
         "B3",
         "binning",
         BINNING,
-        '        raise ValueError(f"bins={bins} must be even so that no bin straddles 0.5")\n'
-        "    edges = np.linspace(0.0, 1.0, bins + 1)\n"
         "    edges[-1] += 1e-5\n",
-        '        raise ValueError(f"bins={bins} must be even so that no bin straddles 0.5")\n'
-        "    edges = np.linspace(0.0, 1.0, bins + 1)\n",
-        "a2c bins: a score of exactly 1.0 falls in no bin",
+        "",
+        "isometric bins: a score of exactly 1.0 falls in no bin",
     ),
     m(
         "B4",
@@ -250,9 +247,9 @@ MUTATIONS = [
     m(
         "A1",
         "adapt",
-        TO_CAL,
-        "abscissae.append(scores[mask].mean() if at_mean else centres[i])",
-        "abscissae.append(np.median(scores[mask]) if at_mean else centres[i])",
+        BINNING,
+        "abscissae[b] = scores[mask].mean()",
+        "abscissae[b] = np.median(scores[mask])",
         "rho2zeta: abscissa at the bin median instead of the bin mean",
     ),
     m(
@@ -266,10 +263,10 @@ MUTATIONS = [
     m(
         "A3",
         "adapt",
-        TO_CAL,
-        "ordinates.append(np.nan)\n                abscissae.append(centres[i])",
-        "ordinates.append(0.0)\n                abscissae.append(centres[i])",
-        "rho2zeta / alpha2zeta on p_1 bins: an empty bin gets ordinate 0 instead of being imputed",
+        BINNING,
+        "ordinates = np.full(len(abscissae), np.nan)",
+        "ordinates = np.full(len(abscissae), 0.0)",
+        "binned rho2zeta / alpha2zeta maps: an empty bin gets ordinate 0 instead of being imputed",
     ),
     m(
         "A4",
@@ -315,8 +312,8 @@ MUTATIONS = [
         "A9",
         "adapt",
         COMMON,
-        "part = setting.restrict_validation(masks[cls], part_tag(cls))",
-        "part = setting.restrict_validation(masks[(cls + 1) % k], part_tag(cls))",
+        "self.inner_[cls] = self._fit_part(setting, masks[cls], part_tag(cls))",
+        "self.inner_[cls] = self._fit_part(setting, masks[(cls + 1) % k], part_tag(cls))",
         "partitioned fit: each model fitted on the other prediction partition",
     ),
     # ---------------------------------------------------------------- calibrators
@@ -536,8 +533,8 @@ MUTATIONS = [
         "P4",
         "cap",
         ATC,
-        "best, threshold = value, float(sorted_scores[i])",
-        "best, threshold = value, float(sorted_scores[min(i + 1, len(sorted_scores) - 1)])",
+        "return float(thresholds[np.argmin(gaps)])",
+        "return float(thresholds[min(np.argmin(gaps) + 1, len(thresholds) - 1)])",
         "ATC: threshold taken one item too far (off by one)",
     ),
     m(
@@ -973,8 +970,8 @@ HELD_OUT = [
         "H2",
         "binning",
         BINNING,
-        "    edges = np.linspace(0.0, 1.0, bins + 1)\n    edges[0] -= 1e-5\n",
-        "    edges = np.linspace(0.0, 1.0, bins + 1)\n    edges[0] += 1e-5\n",
+        "        edges[0] -= 1e-5\n",
+        "        edges[0] += 1e-5\n",
         "q2c bins: a score of exactly 0 falls in no bin",
     ),
     m(
@@ -1155,8 +1152,8 @@ MUTATIONS += [
         "DW3",
         "calibrators",
         SRC + "methods/adapt/common.py",
-        "return {None: None, SAMPLE: PREDICTED_CLASSES}.get(plan, UNSHARED)",
-        "return {None: None, SAMPLE: SAMPLE}.get(plan, UNSHARED)",
+        "{None: None, SAMPLE: PREDICTED_CLASSES}.get(",
+        "{None: None, SAMPLE: SAMPLE}.get(",
         "the zeta2alpha adaptations read the whole-sample weights file",
         tests=("tests/test_domain_weight_artifacts.py",),
     ),

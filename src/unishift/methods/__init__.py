@@ -1,2 +1,1 @@
-"""Methods of the three tasks for any number of classes, the task interfaces and the adaptations
-between them."""
+"""Methods of the three tasks, their interfaces and the adaptations between them."""

@@ -1,18 +1,6 @@
-"""The three task interfaces, for any number of classes k >= 2.
-
-A method is fitted once per *setting* (:class:`unishift.data.containers.Setting`: one trained
-classifier on one data set or domain pair) on a labelled validation set, and then applied to many
-unlabelled test samples (:class:`unishift.data.containers.Sample`, n x k posteriors):
-
-* a :class:`Calibrator` returns an n x k row-stochastic matrix;
-* a :class:`Quantifier` returns the prevalence vector of length k (for two classes index 1 is the
-  positive class);
-* an :class:`AccuracyPredictor` returns one accuracy in [0, 1] of the argmax predictions.
-
-Each application gets a :class:`SampleContext` that caches expensive per-sample artifacts
-(domain-classifier weights, LasCal temperature searches, ...) so that every method of a job that
-needs the same artifact computes it once.
-"""
+"""The three task interfaces, for any number of classes k >= 2: a method is fitted once per
+:class:`~unishift.data.containers.Setting` and applied to many unlabelled samples, each with a
+:class:`SampleContext` that shares per-sample artifacts (docs/methods.md §0.1)."""
 
 from __future__ import annotations
 
@@ -27,10 +15,8 @@ from unishift.data.containers import Sample, Setting, derive_seed
 
 TASKS = ("calibration", "quantification", "cap")
 SHIFTS = ("label", "covariate", "compound")
-# A shift that reuses another's data and methods (docs/regimes.md §2): compound shift runs on the
-# covariate-shift data, so every method that runs under covariate shift runs under compound shift,
-# with its covariate parameters unless it states compound ones (resolved in one place:
-# unishift.methods.spec.MethodSpec).
+# A shift that reuses another's data, methods and parameters (docs/regimes.md §2, §5.2.1; resolved
+# in unishift.methods.spec.MethodSpec).
 DERIVED_SHIFTS = {"compound": "covariate"}
 GROUPS = ("baseline", "reference", "adapted")
 # The shift a method's guarantee needs (docs/multiclass.md §3).
@@ -45,15 +31,10 @@ PRECOMPUTED = "precomputed"
 class SampleContext:
     """Per-sample scratch space shared by every method applied to the same sample in a job.
 
-    ``cached(key, compute)`` returns the artifact stored under ``key`` or computes and stores it;
-    ``computations`` counts how often each key was computed (tests use it to prove sharing).
-    ``note(status, reason)`` records a documented fallback; the evaluation driver writes it next to the
-    result of the method that raised it.
-
-    ``draws`` gives the random state of an auxiliary random draw (the domain classifier's
-    up-sampling): the evaluation driver sets it to the reference stream, i.e. the sample generator's
-    legacy NumPy stream continued across the setup's samples in order (REF's behaviour, see
-    docs/reproduction.md); without it each draw gets a fresh state seeded from (seed, setting,
+    ``cached`` computes an artifact once per key (``computations`` counts the computations);
+    ``note`` records a documented fallback, written next to the result of the method that raised it.
+    ``draws``, set by the evaluation driver, gives the random state of an auxiliary draw (the
+    reference stream, docs/reproduction.md); without it each draw is seeded from (seed, setting,
     sample, purpose).
     """
 
@@ -102,13 +83,11 @@ def fresh_context(setting: Setting, sample_id: int = 0) -> SampleContext:
 
 
 class Method(ABC):
-    """Base of all methods. Constructors only store hyper-parameters (QuaPy style); their defaults
-    are the method's defaults (the registry reads them from the signature). A method describes itself
-    in the class attributes below; what each means and decides, and which classes are registered:
-    docs/methods.md, "Adding a method".
-    """
+    """Base of all methods: constructors only store hyper-parameters, whose defaults are the
+    method's; the class attributes below describe it (docs/methods.md, "Adding a method")."""
 
     task: ClassVar[str]
+    entry_point: ClassVar[str]
     name: ClassVar[str] = ""
     group: ClassVar[str] = "reference"
     display: ClassVar[str] = ""
@@ -124,13 +103,17 @@ class Method(ABC):
     def fit(self, setting: Setting) -> Method: ...
 
     def apply(self, sample: Sample, context: SampleContext) -> Any:
-        """Task-generic entry point used by the evaluation driver."""
-        raise NotImplementedError
+        """The task's entry point (``calibrate``, ``quantify``, ``predict_accuracy``)."""
+        return getattr(self, self.entry_point)(sample, context)
 
     def domain_weight_plan(self) -> str | None:
         """How the method uses the domain-classifier weights shared across jobs (one of
         :data:`unishift.methods.domain_weights.PLANS`), or None when it uses none."""
         return None
+
+    def fit_fallback(self, reason: str) -> None:
+        """Record a documented fallback of the fit in ``fit_notes``."""
+        self.fit_notes.append(("fallback", reason))
 
     def check_classes(self, setting: Setting) -> None:
         """Refuse a setting with more than two classes when the method is binary-only."""
@@ -143,36 +126,30 @@ class Method(ABC):
 
 class Calibrator(Method):
     task = "calibration"
+    entry_point = "calibrate"
     calibration_notion: ClassVar[str] = "canonical"
 
     @abstractmethod
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         """Calibrated posteriors, n x k, rows summing to 1."""
 
-    def apply(self, sample, context):
-        return self.calibrate(sample, context)
-
 
 class Quantifier(Method):
     task = "quantification"
+    entry_point = "quantify"
 
     @abstractmethod
     def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
         """Estimated prevalence vector of the sample (length k, on the simplex)."""
 
-    def apply(self, sample, context):
-        return self.quantify(sample, context)
-
 
 class AccuracyPredictor(Method):
     task = "cap"
+    entry_point = "predict_accuracy"
 
     @abstractmethod
     def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
         """Estimated accuracy of the classifier's argmax predictions on the sample."""
-
-    def apply(self, sample, context):
-        return self.predict_accuracy(sample, context)
 
 
 def as_posteriors(positive: np.ndarray) -> np.ndarray:

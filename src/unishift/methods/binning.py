@@ -3,9 +3,11 @@ posterior of two classes and on the top-label confidence of k classes (docs/mult
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
-from unishift.choices import check_choice, check_positive_int
+from unishift.choices import check_choice
 from unishift.data.containers import argmax_predictions
 
 MONOTONE_RULES = ("running_max", "pairwise", "none")
@@ -17,12 +19,8 @@ def postprocess_map(
     monotone: str = "running_max",
     smooth: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pad a binned map with (0, 0) and (1, 1), impute NaNs, enforce monotonicity, smooth (B1).
-
-    ``monotone``: ``running_max`` (REF, produced the tables) replaces each interior value by the maximum
-    of itself and the already-updated previous one; ``pairwise`` is the paper's text (max with the
-    original previous value); ``none`` skips the step. The padded endpoints are never modified.
-    """
+    """Pad a binned map with (0, 0) and (1, 1), impute NaNs, make it monotone (``running_max``: REF;
+    ``pairwise``: the paper's text; ``none``), smooth (B1); the padded endpoints are kept."""
     check_choice("monotone", monotone, MONOTONE_RULES)
     x = np.concatenate([[0.0], np.asarray(abscissae, dtype=float), [1.0]])
     y = np.concatenate([[0.0], np.asarray(ordinates, dtype=float), [1.0]])
@@ -45,19 +43,12 @@ def apply_map(x: np.ndarray, y: np.ndarray, positive_scores: np.ndarray) -> np.n
     return np.column_stack([1.0 - calibrated, calibrated])
 
 
-def isometric_edges_q2c(bins: int) -> np.ndarray:
-    """B2: ``linspace(0, 1, b+1)`` with the first edge lowered and the last raised by 1e-5."""
-    edges = np.linspace(0.0, 1.0, bins + 1)
-    edges[0] -= 1e-5
-    edges[-1] += 1e-5
-    return edges
-
-
-def isometric_edges_a2c(bins: int) -> np.ndarray:
-    """B3: ``linspace(0, 1, b+1)`` with only the last edge raised by 1e-5; ``bins`` must be even."""
-    if bins % 2:
-        raise ValueError(f"bins={bins} must be even so that no bin straddles 0.5")
-    edges = np.linspace(0.0, 1.0, bins + 1)
+def isometric_edges(bins: int, low: float = 0.0, lower_first: bool = True) -> np.ndarray:
+    """``linspace(low, 1, bins + 1)`` with the last edge raised by 1e-5 and, with ``lower_first``,
+    the first lowered by 1e-5 (B2; B3 raises only the last; top-label cells start at low = 1/k)."""
+    edges = np.linspace(low, 1.0, bins + 1)
+    if lower_first:
+        edges[0] -= 1e-5
     edges[-1] += 1e-5
     return edges
 
@@ -67,16 +58,19 @@ def bin_membership(scores: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
     return [(scores >= lo) & (scores < hi) for lo, hi in zip(edges[:-1], edges[1:])]
 
 
-# Top-label cells of k classes
-
-
-def confidence_edges(n_classes: int, bins: int) -> np.ndarray:
-    """``bins`` isometric edges on [1/k, 1], the first lowered and the last raised by 1e-5."""
-    check_positive_int("bins", bins)
-    edges = np.linspace(1.0 / n_classes, 1.0, bins + 1)
-    edges[0] -= 1e-5
-    edges[-1] += 1e-5
-    return edges
+def binned_points(scores, edges, rate, at_centres: bool, within=True):
+    """The points of a binned map before B1: for each bin with items ``mask`` (among ``within``),
+    the abscissa (bin centre or mean score) and ``rate(b, mask)``; an empty bin gives a NaN at its
+    centre."""
+    abscissae = (edges[:-1] + edges[1:]) / 2
+    ordinates = np.full(len(abscissae), np.nan)
+    for b, mask in enumerate(bin_membership(scores, edges)):
+        mask &= within
+        if mask.any():
+            ordinates[b] = rate(b, mask)
+            if not at_centres:
+                abscissae[b] = scores[mask].mean()
+    return abscissae, ordinates
 
 
 def replace_top(posteriors: np.ndarray, predicted: np.ndarray, top: np.ndarray) -> np.ndarray:
@@ -87,10 +81,8 @@ def replace_top(posteriors: np.ndarray, predicted: np.ndarray, top: np.ndarray) 
     rows = np.arange(n)
     top = np.clip(np.asarray(top, dtype=float), 0.0, 1.0)
     rest = 1.0 - posteriors[rows, predicted]
-    out = np.empty_like(posteriors)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        scale = np.where(rest > 0, (1.0 - top) / np.where(rest > 0, rest, 1.0), 0.0)
-    out[:] = posteriors * scale[:, None]
+    scale = np.where(rest > 0, (1.0 - top) / np.where(rest > 0, rest, 1.0), 0.0)
+    out = posteriors * scale[:, None]
     uniform = rest <= 0
     if uniform.any():
         out[uniform] = ((1.0 - top[uniform]) / (k - 1))[:, None]
@@ -99,40 +91,24 @@ def replace_top(posteriors: np.ndarray, predicted: np.ndarray, top: np.ndarray) 
 
 
 def top_label_map(posteriors, bins, cell_rate, at_centres, monotone, smooth) -> np.ndarray:
-    """Calibrate the top-label confidence per predicted class through its cells' rates (the
-    construction, B1 in unit coordinates between the anchors (1/k, 1/k) and (1, 1), the other
-    coordinates rescaled by :func:`replace_top`: docs/multiclass.md §2.3).
-
-    ``cell_rate(cls, b, mask)`` gives the share of class ``cls`` among the items ``mask`` of cell
-    (cls, b). A non-empty cell's abscissa is the bin centre (``at_centres``) or the cell's mean
-    confidence; an empty cell gives a NaN at the centre.
-    """
+    """Calibrate the top-label confidence per predicted class through its cells' rates
+    ``cell_rate(cls, b, mask)`` (:func:`binned_points`, then B1 in unit coordinates between the
+    anchors (1/k, 1/k) and (1, 1), the other coordinates rescaled by :func:`replace_top`:
+    docs/multiclass.md §2.3)."""
     posteriors = np.asarray(posteriors, dtype=float)
     k = posteriors.shape[1]
     predicted = argmax_predictions(posteriors)
     confidence = posteriors[np.arange(len(posteriors)), predicted]
-    edges = confidence_edges(k, bins)
-    centres = (edges[:-1] + edges[1:]) / 2
+    edges = isometric_edges(bins, 1.0 / k)
     low, span = 1.0 / k, 1.0 - 1.0 / k
     top = np.empty(len(posteriors))
     for cls in range(k):
         in_class = predicted == cls
         if not in_class.any():
             continue
-        abscissae, ordinates = [], []
-        for b in range(bins):
-            mask = in_class & (confidence >= edges[b]) & (confidence < edges[b + 1])
-            if mask.any():
-                ordinates.append(cell_rate(cls, b, mask))
-                abscissae.append(centres[b] if at_centres else float(confidence[mask].mean()))
-            else:
-                ordinates.append(np.nan)
-                abscissae.append(centres[b])
-        x, y = postprocess_map(
-            (np.array(abscissae) - low) / span,
-            (np.array(ordinates) - low) / span,
-            monotone,
-            smooth,
+        abscissae, ordinates = binned_points(
+            confidence, edges, partial(cell_rate, cls), at_centres, in_class
         )
+        x, y = postprocess_map((abscissae - low) / span, (ordinates - low) / span, monotone, smooth)
         top[in_class] = low + span * np.interp((confidence[in_class] - low) / span, x, y)
     return replace_top(posteriors, predicted, top)

@@ -1,11 +1,6 @@
-"""Domain-classifier weights (B5, docs/methods.md §0.4), the costly step of CPCS, TransCal,
-EMQ^TransCal and their adaptations: computed once per sample context, or taken from a memo that an
-upstream rule filled once per (setup, plan); the plans and the memo's keys: docs/domain-weights.md.
-A shared artifact carries its own fallback reason, so that every method that consumes it records the
-fallback in its own result.
-
-This module imports nothing above :mod:`unishift.methods.base`; the calibrators import it.
-"""
+"""Domain-classifier weights (B5, docs/methods.md §0.4): computed once per sample context, or
+taken from the memo an upstream rule filled (plans, memo keys: docs/domain-weights.md). A shared
+result carries its fallback reason, so that every method that consumes it records the fallback."""
 
 from __future__ import annotations
 
@@ -83,38 +78,20 @@ class CallKey:
     n_validation: int
 
 
-def call_key(
-    setting: Setting,
-    sample: Sample,
-    context: SampleContext,
-    feature_set: str,
-    rng: np.random.RandomState,
-) -> CallKey:
-    return CallKey(
-        setting.key,
-        int(context.sample_id),
-        feature_set,
-        stream_fingerprint(rng),
-        array_digest(sample.features),
-        len(setting.training),
-        len(setting.validation),
-    )
+@dataclass(frozen=True)
+class DomainWeights:
+    """Weights at the validation items (n x 1) and the reason of a fallback to unit weights; in a
+    memo, the stream's state after the call too."""
 
-
-@dataclass
-class Entry:
     weights: np.ndarray
-    fallback: str | None
-    stream_after: str
+    fallback: str | None = None
+    stream_after: str = ""
 
 
 @dataclass
 class DomainWeightMemo:
-    """Precomputed weights of one setup, keyed by :class:`CallKey`.
-
-    ``recording``: the upstream rule's mode, in which each computed call is added. ``hits`` counts
-    the calls answered from the memo.
-    """
+    """Precomputed weights of one setup, keyed by :class:`CallKey`; ``recording``: the upstream
+    rule's mode, which adds each computed call; ``hits`` counts the calls answered."""
 
     entries: dict = field(default_factory=dict)
     recording: bool = False
@@ -123,14 +100,9 @@ class DomainWeightMemo:
     def add(
         self, key: CallKey, weights: np.ndarray, fallback: str | None, stream_after: str
     ) -> None:
-        self.entries[key] = Entry(np.asarray(weights, dtype=float), fallback, stream_after)
+        self.entries[key] = DomainWeights(np.asarray(weights, dtype=float), fallback, stream_after)
 
-    def take(
-        self,
-        key: CallKey,
-        n_target: int,
-        rng: np.random.RandomState,
-    ) -> Entry | None:
+    def take(self, key: CallKey, n_target: int, rng: np.random.RandomState) -> DomainWeights | None:
         """The entry of ``key`` with ``rng`` advanced as the fit's draw would have, or None (and
         ``rng`` untouched) when there is none or the replayed draw does not land where it did."""
         entry = self.entries.get(key)
@@ -148,17 +120,6 @@ class DomainWeightMemo:
         return entry
 
 
-# The weights of one call (B5)
-
-
-@dataclass(frozen=True)
-class DomainWeights:
-    """Weights at the validation items (n x 1) and the reason of a fallback to unit weights."""
-
-    weights: np.ndarray
-    fallback: str | None = None
-
-
 def domain_weights_key(setting: Setting, feature_set: str = "features") -> tuple:
     """Context key of the domain-classifier weights of one (setup, validation set, feature set)."""
     return ("domain_weights", setting.key, feature_set)
@@ -170,12 +131,8 @@ def fit_domain_weights(
     source_features: np.ndarray,
     seed: int | np.random.RandomState,
 ) -> np.ndarray:
-    """B5: balance train and target by up-sampling the smaller one, fit LogisticRegression() with
-    label 1 = train, 0 = target, and return P(target | x) / P(train | x) at ``source_features``.
-
-    ``seed`` is an integer or a legacy ``RandomState`` whose stream the up-sampling continues (one
-    ``choice`` call, none when the sizes are equal or the target is empty, as in REF).
-    """
+    """B5: P(target | x) / P(train | x) at ``source_features``; ``seed`` is an integer or a legacy
+    ``RandomState`` whose stream the up-sampling continues."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
@@ -202,13 +159,8 @@ def fit_domain_weights(
 def domain_weights(
     setting: Setting, sample: Sample, context: SampleContext, feature_set: str = "features"
 ) -> DomainWeights:
-    """The B5 weights of ``setting.validation`` for ``sample``, computed once per context.
-
-    REF wrapped the call and used unit weights on a ``ValueError`` (e.g. an empty target sample);
-    the fallback is kept and its reason returned with the weights. The up-sampling draws from
-    ``context.random_state``: REF's continuing stream in the evaluation driver, a derived seed
-    otherwise.
-    """
+    """The B5 weights of ``setting.validation`` for ``sample``, once per context; on a
+    ``ValueError`` (e.g. an empty sample) REF's unit weights, with the reason."""
     check_choice("feature_set", feature_set, ("features",))
     for name, part in (("training", setting.training), ("validation", setting.validation)):
         if part.features is None:
@@ -223,12 +175,21 @@ def domain_weights(
     rng = context.random_state("domain_classifier", setting.key, feature_set)
     # Weights computed once by the upstream rule (docs/domain-weights.md), if this call matches one.
     memo = context.store.get(MEMO_KEY)
-    call = call_key(setting, sample, context, feature_set, rng) if memo is not None else None
+    if memo is not None:
+        call = CallKey(
+            setting.key,
+            int(context.sample_id),
+            feature_set,
+            stream_fingerprint(rng),
+            array_digest(sample.features),
+            len(setting.training),
+            len(setting.validation),
+        )
     if memo is not None and not memo.recording:
         entry = memo.take(call, len(sample), rng)
         if entry is not None:
-            context.store[key] = DomainWeights(entry.weights, entry.fallback)
-            return context.store[key]
+            context.store[key] = entry
+            return entry
 
     def compute() -> DomainWeights:
         try:

@@ -1,12 +1,6 @@
-"""What the registry knows of a method: :class:`MethodSpec`, built from a method class's attributes
-(:meth:`MethodSpec.of`) or, for an adaptation, from the adaptation table
-(:mod:`unishift.methods.adapt.table`). The order of a method's parameters: docs/methods.md,
-"Adding a method"; the derived compound shift, resolved here for methods and adaptations alike:
-docs/regimes.md §5.2.1.
-
-An adaptation's spec holds the spec of its inner method and hands the adapter a factory of that
-inner method, built the same way for the same shift and number of classes plus the adaptation's
-``inner_params``: an adapter never looks a method up by name.
+"""What the registry knows of a method: :class:`MethodSpec`, from a method class's attributes or
+from the adaptation table (:mod:`unishift.methods.adapt.table`). The order of a method's
+parameters: docs/methods.md, "Adding a method"; the derived compound shift: docs/regimes.md §5.2.1.
 """
 
 from __future__ import annotations
@@ -54,13 +48,9 @@ def _check_n_classes(n_classes) -> None:
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """One registered method.
-
-    ``defaults`` are the factory's arguments before any shift (a class's constructor defaults; an
-    adaptation's adapter arguments with ``inner`` and ``inner_params``); ``binary_only`` is the
-    reason it needs two classes ("" when it runs for any k); ``inner`` is the spec of an
-    adaptation's inner method (``None`` otherwise).
-    """
+    """One registered method: ``defaults`` are the factory's arguments before any shift, ``inner``
+    the spec of an adaptation's inner method, which :meth:`build` hands the adapter as a factory
+    (an adapter never looks a method up by name)."""
 
     name: str
     task: str

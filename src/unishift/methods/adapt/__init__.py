@@ -1,2 +1,1 @@
-"""The adaptations between tasks: the adapters (``to_calibration``, ``to_quantification``,
-``to_cap``) and the table that derives every adapted method from the registered ones (``table``)."""
+"""The adaptations between tasks: the adapters and the table that derives the adapted methods."""

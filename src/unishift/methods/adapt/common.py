@@ -1,14 +1,6 @@
-"""What the adaptations share: building the inner method, predicted-class partitions and part contexts.
-
-An adapter's ``inner`` is a factory of its inner method (what :meth:`MethodSpec.build` hands it: the
-registered inner method with its parameters for the same shift and number of classes; a method
-class; a test oracle) or a method instance (deep-copied, so that the parts never share state). An
-adapter never looks a method up by name.
-
-The partitions are the k parts D_j = {x : argmax h(x) = j}, tagged "pred=j": for two classes the
-predicted positives and negatives, with the binary tables' tags, so every derived seed and shared
-per-sample artifact is theirs.
-"""
+"""What the adaptations share: building the inner method, the predicted-class parts D_j (tagged
+"pred=j", for two classes the binary tables' tags, so derived seeds and shared artifacts are
+theirs) and part contexts."""
 
 from __future__ import annotations
 
@@ -32,8 +24,8 @@ def part_tag(cls: int) -> str:
 
 
 def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Method:
-    """A fresh, unfitted inner method of ``task`` from a factory (called with ``inner_params``) or
-    an instance (deep-copied)."""
+    """A fresh, unfitted inner method of ``task`` from a factory (called with ``inner_params``: a
+    registry entry's, a class, a test oracle) or an instance (deep-copied: parts never share state)."""
     inner_params = dict(inner_params or {})
     if isinstance(inner, str):
         raise TypeError(
@@ -56,29 +48,20 @@ def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Meth
     return method
 
 
-def inner_domain_weight_plan(adapter) -> str | None:
-    """The domain-weight plan of an adapter's inner method (built unfitted, as the adapter would)."""
-    return domain_weight_plan(build_inner(adapter.inner_task, adapter.inner, adapter.inner_params))
-
-
 def fit_notes_of(method: Method, tag: str = "") -> list[tuple[str, str]]:
     prefix = f"{tag}: " if tag else ""
     return [(status, prefix + reason) for status, reason in getattr(method, "fit_notes", []) or []]
 
 
 def part_context(context: SampleContext, tag: str) -> SampleContext:
-    """The child context of one part of the sample, created once per sample and tag.
-
-    Keeping it in the parent's store lets every method of a job that works on the same part (the
-    predicted positives, one bin) reuse the part's artifacts, e.g. domain-classifier weights.
-    """
+    """The child context of one part of the sample, kept in the parent's store so that every
+    method of a job that works on the same part shares the part's artifacts."""
     return context.cached(("part", tag), lambda: context.child(tag))
 
 
 class Adapter:
-    """Base of the adapters: the inner method (a factory or an instance, :func:`build_inner`) and
-    its parameters; by default one inner method fitted on the whole validation set and applied to
-    the whole sample."""
+    """Base of the adapters: by default one inner method (:func:`build_inner`) fitted on the whole
+    validation set and applied to the whole sample."""
 
     group = "adapted"
     inner_task: str
@@ -87,14 +70,24 @@ class Adapter:
         self.inner = inner
         self.inner_params = inner_params
 
+    def _new_inner(self) -> Method:
+        return build_inner(self.inner_task, self.inner, self.inner_params)
+
     def domain_weight_plan(self):
         # the inner method sees the whole sample and setting: its calls are the adapter's
-        return inner_domain_weight_plan(self)
+        return domain_weight_plan(self._new_inner())
 
     def fit(self, setting: Setting):
-        self.inner_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
+        self.check_classes(setting)
+        self.inner_ = self._new_inner().fit(setting)
         self.fit_notes = fit_notes_of(self.inner_)
         return self
+
+    def _fit_part(self, setting: Setting, mask: np.ndarray, tag: str) -> Method:
+        """An inner method fitted on the validation items ``mask``; its fit notes tagged ``tag``."""
+        method = self._new_inner().fit(setting.restrict_validation(mask, tag))
+        self.fit_notes.extend(fit_notes_of(method, tag))
+        return method
 
 
 def predicted_masks(data) -> dict[int, np.ndarray]:
@@ -113,24 +106,18 @@ def class_share(prevalence, cls: int) -> float:
 
 
 class PartitionedFit(Adapter):
-    """One inner method per predicted class, fitted on that part of the validation set.
+    """One inner method per predicted class, fitted on that part of the validation set; an empty
+    part is answered by an inner method fitted on the whole validation set, recorded (empty parts:
+    docs/multiclass.md §2), a part lacking classes is the inner method's business.
 
-    Every non-empty part is fitted, also when it lacks classes: whether that is possible is the inner
-    method's business (it handles it, recording a fallback, or raises and fails the setup). A class
-    the classifier never predicts on the validation set (common for rare classes when k > 2) leaves
-    an empty part that nothing can be fitted on: test items predicted as that class are then answered
-    by one inner method fitted on the whole validation set, recorded per sample.
-
-    Parts are visited highest class first (for two classes the binary tables' order, predicted
-    positives then negatives, so that a random stream continued across parts is consumed as theirs);
-    for k > 2 they are fitted in class order, for two classes in that visiting order (the order of
-    the fit notes the binary tables recorded).
+    Parts are applied highest class first (for two classes the binary tables' order, so that a
+    random stream continued across parts is consumed as theirs) and fitted in class order, for two
+    classes in that same order (the binary tables' order of fit notes).
     """
 
     def domain_weight_plan(self):
         # each part's inner method makes its calls on its part with its restricted setting
-        plan = inner_domain_weight_plan(self)
-        return {None: None, SAMPLE: PREDICTED_CLASSES}.get(plan, UNSHARED)
+        return {None: None, SAMPLE: PREDICTED_CLASSES}.get(super().domain_weight_plan(), UNSHARED)
 
     def fit(self, setting: Setting):
         self.fit_notes = []
@@ -139,20 +126,12 @@ class PartitionedFit(Adapter):
         k = self.n_classes_ = setting.n_classes
         masks = predicted_masks(setting.validation)
         for cls in reversed(range(k)) if k == 2 else range(k):
-            if not masks[cls].any():
-                continue
-            part = setting.restrict_validation(masks[cls], part_tag(cls))
-            method = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
-            self.inner_[cls] = method
-            self.fit_notes.extend(fit_notes_of(method, part_tag(cls)))
+            if masks[cls].any():
+                self.inner_[cls] = self._fit_part(setting, masks[cls], part_tag(cls))
         self.empty_parts_ = [cls for cls in range(k) if cls not in self.inner_]
         if self.empty_parts_:
-            self.whole_ = build_inner(self.inner_task, self.inner, self.inner_params).fit(setting)
-        self._fit_extra(setting)
+            self.whole_ = self._new_inner().fit(setting)
         return self
-
-    def _fit_extra(self, setting: Setting) -> None:
-        """Hook for what an adapter learns besides its inner methods."""
 
     def _parts(self, sample: Sample, context: SampleContext):
         """(class, inner method, test part, part context) for each non-empty prediction part."""

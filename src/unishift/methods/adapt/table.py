@@ -1,10 +1,6 @@
-r"""The adaptations between tasks (paper §4, docs/multiclass.md §2) and EM on calibrated posteriors,
-as one table for any number of classes. Which kinds a method gets (its ``adaptations``) and what
-:data:`ROWS` state of the paper's adapted columns (each checked against the column list of
-docs/methods.md §1): docs/methods.md, "Adding a method". The inner method is built by its registry
-entry for the same shift and number of classes, then given the row's ``inner_params``
-(``binary_inner_params`` for two classes).
-"""
+"""The adaptations between tasks (paper §4, docs/multiclass.md §2) and EM on calibrated posteriors,
+as one table for any number of classes; which kinds a method gets and what :data:`ROWS` state:
+docs/methods.md, "Adding a method"."""
 
 from __future__ import annotations
 
@@ -74,11 +70,8 @@ BOTH, CS, LS = ("label", "covariate"), ("covariate",), ("label",)
 
 @dataclass(frozen=True)
 class Row:
-    """How one paper column configures its adaptation (what differs from the inner's own).
-
-    ``inner_params`` apply for any number of classes, ``binary_inner_params`` instead of them for
-    two classes; ``name`` / ``display`` replace the derived ones.
-    """
+    """How one paper column configures its adaptation (what differs from the inner's own);
+    ``binary_inner_params`` replace ``inner_params`` for two classes."""
 
     shifts: tuple[str, ...] | None = None  # None: the inner method's shifts
     inner_params: dict[str, Any] | None = None
@@ -91,12 +84,8 @@ class Row:
 _P, _S = {"logits": "P"}, {"logits": "S"}
 _VALIDATION_PRIOR = {"train_prevalence": "validation"}
 
-# (kind or family, inner) -> the paper's configuration (docs/methods.md §1.1-1.6, §2.11, §2.12,
-# §3.2-3.4, §4.2, §4.3; docs/multiclass.md §2); a kind's row replaces its family's. The other adapted
-# columns (ATC, DoC, LEAP, LEAP_PCC, PACC, KDEy, BCTS adaptations) use the inner method's own
-# parameters and shifts: DoC inside an adapter draws its validation samples like the DoC column (UPP
-# / NPP, docs/protocols.md §4). LasCal's k-class adaptations read S-logits (P is a narrow family for
-# k classes), its binary ones P.
+# (kind or family, inner) -> the paper's configuration (docs/methods.md §1-§4; docs/multiclass.md
+# §2, §4); a kind's row replaces its family's; other adapted columns use the inner's own.
 ROWS = {
     ("q2c", "PCC"): Row(CS),
     ("q2c_5B", "PCC"): Row(CS, display=r"$\text{PCC}^{5\text{B}}_{\rho 2\zeta}$"),
@@ -124,11 +113,8 @@ def row_of(kind: str, inner: str) -> Row:
 
 
 def adapted_name(kind: str, inner: str) -> str:
-    row = ROWS.get((kind, inner)) or ROWS.get((KINDS[kind].family, inner))
-    if row is not None and row.name:
-        return row.name
     spec = KINDS[kind]
-    return f"EMQ_{inner}" if spec.prefix else f"{inner}_{spec.suffix}"
+    return row_of(kind, inner).name or (f"EMQ_{inner}" if spec.prefix else f"{inner}_{spec.suffix}")
 
 
 def adapted_display(kind: str, inner_display: str) -> str:
@@ -152,14 +138,12 @@ def kinds_of(method_class: type, task: str) -> tuple[str, ...]:
     of_task = [k for k, spec in KINDS.items() if spec.source == task]
     if declared is None:
         return tuple(k for k in of_task if KINDS[k].automatic)
-    unknown = [
-        d for d in declared if d not in of_task and d not in {KINDS[k].family for k in of_task}
-    ]
+    families = {KINDS[k].family for k in of_task}
+    unknown = [d for d in declared if d not in of_task and d not in families]
     if unknown:
-        families = sorted({KINDS[k].family for k in of_task})
         raise ValueError(
             f"{method_class.__qualname__} lists adaptations {unknown}; a {task} method has the "
-            f"kinds {of_task} (families {families})"
+            f"kinds {of_task} (families {sorted(families)})"
         )
     return tuple(k for k in of_task if k in declared or KINDS[k].family in declared)
 
@@ -200,12 +184,9 @@ def adaptation_spec(kind: str, inner: MethodSpec) -> MethodSpec:
 
 def derived_adaptations(specs) -> list[MethodSpec]:
     """The registry entries of the adaptations of the given (non-adapted) entries."""
-    derived = [
-        adaptation_spec(kind, inner)
-        for inner in specs
-        for kind in kinds_of(inner.factory, inner.task)
-    ]
-    used = {(k, s.name) for s in specs for k in kinds_of(s.factory, s.task)}
+    pairs = [(kind, inner) for inner in specs for kind in kinds_of(inner.factory, inner.task)]
+    derived = [adaptation_spec(kind, inner) for kind, inner in pairs]
+    used = {(kind, inner.name) for kind, inner in pairs}
     used |= {(KINDS[k].family, name) for k, name in used}
     unused = set(ROWS) - used
     if unused:

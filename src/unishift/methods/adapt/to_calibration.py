@@ -1,21 +1,17 @@
-"""ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method (docs/methods.md §2.11, §2.12;
-the lemmas, the two cell constructions, ``binning`` and ``cell_fit``: docs/multiclass.md §2.3,
-§2.6). The p_1 bins (:class:`PositiveQuantificationToCalibration`, :class:`PositiveCAPToCalibration`)
-are the binary tables' ``_q2c_5B`` / ``_a2c_6B``, two classes only; the top-label cells
-(:class:`QuantificationToCalibration`, :class:`CAPToCalibration`) are ``_3B``, for any k.
-"""
+"""ρ2ζ and α2ζ: calibrators built from a quantifier or a CAP method, on the binary tables' p_1 bins
+(``_q2c_5B`` / ``_a2c_6B``) or on top-label cells (``_3B``, any k): docs/methods.md §2.11, §2.12;
+docs/multiclass.md §2.3, §2.6."""
 
 from __future__ import annotations
+
+from itertools import product
 
 import numpy as np
 
 from unishift.choices import check_choice, check_positive_int
-from unishift.data.containers import Sample, Setting, argmax_predictions
+from unishift.data.containers import Sample, argmax_predictions
 from unishift.methods.adapt.common import (
     Adapter,
-    build_inner,
-    fit_notes_of,
-    inner_domain_weight_plan,
     part_context,
 )
 from unishift.methods.base import Calibrator, SampleContext, as_posteriors
@@ -23,9 +19,8 @@ from unishift.methods.binning import (
     MONOTONE_RULES,
     apply_map,
     bin_membership,
-    confidence_edges,
-    isometric_edges_a2c,
-    isometric_edges_q2c,
+    binned_points,
+    isometric_edges,
     postprocess_map,
     replace_top,
     top_label_map,
@@ -39,11 +34,6 @@ P1_BINS = (
     "bins the positive posterior p_1 across both predicted classes; for k classes use the "
     "top-label cells of {kind} (bins of the confidence per predicted class)"
 )
-
-
-def level_sets(scores: np.ndarray) -> list[tuple[float, np.ndarray]]:
-    """(score, mask) for every distinct raw score (exact float equality: the classes [x]_h)."""
-    return [(float(value), scores == value) for value in np.unique(scores)]
 
 
 class _BinnedCalibrator(Adapter, Calibrator):
@@ -62,60 +52,44 @@ class _BinnedCalibrator(Adapter, Calibrator):
 
     def domain_weight_plan(self):
         # calls per cell of the posterior range: a pattern no shared artifact covers
-        return None if inner_domain_weight_plan(self) is None else UNSHARED
+        return None if super().domain_weight_plan() is None else UNSHARED
 
 
 class _PositiveBinnedCalibrator(_BinnedCalibrator):
-    binary_only = P1_BINS
-
-    def fit(self, setting: Setting):
-        self.check_classes(setting)
-        # ONE inner method on the whole validation set, reused for every cell of every sample
-        return super().fit(setting)
-
-    def _positive_rate(self, cell: Sample, context: SampleContext, upper_side: bool) -> float:
-        raise NotImplementedError
-
+    # one inner method, fitted on the whole validation set, answers for every cell of every sample
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
         scores = sample.posteriors[:, 1]
         if self.binning == "level_sets":
             calibrated = np.empty(len(scores))
-            for value, mask in level_sets(scores):
+            for value in map(float, np.unique(scores)):  # the score classes [x]_h, exact equality
+                mask = scores == value
                 cell = sample.subset(mask)
                 # a score class has one crisp prediction, which decides the side of a CAP answer
                 upper_side = bool(argmax_predictions(cell.posteriors[:1])[0] == 1)
                 cell_context = part_context(context, f"{self.tag}:level={value!r}")
                 calibrated[mask] = self._positive_rate(cell, cell_context, upper_side)
             return as_posteriors(calibrated)
-        edges = self._edges(self.bins)
+        edges = isometric_edges(self.bins, lower_first=self.lower_first)
         centres = (edges[:-1] + edges[1:]) / 2
-        at_mean = getattr(self, "abscissa", "bin_centre") == "bin_mean"
-        abscissae, ordinates = [], []
-        for i, mask in enumerate(bin_membership(scores, edges)):
-            if mask.any():
-                cell_context = part_context(context, f"{self.tag}:{self.bins}B:bin{i}")
-                cell = sample.subset(mask)
-                ordinates.append(self._positive_rate(cell, cell_context, centres[i] > 0.5))
-                abscissae.append(scores[mask].mean() if at_mean else centres[i])
-            else:
-                ordinates.append(np.nan)
-                abscissae.append(centres[i])
-        x, y = postprocess_map(np.array(abscissae), np.array(ordinates), self.monotone, self.smooth)
+
+        def rate(b, mask):
+            cell_context = part_context(context, f"{self.tag}:{self.bins}B:bin{b}")
+            return self._positive_rate(sample.subset(mask), cell_context, centres[b] > 0.5)
+
+        at_centres = getattr(self, "abscissa", "bin_centre") == "bin_centre"
+        abscissae, ordinates = binned_points(scores, edges, rate, at_centres)
+        x, y = postprocess_map(abscissae, ordinates, self.monotone, self.smooth)
         return apply_map(x, y, scores)
 
 
 class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
-    """ρ2ζ on p_1 bins: the map's ordinate in each bin is the quantifier's prevalence estimate on the bin's items.
-
-    ``abscissa``: ``bin_mean`` (REF, the tables) places it at the mean test posterior of the bin;
-    ``bin_centre`` (the paper's text) at the bin centre. Empty bins sit at the centre with a NaN
-    ordinate that B1 imputes.
-    """
+    """ρ2ζ on p_1 bins: each bin's ordinate is the quantifier's estimate on the bin's items, at the
+    bin's mean posterior (``bin_mean``, REF) or centre (the paper's text)."""
 
     inner_task = "quantification"
     tag = "q2c"
     binary_only = P1_BINS.format(kind="q2c_3B")
-    _edges = staticmethod(isometric_edges_q2c)
+    lower_first = True
 
     def __init__(
         self,
@@ -136,16 +110,13 @@ class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
 
 
 class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
-    """α2ζ on p_1 bins: a bin above 0.5 gets the CAP's accuracy estimate, a bin below it 1 - accuracy.
-
-    ``bins`` must be even so that no isometric bin straddles 0.5; the side of a bin is decided by its
-    centre (REF), abscissae are always the bin centres (B3).
-    """
+    """α2ζ on p_1 bins (B3): a bin whose centre is above 0.5 gets the CAP's accuracy estimate, one
+    below it 1 - accuracy."""
 
     inner_task = "cap"
     tag = "a2c"
     binary_only = P1_BINS.format(kind="a2c_3B")
-    _edges = staticmethod(isometric_edges_a2c)
+    lower_first = False
 
     def __init__(
         self,
@@ -163,13 +134,6 @@ class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
     def _positive_rate(self, cell, context, upper_side):
         accuracy = float(self.inner_.predict_accuracy(cell, context))
         return accuracy if upper_side else 1.0 - accuracy
-
-
-def level_set_cells(posteriors: np.ndarray) -> list[np.ndarray]:
-    """Masks of the exact score classes: items with identical posterior rows."""
-    _, inverse = np.unique(np.asarray(posteriors), axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
-    return [inverse == cell for cell in range(inverse.max() + 1)] if len(inverse) else []
 
 
 class _TopLabelCalibrator(_BinnedCalibrator):
@@ -190,49 +154,31 @@ class _TopLabelCalibrator(_BinnedCalibrator):
             label_shift = getattr(self.inner_, "assumption", "none") == "label"
             self.cell_fit_ = "per_cell" if label_shift else "whole"
         if self.cell_fit_ == "per_cell" and self.binning == "isometric":
-            validation = setting.validation
-            for (cls, b), mask in self._cells(validation.posteriors).items():
+            posteriors = np.asarray(setting.validation.posteriors, dtype=float)
+            k = posteriors.shape[1]
+            predicted = argmax_predictions(posteriors)
+            confidence = posteriors[np.arange(len(posteriors)), predicted]
+            edges = isometric_edges(self.bins, 1.0 / k)
+            for cls, (b, mask) in product(range(k), enumerate(bin_membership(confidence, edges))):
+                mask = mask & (predicted == cls)
                 if not mask.any():
-                    self.fit_notes.append(
-                        (
-                            "fallback",
-                            f"{self.tag}: no validation item in cell class{cls}:bin{b}; "
-                            "the whole-validation inner method answers for it",
-                        )
+                    self.fit_fallback(
+                        f"{self.tag}: no validation item in cell class{cls}:bin{b}; "
+                        "the whole-validation inner method answers for it"
                     )
                     continue
                 tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
-                part = setting.restrict_validation(mask, tag)
-                method = build_inner(self.inner_task, self.inner, self.inner_params).fit(part)
-                self.cell_inner_[cls, b] = method
-                self.fit_notes.extend(fit_notes_of(method, tag))
+                self.cell_inner_[cls, b] = self._fit_part(setting, mask, tag)
         return self
-
-    def _cells(self, posteriors) -> dict[tuple[int, int], np.ndarray]:
-        """{(predicted class, confidence bin): mask} of the isometric top-label cells."""
-        posteriors = np.asarray(posteriors, dtype=float)
-        k = posteriors.shape[1]
-        predicted = argmax_predictions(posteriors)
-        confidence = posteriors[np.arange(len(posteriors)), predicted]
-        edges = confidence_edges(k, self.bins)
-        return {
-            (cls, b): (predicted == cls) & (confidence >= edges[b]) & (confidence < edges[b + 1])
-            for cls in range(k)
-            for b in range(self.bins)
-        }
-
-    def _class_rate(self, inner, cell, context, cls: int) -> float:
-        """The inner method's estimate of the share of class ``cls`` in ``cell``."""
-        raise NotImplementedError
-
-    def _level_set_row(self, cell, context, cls: int, row: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
 
     def calibrate(self, sample, context) -> np.ndarray:
         if self.binning == "level_sets":
             posteriors = np.asarray(sample.posteriors, dtype=float)
             out = np.empty_like(posteriors)
-            for mask in level_set_cells(posteriors):
+            # the score classes: items with identical posterior rows
+            _, inverse = np.unique(posteriors, axis=0, return_inverse=True)
+            inverse = np.asarray(inverse).reshape(-1)
+            for mask in (inverse == cell for cell in np.unique(inverse)):
                 row = posteriors[mask][0]
                 cls = int(argmax_predictions(row[None, :])[0])
                 cell_context = part_context(context, f"{self.tag}:level={tuple(row.tolist())!r}")
@@ -251,9 +197,8 @@ class _TopLabelCalibrator(_BinnedCalibrator):
 
 
 class QuantificationToCalibration(_TopLabelCalibrator):
-    """ρ2ζ. Isometric: ``bins`` confidence bins per predicted class (3: the binary α2ζ's 6 bins
-    split by side); ``abscissa``: a cell's point sits at its mean confidence (``bin_mean``, the
-    binary tables' rule) or at the bin centre."""
+    """ρ2ζ on top-label cells: ``bins`` confidence bins per predicted class, a cell's point at its
+    mean confidence (``bin_mean``) or the bin centre."""
 
     inner_task = "quantification"
     tag = "q2c"

@@ -1,9 +1,5 @@
-"""ζ2α and ρ2α: accuracy predictors built from a calibrator or a quantifier (docs/methods.md §4.2,
-§4.3; docs/multiclass.md §2.2, §2.4).
-
-Both fit one inner method per predicted class j on the validation items predicted j and combine the
-answers on the parts T_j of the test sample; an empty part contributes 0.
-"""
+"""ζ2α and ρ2α: accuracy predictors built from one calibrator or quantifier per predicted class
+(docs/methods.md §4.2, §4.3; docs/multiclass.md §2.2, §2.4); an empty test part contributes 0."""
 
 from __future__ import annotations
 

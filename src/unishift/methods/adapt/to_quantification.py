@@ -1,9 +1,5 @@
 """ζ2ρ, α2ρ and EMQ on calibrated posteriors: quantifiers built from other tasks (docs/methods.md
-§3.2-3.4; the lemmas, α2ρ's ``split`` for k >= 3 and what each variant assumes: docs/multiclass.md
-§2.1, §2.5). For two classes ζ2ρ is (1 - p, p) with p the mean calibrated positive posterior, as the
-binary tables computed it. An empty test partition contributes 0 (its weight is 0; REF sets the
-missing accuracy to 0).
-"""
+§3.2-3.4; docs/multiclass.md §2.1, §2.5)."""
 
 from __future__ import annotations
 
@@ -19,7 +15,8 @@ SPLITS = ("validation", "recall")
 
 
 class CalibrationToQuantification(Adapter, Quantifier):
-    """ζ2ρ (Lemma 1): the mean calibrated posterior vector of the whole sample."""
+    """ζ2ρ (Lemma 1): the mean calibrated posterior vector of the whole sample (for two classes
+    (1 - p, p) with p the mean positive posterior, as the binary tables computed it)."""
 
     inner_task = "calibration"
 
@@ -41,7 +38,8 @@ class CAPToQuantification(PartitionedFit, Quantifier):
         super().__init__(inner, inner_params)
         self.split = split
 
-    def _fit_extra(self, setting: Setting):
+    def fit(self, setting: Setting):
+        super().fit(setting)
         confusion = setting.validation.confusion  # rows true class, columns predicted class
         k = setting.n_classes
         errors = confusion * (1.0 - np.eye(k))
@@ -49,21 +47,16 @@ class CAPToQuantification(PartitionedFit, Quantifier):
         uniform = (1.0 - np.eye(k)) / (k - 1)
         without = [j for j in range(k) if totals[j] == 0]
         if without and k > 2:
-            self.fit_notes.append(
-                (
-                    "fallback",
-                    f"alpha2rho: no validation errors among the items predicted {without}; "
-                    "their errors are split uniformly",
-                )
+            self.fit_fallback(
+                f"alpha2rho: no validation errors among the items predicted {without}; "
+                "their errors are split uniformly"
             )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            self.error_split_ = np.where(
-                totals > 0, errors / np.where(totals > 0, totals, 1), uniform
-            )
+        self.error_split_ = np.where(totals > 0, errors / np.where(totals > 0, totals, 1), uniform)
         recall_totals = confusion.sum(axis=1)
         self.recall_ = np.where(
             recall_totals > 0, np.diag(confusion) / np.where(recall_totals > 0, recall_totals, 1), 0
         )
+        return self
 
     def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
         k = self.n_classes_
@@ -78,10 +71,9 @@ class CAPToQuantification(PartitionedFit, Quantifier):
                 counts[cls] += len(part) * accuracy
         if self.split == "validation":
             return counts / len(sample)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            estimate = np.where(
-                self.recall_ > 0, counts / np.where(self.recall_ > 0, self.recall_, 1), 0
-            )
+        estimate = np.where(
+            self.recall_ > 0, counts / np.where(self.recall_ > 0, self.recall_, 1), 0
+        )
         if estimate.sum() <= 0:
             context.note("fallback", "alpha2rho(recall): every estimate is 0; uniform prevalence")
             return np.full(k, 1.0 / k)
@@ -89,10 +81,8 @@ class CAPToQuantification(PartitionedFit, Quantifier):
 
 
 class CalibratedEMQ(Adapter, Quantifier):
-    """EM (docs/methods.md §0.4, B4) run on the posteriors of an inner calibrator; returns the EM
-    prior (EMQ^LasCal, §3.3). ``train_prevalence``: the EM starting prior, the label prevalence of
-    the validation set (REF for the quantification table) or of the classifier-training set.
-    """
+    """EM (B4) on the posteriors of an inner calibrator, from the prior of ``train_prevalence``
+    (validation: REF's quantification table); returns the EM prior (docs/methods.md §3.3)."""
 
     inner_task = "calibration"
     assumption = "label"

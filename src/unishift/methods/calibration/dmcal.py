@@ -11,7 +11,7 @@ from unishift.methods.base import Calibrator
 from unishift.methods.binning import (
     MONOTONE_RULES,
     apply_map,
-    confidence_edges,
+    isometric_edges,
     postprocess_map,
     top_label_map,
 )
@@ -87,7 +87,7 @@ class DMCal(Calibrator):
             posteriors = np.asarray(validation.posteriors, dtype=float)
             predicted = argmax_predictions(posteriors)
             confidence = posteriors[np.arange(len(posteriors)), predicted]
-            edges = confidence_edges(k, self.n_bins)
+            edges = isometric_edges(self.n_bins, 1.0 / k)
             b = np.clip(np.searchsorted(edges, confidence, side="right") - 1, 0, self.n_bins - 1)
             # likelihood[c, j, b] = share of the validation items of class c in cell (j, b)
             counts = np.zeros((k, k, self.n_bins))

@@ -1,6 +1,5 @@
-"""ATC, Average Thresholded Confidence of Garg et al. 2022, with the max-confidence score (docs/methods.md §4.1).
-
-The max-confidence is the top-label confidence for any number of classes."""
+"""ATC, Average Thresholded Confidence of Garg et al. 2022, with the max-confidence (top-label
+confidence) score (docs/methods.md §4.1)."""
 
 from __future__ import annotations
 
@@ -17,21 +16,16 @@ def max_confidence(posteriors: np.ndarray) -> np.ndarray:
 def atc_threshold(scores: np.ndarray, correct: np.ndarray) -> float:
     """The score at which the count of incorrect items above it best balances the correct ones below it.
 
-    The walk over ascending scores starts at FP = #incorrect, FN = 0 and updates the threshold on every
-    strict improvement of |FP - FN|. Each step lowers FP - FN by exactly one whatever the item's
-    correctness, so the walk's result does not depend on how tied scores are ordered.
+    Over ascending scores, the first score with the smallest |FP - FN| if that is below #incorrect
+    (the gap before any item), else 0. Each step lowers FP - FN by exactly one whatever the item's
+    correctness, so the result does not depend on how tied scores are ordered.
     """
     order = np.argsort(scores, kind="stable")
-    sorted_scores = np.asarray(scores, dtype=float)[order]
+    thresholds = np.concatenate([[0.0], np.asarray(scores, dtype=float)[order]])
     sorted_correct = np.asarray(correct, dtype=bool)[order]
     fp = np.sum(~sorted_correct) - np.cumsum(~sorted_correct)
-    fn = np.cumsum(sorted_correct)
-    gap = np.abs(fp - fn)
-    best, threshold = float(np.sum(~sorted_correct)), 0.0
-    for i, value in enumerate(gap):
-        if value < best:
-            best, threshold = value, float(sorted_scores[i])
-    return threshold
+    gaps = np.abs(np.concatenate([[np.sum(~sorted_correct)], fp - np.cumsum(sorted_correct)]))
+    return float(thresholds[np.argmin(gaps)])
 
 
 class ATC(AccuracyPredictor):

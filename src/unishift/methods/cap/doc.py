@@ -15,19 +15,11 @@ PROTOCOLS = ("upp", "npp", "app")
 
 
 class DoC(AccuracyPredictor):
-    """Linear regression from the shift in mean max-confidence to the drop in accuracy.
-
-    The regressor is trained once per setting on validation samples of ``sample_size`` items drawn
-    by ``protocol`` with ``seed`` (REF: 0): ``"upp"`` (``repeats`` samples, prevalence vectors
-    uniform on the simplex; label shift), ``"npp"`` (``repeats`` uniform draws; covariate shift) or
-    ``"app"`` (QuaPy's APP: ``repeats`` samples at each point of the prevalence grid with 21 values
-    per class; the protocol of an earlier REF version, which produced the Logistic-Regression row of
-    the paper's DoC_a2q column, docs/reproduction.md). UPP and APP need every class: on a validation
-    set lacking one (a prediction partition of α2ρ) NPP is used instead and recorded.
-    """
+    """Linear regression from the shift in mean max-confidence to the drop in accuracy, trained on
+    ``repeats`` validation samples of ``sample_size`` items drawn by ``protocol`` with ``seed``
+    (docs/protocols.md §4)."""
 
     name, description = "DoC", "difference of confidences, 100 x 250 validation samples"
-    # Validation samples: UPP under label shift, NPP under covariate shift (docs/protocols.md §4).
     shift_defaults = {"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
     adaptations = ("a2c", "a2q")
 
@@ -49,11 +41,8 @@ class DoC(AccuracyPredictor):
     def _sample_indices(self, labels: np.ndarray, n_classes: int) -> np.ndarray:
         protocol = self.protocol
         if protocol in ("upp", "app") and len(np.unique(labels)) < n_classes:
-            self.fit_notes.append(
-                (
-                    "fallback",
-                    f"DoC: validation set lacks a class; NPP samples used instead of {protocol.upper()}",
-                )
+            self.fit_fallback(
+                f"DoC: validation set lacks a class; NPP samples used instead of {protocol.upper()}"
             )
             protocol = "npp"
         if protocol == "npp":

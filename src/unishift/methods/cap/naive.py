@@ -1,4 +1,4 @@
-"""The Naive accuracy predictor: validation accuracy, the same for every test sample (docs/methods.md §4.1)."""
+"""The Naive accuracy predictor (docs/methods.md §4.1)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""CC, PCC, ACC, PACC and KDEy: QuaPy's aggregative quantifiers on cached posteriors (docs/methods.md §3.1).
-
-Each is fitted on the validation posteriors and labels and applied to each test sample; for two
-classes the vector's entry 1 is the binary tables' positive prevalence.
-"""
+"""CC, PCC, ACC, PACC and KDEy: QuaPy's aggregative quantifiers fitted on the validation posteriors
+and labels (docs/methods.md §3.1, §0.5)."""
 
 from __future__ import annotations
 
@@ -16,29 +13,24 @@ from unishift.quapy_loader import load_quapy
 
 
 class _QuaPyQuantifier(Quantifier):
-    """Fits QuaPy's aggregative quantifier ``quapy_class`` on validation posteriors and applies it
-    to each sample."""
+    """QuaPy's aggregative quantifier ``quapy_class`` with ``quapy_options``."""
 
     assumption = "label"
     quapy_class: str
     quapy_options: dict = {"val_split": None}
 
-    def _make(self, n_classes: int):
-        load_quapy()
-        from quapy.method import aggregative
-
-        quantifier = getattr(aggregative, self.quapy_class)
-        return quantifier(
-            PosteriorPassthrough(n_classes), fit_classifier=False, **self.quapy_options
-        )
-
     def _fit_data(self, setting: Setting):
         return setting.validation.posteriors, setting.validation.labels
 
     def fit(self, setting: Setting):
+        load_quapy()
+        from quapy.method import aggregative
+
         self.fit_notes = []
         posteriors, labels = self._fit_data(setting)
-        self.quantifier_ = self._make(setting.n_classes)
+        self.quantifier_ = getattr(aggregative, self.quapy_class)(
+            PosteriorPassthrough(setting.n_classes), fit_classifier=False, **self.quapy_options
+        )
         quiet(self.quantifier_.fit, posteriors, labels)
         return self
 
@@ -73,13 +65,9 @@ class PACC(_QuaPyQuantifier):
 
 
 class KDEy(_QuaPyQuantifier):
-    """KDEyML with bandwidth 0.1 on the k-dimensional posterior vectors.
-
-    QuaPy 0.2.3 refuses a class without validation items; 0.1.9 (which produced the tables) used a
-    single kernel at the uniform posterior for it. With ``empty_class="uniform_kernel"`` (default)
-    that point (1/k, ..., 1/k) is added to the fitting data of the missing class, which reproduces
-    0.1.9 exactly (recorded as a fallback); ``"raise"`` leaves QuaPy 0.2.3's error.
-    """
+    """KDEyML on the posterior vectors. A class without validation items gets one kernel at the
+    uniform posterior (``empty_class="uniform_kernel"``: QuaPy 0.1.9, which produced the tables,
+    recorded) or QuaPy 0.2.3's error (``"raise"``)."""
 
     name, description = "KDEy", "KDEy-ML, bandwidth 0.1"
     adaptations = ("q2c", "q2a")
@@ -103,10 +91,7 @@ class KDEy(_QuaPyQuantifier):
         if missing and self.empty_class == "uniform_kernel":
             posteriors = np.vstack([posteriors, np.full((len(missing), k), 1.0 / k)])
             labels = np.concatenate([labels, missing])
-            self.fit_notes.append(
-                (
-                    "fallback",
-                    f"KDEy: class {missing} absent from validation; uniform-point kernel used",
-                )
+            self.fit_fallback(
+                f"KDEy: class {missing} absent from validation; uniform-point kernel used"
             )
         return posteriors, labels

@@ -13,8 +13,7 @@ from unishift.quapy_loader import load_quapy
 
 
 class EMFromPrior:
-    """EM (B4) started from the class prevalence of ``train_prevalence``: "training" (the
-    classifier-training set) or "validation" (the binary covariate-shift quantification table)."""
+    """EM (B4) started from the class prevalence of ``train_prevalence``."""
 
     assumption = "label"
 
@@ -40,13 +39,9 @@ class EMQ(EMFromPrior, Quantifier):
 
 
 class EMQBCTS(Quantifier):
-    """EMQ on BCTS-recalibrated posteriors (QuaPy's EMQ with calib='bcts'), prior = mean calibrated
-    validation posterior.
-
-    BCTS fails whenever a validation posterior is exactly 0 or 1 (always for kNN: abstention takes
-    logs). REF then silently ran plain EMQ with the exact prevalence of ``fallback_prevalence``; we
-    do the same and record it.
-    """
+    """QuaPy's EMQ with calib='bcts'. BCTS fails on a validation posterior of exactly 0 or 1 (always
+    for kNN); REF then silently ran plain EMQ from the prevalence of ``fallback_prevalence``, which
+    is kept and recorded."""
 
     name, display = "EMQ_BCTS", r"EMQ$^{\text{BCTS}}$"
     description = "EMQ on BCTS-recalibrated posteriors"
@@ -80,9 +75,7 @@ class EMQBCTS(Quantifier):
             # the binary tables recorded the error's first line inside the note, the k-class ones
             # the whole error (whose first line their driver kept); both are kept as recorded
             reason = one_line(str(err), limit=120) if setting.n_classes == 2 else str(err)
-            self.fit_notes.append(
-                ("fallback", f"BCTS failed at fit time ({reason}); plain EMQ used")
-            )
+            self.fit_fallback(f"BCTS failed at fit time ({reason}); plain EMQ used")
         return self
 
     def quantify(self, sample, context):

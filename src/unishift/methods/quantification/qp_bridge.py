@@ -1,6 +1,5 @@
-"""Running QuaPy 0.2.3 quantifiers on precomputed n x k posteriors (docs/methods.md §0.5): the
-identity classifier and ``quiet`` live in :mod:`unishift.passthrough` (the shift descriptors use
-them too); Saerens et al.'s EM here."""
+"""QuaPy on precomputed posteriors (docs/methods.md §0.5): :mod:`unishift.passthrough`'s identity
+classifier and ``quiet``, and Saerens et al.'s EM."""
 
 from __future__ import annotations
 
