@@ -263,12 +263,6 @@ def tweet_domain_ranges(manifest: dict | None = None) -> dict[str, dict[str, tup
     return ranges
 
 
-def tweet_class_names(classes: int = 2) -> tuple[str, ...]:
-    """The tweets' class names in label order."""
-    n_classes("tweets", {"classes": classes})
-    return tuple(TWEET_LABELS[classes])
-
-
 def tweet_domain_rows(corpus: pd.DataFrame, domain: str, classes: int = 2) -> pd.DataFrame:
     """The tweets of one domain, labels in class order (two classes: negative 0, positive 1, the
     neutral ones dropped; three: negative 0, neutral 1, positive 2), corpus order."""
@@ -326,56 +320,6 @@ def load_tweet_domain(
     return _three_way(
         balanced, validation_fraction, test_fraction, derive_seed(seed, f"tweets{tag}", domain)
     )
-
-
-# Keyword tags used to check the manifest's segmentation (each marks one source corpus unambiguously).
-TWEET_KEYWORDS = {
-    "self-driving": r"driverless|self-driving|self driving|autonomous",
-    "airline": r"@united|@americanair|@usairways|@southwestair|@jetblue|@virginamerica",
-    "coachella": r"coachella",
-    "deflategate": r"deflategate|deflate|brady|patriots",
-    "apple": r"@apple\b",
-    "claritin": r"claritin",
-}
-
-
-def keyword_tags(texts: pd.Series, order: list[str]) -> np.ndarray:
-    """Domain position (in ``order``) of each text tagged by exactly one domain's keywords, else -1."""
-    hits = np.column_stack(
-        [
-            texts.str.contains(TWEET_KEYWORDS[name], case=False, regex=True).to_numpy()
-            for name in order
-        ]
-    )
-    tags = np.where(hits.sum(axis=1) == 1, hits.argmax(axis=1), -1)
-    return tags
-
-
-def derive_segments(tags: np.ndarray, n_segments: int) -> list[int]:
-    """Start offsets of ``n_segments`` contiguous segments (in order) agreeing with most tags.
-
-    Tag t (0..n_segments-1) scores a point when its row falls into segment t; untagged rows (-1) score
-    nothing. Dynamic programme over segment ends with prefix sums, O(n * n_segments).
-    """
-    tags = np.asarray(tags)
-    n = len(tags)
-    prefix = [np.concatenate([[0], np.cumsum(tags == s)]) for s in range(n_segments)]
-    # best[i]: best score of rows[:i] split into the segments seen so far, the last ending at i
-    best = prefix[0].astype(float)
-    choices = []
-    for s in range(1, n_segments):
-        candidate = best - prefix[s]
-        running_max = np.maximum.accumulate(candidate)
-        # where the running maximum was first reached, for back-tracking the segment start
-        is_new = np.concatenate([[True], candidate[1:] > running_max[:-1]])
-        choices.append(np.maximum.accumulate(np.where(is_new, np.arange(n + 1), 0)))
-        best = running_max + prefix[s]
-    starts = [0] * n_segments
-    end = n
-    for s in range(n_segments - 1, 0, -1):
-        end = int(choices[s - 1][end])
-        starts[s] = end
-    return starts
 
 
 # dispatch and files
