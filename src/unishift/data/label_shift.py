@@ -209,38 +209,6 @@ def label_shift_samples(
     }
 
 
-def check_setup_parts(splits: dict, posteriors: dict, samples: dict, names=None) -> None:
-    """The posteriors and samples of a setup must have been made from its split; ``names`` (the
-    file of each part) go into the error."""
-    names = names or {"posteriors": "the posteriors", "samples": "the samples"}
-    n_test = len(splits["y_test"])
-    for key, n in (
-        ("P_val", len(splits["y_val"])),
-        ("P_h", len(splits["y_h"])),
-        ("P_test", n_test),
-    ):
-        if len(posteriors[key]) != n:
-            raise DamagedFileError(
-                names["posteriors"],
-                f"{key} has {len(posteriors[key])} rows where the split has {n} items",
-                "it was computed from another split: delete it and rerun snakemake",
-            )
-    indices = np.asarray(samples["indices"])
-    if indices.size and (indices.min() < 0 or indices.max() >= n_test):
-        raise DamagedFileError(
-            names["samples"],
-            f"indices up to {indices.max()} for a test pool of {n_test} items",
-            "they were drawn from another split: delete the file and rerun snakemake",
-        )
-    if "P_samples" in posteriors and np.shape(posteriors["P_samples"])[:2] != indices.shape:
-        raise DamagedFileError(
-            names["posteriors"],
-            f"per-sample posteriors of shape {np.shape(posteriors['P_samples'])} for samples of "
-            f"shape {indices.shape}",
-            "they were predicted on other samples: delete it and rerun snakemake",
-        )
-
-
 def read_label_setup(
     splits_path,
     posteriors_path,
@@ -271,9 +239,32 @@ def load_label_setup(
 ) -> SetupData:
     """The setup of (dataset, classifier), any number of classes; ``sample_posteriors="per_sample"``
     gives each sample the posteriors predicted on it as a batch (``P_samples``, the reference's),
-    ``"pool"`` the rows of the test pool's posteriors; ``names`` as in :func:`check_setup_parts`."""
+    ``"pool"`` the rows of the test pool's posteriors. The posteriors and samples must have been
+    made from the split; ``names`` (the file of each part) go into the error."""
     check_choice("sample_posteriors", sample_posteriors, SAMPLE_POSTERIORS)
-    check_setup_parts(splits, posteriors, samples, names)
+    names = names or {"posteriors": "the posteriors", "samples": "the samples"}
+    n_test = len(splits["y_test"])
+    for key, part in (("P_val", "y_val"), ("P_h", "y_h"), ("P_test", "y_test")):
+        if len(posteriors[key]) != (n := len(splits[part])):
+            raise DamagedFileError(
+                names["posteriors"],
+                f"{key} has {len(posteriors[key])} rows where the split has {n} items",
+                "it was computed from another split: delete it and rerun snakemake",
+            )
+    indices = np.asarray(samples["indices"])
+    if indices.size and (indices.min() < 0 or indices.max() >= n_test):
+        raise DamagedFileError(
+            names["samples"],
+            f"indices up to {indices.max()} for a test pool of {n_test} items",
+            "they were drawn from another split: delete the file and rerun snakemake",
+        )
+    if "P_samples" in posteriors and np.shape(posteriors["P_samples"])[:2] != indices.shape:
+        raise DamagedFileError(
+            names["posteriors"],
+            f"per-sample posteriors of shape {np.shape(posteriors['P_samples'])} for samples of "
+            f"shape {indices.shape}",
+            "they were predicted on other samples: delete it and rerun snakemake",
+        )
     per_sample = None
     if sample_posteriors == "per_sample":
         if "P_samples" not in posteriors:
