@@ -36,14 +36,10 @@ class OfflineFile:
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """One data set of one collection.
-
-    ``n_items``: rows of the raw collection (UCI multiclass: before QuaPy's class-support filter),
-    None where unknown. ``group``: the raw files it is built from (:data:`OFFLINE_FILES`), None when
-    it has no offline copy. ``content_sha256``: of the collection as loaded
-    (:func:`unishift.data.uci.collection_sha256`), checked whatever the data came from; None only
-    with a ``note`` saying why. ``source_id``: the UCI id or the Hugging Face repository.
-    """
+    """One data set of one collection. ``n_items``: rows of the raw collection (UCI multiclass:
+    before QuaPy's class-support filter); ``group``: its raw files (:data:`OFFLINE_FILES`);
+    ``content_sha256``: :func:`unishift.data.uci.collection_sha256` of the collection as loaded,
+    None only with a ``note`` saying why; ``source_id``: the UCI id or the Hugging Face repository."""
 
     name: str
     collection: str

@@ -1,12 +1,10 @@
 """Splits, trained classifiers, posteriors and samples of one label-shift setup, for any number of
 classes (docs/protocols.md §2, docs/multiclass.md §7).
 
-The files keep two layouts, chosen by the number of classes (so each benchmark's files are the
-ones it always had): with two classes the split stores the positive prevalence of the 70 % portion
-(``prevalence_full``, a scalar) and no class count, and a sample's ``prevalence`` is its positive
+The files have two layouts: with two classes the split stores the positive prevalence of the 70 %
+portion (``prevalence_full``) and no class count, and a sample's ``prevalence`` is its positive
 prevalence and its shift intensity |p - pi|; with k > 2 the split stores ``n_classes`` and the
-prevalence vector, and a sample's ``prevalence`` is its vector and its shift intensity QuaPy's AE
-(the mean absolute difference of the two vectors).
+prevalence vector, and a sample's ``prevalence`` is its vector and its shift intensity QuaPy's AE.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""Covariate-shift test samples: mixtures of source and target test items, indices into
-``[source test ; target test]``, with ``counts="round"`` (the reference code's) or ``"ceil"`` (the
-paper's formula), drawn with NumPy's legacy global RNG seeded once per setup and the state after the
-draws returned (``stream_*``) (docs/protocols.md §3.7).
+"""Covariate-shift test samples: mixtures of source and target test items as indices into
+``[source test ; target test]``, counts rounded as REF's code or the paper's formula
+(docs/protocols.md §3.7).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""QuaPy's uniform-, artificial- and natural-prevalence protocols for any number of classes, returning
-sample indices (docs/protocols.md §2.4, §4, docs/multiclass.md §7): drawn with replacement inside a
-temporary seeding of NumPy's legacy global RNG, every index set before the first is used, as QuaPy
-does. ``upp_indices(..., return_state=True)`` also returns the RNG state after the draws, which the
-evaluation continues (docs/reproduction.md, "Where REF's randomness comes from").
+"""QuaPy's uniform-, artificial- and natural-prevalence protocols for any number of classes as sample
+indices, drawn inside a temporary seeding of NumPy's legacy global RNG (docs/protocols.md §2.4, §4;
+the state after the draws: docs/reproduction.md, "Where REF's randomness comes from").
 """
 
 from __future__ import annotations
