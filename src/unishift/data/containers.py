@@ -33,7 +33,7 @@ def _check_matrix(name: str, matrix, n_items: int, n_classes: int) -> None:
     if matrix is None:
         return
     shape = np.shape(matrix)
-    if len(shape) != 2 or shape != (n_items, n_classes):
+    if shape != (n_items, n_classes):
         raise ValueError(
             f"{name} must be {n_items} x {n_classes} (items x classes), got shape {shape}; "
             f"a classifier of a {n_classes}-class problem must output {n_classes} columns"

@@ -113,9 +113,7 @@ def _read_ctg(paths: list[Path]) -> dict:
     # The sheet's header row numbers the measurement columns 1, 2, ...; columns 1..23 hold the 21
     # features and the two class columns, and the first data row carries their real names.
     sheet = sheet[list(range(1, 24))]
-    header = sheet.iloc[0]
-    body = sheet.iloc[1:]
-    body.columns = header
+    body = sheet.iloc[1:].set_axis(sheet.iloc[0], axis=1)
     return {
         "X": body.iloc[:, :21].astype(float).to_numpy(),
         "y": body["NSP"].astype(int).to_numpy(),
