@@ -101,26 +101,20 @@ def prepare_splits(
     )
     training, validation = dataset.training.split_stratified(0.5, random_state=seed)
     n_classes = int(dataset.training.n_classes)  # QuaPy refuses fewer than three multiclass ones
-    arrays = {
-        "X_h": training.X,
-        "y_h": training.y.astype(np.int64),
-        "X_val": validation.X,
-        "y_val": validation.y.astype(np.int64),
-        "X_test": dataset.test.X,
-        "y_test": dataset.test.y.astype(np.int64),
-    }
-    if n_classes == 2:
-        arrays["prevalence_full"] = np.array(dataset.training.prevalence()[1])
-    else:
-        arrays["n_classes"] = np.array(n_classes)
-        arrays["prevalence_full"] = np.asarray(dataset.training.prevalence(), dtype=float)
-    for part in ("h", "val", "test"):
+    arrays = {}
+    for part, data in (("h", training), ("val", validation), ("test", dataset.test)):
+        arrays[f"X_{part}"], arrays[f"y_{part}"] = data.X, data.y.astype(np.int64)
         counts = np.bincount(arrays[f"y_{part}"], minlength=n_classes)
         if np.any(counts == 0):
             raise ValueError(
                 f"{name}: the {part} part has no item of class {np.flatnonzero(counts == 0).tolist()} "
                 f"(class sizes {counts.tolist()}); raise min_class_support"
             )
+    if n_classes == 2:
+        arrays["prevalence_full"] = np.array(dataset.training.prevalence()[1])
+    else:
+        arrays["n_classes"] = np.array(n_classes)
+        arrays["prevalence_full"] = np.asarray(dataset.training.prevalence(), dtype=float)
     return arrays, source
 
 
