@@ -81,9 +81,8 @@ def download_model(repo_id: str, revision: str | None) -> dict:
     from huggingface_hub import HfApi, snapshot_download
 
     info = HfApi().model_info(repo_id, revision=revision)
-    names = [s.rfilename for s in info.siblings or []]
     patterns = list(MODEL_FILES)
-    if not any(n.endswith(".safetensors") for n in names):
+    if not any(s.rfilename.endswith(".safetensors") for s in info.siblings or []):
         patterns += list(LEGACY_WEIGHTS)
     folder = snapshot_download(repo_id, revision=info.sha, allow_patterns=patterns)
     return {

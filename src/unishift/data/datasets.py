@@ -104,9 +104,8 @@ def _check_sha(value: str, what: str) -> None:
 def register_dataset(spec: DatasetSpec) -> DatasetSpec:
     """Add ``spec`` to its collection (after the ones already there: the table order); refuses a
     spec that is malformed, taken, or has neither a content checksum nor a note saying why."""
+    _check_collection(spec.collection)
     where = f"data set {spec.name!r} ({spec.collection})"
-    if spec.collection not in COLLECTIONS:
-        raise ValueError(f"{where}: unknown collection; valid ones are {list(COLLECTIONS)}")
     if not spec.name or spec.name in _REGISTRY[spec.collection]:
         raise ValueError(f"{where}: the collection has this name already")
     if spec.content_sha256 is not None:
