@@ -118,9 +118,6 @@ def prepare_splits(
     return arrays, source
 
 
-SAMPLE_POSTERIORS = ("per_sample", "pool")
-
-
 def train_and_predict(
     splits: dict, classifier: str, seed: int, samples: dict | None = None
 ) -> tuple[object, dict]:
@@ -233,7 +230,7 @@ def load_label_setup(
     gives each sample the posteriors predicted on it as a batch (``P_samples``, the reference's),
     ``"pool"`` the rows of the test pool's posteriors. The posteriors and samples must have been
     made from the split; ``names`` (the file of each part) go into the error."""
-    check_choice("sample_posteriors", sample_posteriors, SAMPLE_POSTERIORS)
+    check_choice("sample_posteriors", sample_posteriors, ("per_sample", "pool"))
     names = names or {"posteriors": "the posteriors", "samples": "the samples"}
     n_test = len(splits["y_test"])
     for key, part in (("P_val", "y_val"), ("P_h", "y_h"), ("P_test", "y_test")):
