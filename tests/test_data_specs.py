@@ -1,5 +1,5 @@
 """Data sets and classifiers described once (unishift.data.datasets, unishift.classifiers.specs):
-an added entry is a valid name with its order, display name and class count everywhere, a wrong
+an added entry is a valid name with its order and class count everywhere, a wrong
 checksum is refused, a name is looked up in its collection; and the data layer stays below the
 methods."""
 
@@ -103,7 +103,6 @@ def test_the_number_of_classes_comes_from_the_collection():
 def test_an_added_data_set_is_one_entry_and_its_checksum(registries, tmp_path):
     register_dataset(DatasetSpec("cmc.2", "uci_binary", 1473, "cmc", CMC_2_SHA256))
     assert datasets.dataset_names("uci_binary")[-1] == "cmc.2"
-    assert datasets.display_name("uci_binary", "cmc.2") == "cmc.2"
     assert names.order_datasets(["cmc.2", "yeast"]) == ["yeast", "cmc.2"]
     assert datasets.two_class("uci_binary")
     splits, source = prepare_splits("cmc.2", tmp_path)

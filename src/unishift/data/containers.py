@@ -1,10 +1,7 @@
 """The data every method receives, for any number of classes k >= 2: a :class:`Setting` (what a
 method is fitted on), :class:`LabelledSet` (items with labels 0..k-1 and their n x k posteriors) and
-:class:`Sample` (one unlabelled test sample: labels are never given to a method).
-
-Crisp predictions are the argmax with ties to the lowest class index, for two classes the reference
-code's "ties to class 0". Two classes are the case k = 2: column 1 is the positive class, and a
-prevalence is the vector (1 - p, p).
+:class:`Sample` (one unlabelled test sample). Crisp predictions: docs/methods.md §0.2; for two
+classes column 1 is the positive class and a prevalence is the vector (1 - p, p).
 """
 
 from __future__ import annotations
@@ -36,28 +33,17 @@ def _check_matrix(name: str, matrix, n_items: int, n_classes: int) -> None:
     if matrix is None:
         return
     shape = np.shape(matrix)
-    if len(shape) != 2 or shape != (n_items, n_classes):
+    if shape != (n_items, n_classes):
         raise ValueError(
             f"{name} must be {n_items} x {n_classes} (items x classes), got shape {shape}; "
             f"a classifier of a {n_classes}-class problem must output {n_classes} columns"
         )
 
 
-def _columns(*matrices) -> int | None:
-    for matrix in matrices:
-        if matrix is not None and np.ndim(matrix) == 2:
-            return int(np.shape(matrix)[1])
-    return None
-
-
 @dataclass(frozen=True)
 class LabelledSet:
-    """Items with their labels 0..k-1: the validation set, the classifier-training set or a pool.
-
-    ``logits`` exist only for language models; ``features`` are standardised covariates (label
-    shift) or hidden states (covariate shift). ``n_classes`` is read from the posteriors (or logits)
-    when not given.
-    """
+    """Items with their labels 0..k-1: the validation set, the classifier-training set or a pool;
+    ``logits`` only for language models, ``n_classes`` from the posteriors (or logits) by default."""
 
     posteriors: np.ndarray | None
     labels: np.ndarray
@@ -71,7 +57,9 @@ class LabelledSet:
             raise ValueError(f"labels must be a vector, got shape {labels.shape}")
         k = self.n_classes
         if k is None:
-            k = _columns(self.posteriors, self.logits)
+            k = next(
+                (np.shape(m)[1] for m in (self.posteriors, self.logits) if np.ndim(m) == 2), None
+            )
         if k is None:
             k = max(2, int(labels.max()) + 1) if len(labels) else 2
         if k < 2:
@@ -153,11 +141,8 @@ class Sample:
 
 @dataclass(frozen=True)
 class Setting:
-    """What a method may learn from for one trained classifier: the labelled held-out
-    ``validation`` set every method is fitted on, and the ``training`` set of the classifier (for
-    domain classifiers, Head2Tail and the EM training prevalence). ``key`` (e.g. ``"yeast/LR"``)
-    identifies the setting and feeds derived seeds.
-    """
+    """What a method may learn from for one trained classifier: the ``validation`` set every method
+    is fitted on and the classifier's ``training`` set; ``key`` (e.g. ``"yeast/LR"``) feeds seeds."""
 
     validation: LabelledSet
     training: LabelledSet

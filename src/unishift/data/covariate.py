@@ -1,10 +1,7 @@
-"""Covariate-shift setups from the cached language-model outputs (docs/protocols.md §3.4-3.7, §5).
-
-A setup is one model on one source->target pair. From the (model, source) cache it takes the validation
-set, the training subset (first rows of the stored training split) and the source and target test sets;
-the test pool is the concatenation [source test ; target test] that the mixture indices point into.
-Posteriors are softmax(logits) in float32. Any number of classes: the cache's logits have one column
-per class (two for the binary domains, three for the 3-class tweets).
+"""Covariate- and compound-shift setups, one language model on one source->target pair, from the
+(model, source) cache (docs/protocols.md §3.4-3.7, §5): the validation set, the training subset and
+the test pool [source test ; target test] that the sample indices point into, for any number of
+classes (the logits' columns).
 """
 
 from __future__ import annotations
@@ -21,9 +18,7 @@ from unishift.lm.cache import unpack
 from unishift.protocols.compound import compound_indices
 from unishift.protocols.sampling import stream_state_from_arrays
 
-SHIFT = "covariate"
-# The shifts whose setups are built from the language models' caches: covariate shift (mixture
-# samples) and compound shift (mixture samples with a drawn class prevalence, docs/regimes.md §2).
+# The shifts whose setups are built from the language models' caches (compound: docs/regimes.md §2)
 CACHE_SHIFTS = ("covariate", "compound")
 
 
@@ -50,14 +45,8 @@ def labelled_set(arrays: dict, n_classes: int | None = None) -> LabelledSet:
     )
 
 
-def read_lm_outputs(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
-    return unpack(read_npz(path))
-
-
-def concatenate(first: dict, second: dict) -> dict:
-    return {
-        key: np.concatenate([first[key], second[key]]) for key in ("logits", "hidden", "labels")
-    }
+def _cached_sets(cache: str | Path | dict) -> dict[str, dict[str, np.ndarray]]:
+    return cache if isinstance(cache, dict) else unpack(read_npz(cache))
 
 
 def load_covariate_setup(
@@ -68,14 +57,14 @@ def load_covariate_setup(
     target: str,
     seed: int,
     n_classes: int | None = None,
-    shift: str = SHIFT,
+    shift: str = "covariate",
 ) -> SetupData:
-    """The :class:`SetupData` of ``model`` on ``source->target`` from its cache and persisted samples;
-    ``n_classes`` (when given) is checked against the cache's logit columns. ``shift``: covariate
-    (mixture samples) or compound (compound-shift samples of the same pools)."""
+    """The :class:`SetupData` of ``model`` on ``source->target`` from its cache and persisted samples
+    (mixture samples, or compound-shift ones of the same pools); ``n_classes`` (when given) is
+    checked against the cache's logit columns."""
     if shift not in CACHE_SHIFTS:
         raise ValueError(f"shift={shift!r}: a language-model setup is one of {CACHE_SHIFTS}")
-    sets = read_lm_outputs(lm_outputs) if not isinstance(lm_outputs, dict) else lm_outputs
+    sets = _cached_sets(lm_outputs)
     if not isinstance(samples, dict):
         samples = read_npz(samples, ("indices", "shift_intensity", "n_source", "n_target"))
     target_key = f"target_{target}"
@@ -84,11 +73,10 @@ def load_covariate_setup(
             f"the {model}/{source} cache has no test set of {target!r} (has {sorted(sets)})"
         )
     source_test, target_test = sets["test"], sets[target_key]
-    if int(samples["n_source"]) != len(source_test["labels"]) or int(samples["n_target"]) != len(
-        target_test["labels"]
-    ):
+    drawn = (int(samples["n_source"]), int(samples["n_target"]))
+    if drawn != (len(source_test["labels"]), len(target_test["labels"])):
         raise ValueError(
-            f"samples were drawn for pools of {int(samples['n_source'])}+{int(samples['n_target'])} items, "
+            f"samples were drawn for pools of {drawn[0]}+{drawn[1]} items, "
             f"the cache holds {len(source_test['labels'])}+{len(target_test['labels'])}"
         )
     dataset = f"{source}->{target}"
@@ -104,7 +92,13 @@ def load_covariate_setup(
         classifier=model,
         dataset=dataset,
         setting=setting,
-        pool=labelled_set(concatenate(source_test, target_test), n_classes),
+        pool=labelled_set(
+            {
+                k: np.concatenate([source_test[k], target_test[k]])
+                for k in ("logits", "hidden", "labels")
+            },
+            n_classes,
+        ),
         sample_indices=np.asarray(samples["indices"], dtype=np.int64),
         shift_intensity=np.asarray(samples["shift_intensity"], dtype=float),
         stream_state=stream_state_from_arrays(samples),
@@ -153,24 +147,13 @@ def accuracy(arrays: dict) -> float:
 def lm_accuracies(
     caches: dict[tuple[str, str], str | Path | dict], domains: list[str]
 ) -> pd.DataFrame:
-    """The appendix accuracy table: one row per (model, source, target); source == target is in-domain.
-
-    ``caches`` maps (model, source) to that pair's cache. The diagonal uses the full source test set,
-    the off-diagonal cells the full target test set.
-    """
+    """The appendix accuracy table: one row per (model, source, target) on the full test set of the
+    target (source == target: in-domain); ``caches`` maps (model, source) to that pair's cache."""
     rows = []
     for (model, source), cache in caches.items():
-        sets = read_lm_outputs(cache) if not isinstance(cache, dict) else cache
+        sets = _cached_sets(cache)
         for target in domains:
             key = "test" if target == source else f"target_{target}"
-            if key not in sets:
-                continue
-            rows.append(
-                {
-                    "model": model,
-                    "source": source,
-                    "target": target,
-                    "accuracy": accuracy(sets[key]),
-                }
-            )
+            if key in sets:
+                rows.append((model, source, target, accuracy(sets[key])))
     return pd.DataFrame(rows, columns=["model", "source", "target", "accuracy"])

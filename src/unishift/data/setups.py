@@ -1,7 +1,5 @@
 """A setup: one trained classifier on one data set (label shift) or one language model on one
-source->target pair (covariate shift), for any number of classes. The data layer builds setups
-(:mod:`unishift.data.label_shift`, :mod:`unishift.data.covariate`); the evaluation layer consumes
-them.
+source->target pair (covariate shift), built by the data layer, consumed by the evaluation layer.
 """
 
 from __future__ import annotations

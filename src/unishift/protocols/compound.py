@@ -31,10 +31,6 @@ def largest_remainder(total: int, weights) -> np.ndarray:
     return counts
 
 
-def _class_pools(labels: np.ndarray, n_classes: int, offset: int) -> list[np.ndarray]:
-    return [offset + np.flatnonzero(labels == c) for c in range(n_classes)]
-
-
 def compound_indices(
     source_labels,
     target_labels,
@@ -45,15 +41,8 @@ def compound_indices(
     mixture: str = "round",
     replace: str = "as_needed",
 ) -> dict[str, np.ndarray]:
-    """Index sets of ``repeats`` compound-shift samples (docs/regimes.md §2).
-
-    Returns ``indices`` (repeats x sample_size into [source ; target]), ``mixture`` (the drawn target
-    proportion), ``realised_mixture`` (m / sample_size), ``target_counts`` (m), ``prevalence`` (the
-    drawn vectors, repeats x k), ``realised_prevalence`` (counts / sample_size), ``class_counts``
-    (repeats x 2 x k: source then target counts per class), ``short`` (repeats x 2 x k: the cells
-    whose pool had fewer items than their count), the pool sizes and the ``stream_*`` state after
-    the draws.
-    """
+    """Index sets of ``repeats`` compound-shift samples into [source ; target] and what was drawn
+    (the steps and the returned arrays: docs/regimes.md §2)."""
     check_choice("mixture", mixture, MIXTURE_RULES)
     check_choice("replace", replace, REPLACE_RULES)
     if n_classes < 2:
@@ -69,10 +58,10 @@ def compound_indices(
             raise ValueError(f"{name} labels must lie in 0..{n_classes - 1}")
         pools[name] = y.astype(np.int64)
     n_source, n_target = len(pools["source"]), len(pools["target"])
-    by_class = (
-        _class_pools(pools["source"], n_classes, 0),
-        _class_pools(pools["target"], n_classes, n_source),
-    )
+    by_class = [
+        [offset + np.flatnonzero(pools[name] == c) for c in range(n_classes)]
+        for name, offset in (("source", 0), ("target", n_source))
+    ]
     available = np.array([[len(p) for p in domain] for domain in by_class])  # 2 x k
 
     load_quapy()
@@ -83,8 +72,6 @@ def compound_indices(
             drawn_mixture = np.random.rand(repeats)
             m = np.round(drawn_mixture * sample_size).astype(np.int64)
         else:
-            if repeats < 2:
-                raise ValueError(f"mixture={mixture!r} needs at least two samples")
             m = target_counts(sample_size, repeats, mixture)
             drawn_mixture = m / sample_size
         prevalence = np.asarray(uniform_prevalence_sampling(n_classes, repeats), dtype=float)
@@ -97,19 +84,14 @@ def compound_indices(
             counts[r, 0] = total - counts[r, 1]
         short = counts > available[None]
         empty = (counts > 0) & (available[None] == 0)
-        if np.any(empty):
-            r, d, c = np.argwhere(empty)[0]
+        refused = empty if np.any(empty) else short & (replace == "never")
+        if np.any(refused):
+            r, d, c = np.argwhere(refused)[0]
+            fix = "use replace='as_needed' (or 'always'), a smaller sample_size or larger pools"
             raise ValueError(
                 f"sample {r} needs {counts[r, d, c]} items of class {c} from the "
-                f"{('source', 'target')[d]} pool, which has none; every class drawn must have items "
-                "in both pools"
-            )
-        if replace == "never" and np.any(short):
-            r, d, c = np.argwhere(short)[0]
-            raise ValueError(
-                f"sample {r} needs {counts[r, d, c]} items of class {c} from the "
-                f"{('source', 'target')[d]} pool, which has {available[d, c]}; use "
-                "replace='as_needed' (or 'always'), a smaller sample_size or larger pools"
+                f"{('source', 'target')[d]} pool, which has {available[d, c] or 'none'}; "
+                + ("every class drawn must have items in both pools" if empty[r, d, c] else fix)
             )
 
         rows = []

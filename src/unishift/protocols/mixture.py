@@ -1,12 +1,10 @@
-"""Covariate-shift test samples: mixtures of source and target test items, indices into
-``[source test ; target test]``, with ``counts="round"`` (the reference code's) or ``"ceil"`` (the
-paper's formula), drawn with NumPy's legacy global RNG seeded once per setup and the state after the
-draws returned (``stream_*``) (docs/protocols.md §3.7).
+"""Covariate-shift test samples: mixtures of source and target test items as indices into
+``[source test ; target test]``, counts rounded as REF's code or the paper's formula
+(docs/protocols.md §3.7).
 """
 
 from __future__ import annotations
 
-import math
 from contextlib import contextmanager
 
 import numpy as np
@@ -26,10 +24,8 @@ def target_counts(sample_size: int = 250, repeats: int = 100, counts: str = "rou
     if counts == "round":
         # numpy's round is half-to-even, like the reference code's np.round on linspace
         return np.round(np.linspace(0, sample_size, repeats)).astype(np.int64)
-    n_source = [
-        math.ceil(sample_size * (1 - (i - 1) / (repeats - 1))) for i in range(1, repeats + 1)
-    ]
-    return sample_size - np.asarray(n_source, dtype=np.int64)
+    n_source = np.ceil(sample_size * (1 - np.arange(repeats) / (repeats - 1)))
+    return sample_size - n_source.astype(np.int64)
 
 
 @contextmanager

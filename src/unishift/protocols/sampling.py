@@ -1,8 +1,6 @@
-"""QuaPy's uniform-, artificial- and natural-prevalence protocols for any number of classes, returning
-sample indices (docs/protocols.md §2.4, §4, docs/multiclass.md §7): drawn with replacement inside a
-temporary seeding of NumPy's legacy global RNG, every index set before the first is used, as QuaPy
-does. ``upp_indices(..., return_state=True)`` also returns the RNG state after the draws, which the
-evaluation continues (docs/reproduction.md, "Where REF's randomness comes from").
+"""QuaPy's uniform-, artificial- and natural-prevalence protocols for any number of classes as sample
+indices, drawn inside a temporary seeding of NumPy's legacy global RNG (docs/protocols.md §2.4, §4;
+the state after the draws: docs/reproduction.md, "Where REF's randomness comes from").
 """
 
 from __future__ import annotations
@@ -75,14 +73,9 @@ def upp_indices(
     return_state: bool = False,
     n_classes: int = 2,
 ):
-    """UPP (paper: "APP"): each sample's prevalence vector drawn uniformly from the simplex of
-    ``n_classes`` classes (Kraemer's algorithm; for two classes a uniform positive prevalence), the
-    counts rounded, each class's items drawn with replacement. One call for any k: the two-class
-    draws are the binary tables', the k-class ones the multiclass tables'.
-
-    With ``return_state`` also returns the legacy RNG state after the index draws (see the module
-    docstring). Raises ``ValueError`` if a class has no items (UPP cannot draw from it).
-    """
+    """UPP (paper: "APP"): each sample's prevalence vector uniform on the simplex (Kraemer's
+    algorithm), the counts rounded, each class's items drawn with replacement; with ``return_state``
+    also the legacy RNG state after the draws. A class without items raises ``ValueError``."""
     indices, state = _draw("UPP", labels, n_classes, seed, sample_size=sample_size, repeats=repeats)
     return (indices, state) if return_state else indices
 
@@ -96,9 +89,8 @@ def app_indices(
     n_classes: int = 2,
 ) -> np.ndarray:
     """QuaPy's APP: ``repeats`` samples at each point of the grid of ``n_prevalences`` evenly spaced
-    values per class on the simplex (for two classes: ``n_prevalences * repeats`` samples at evenly
-    spaced positive prevalences in [0, 1]), per-class draws with replacement; a class without items
-    raises ``ValueError``."""
+    values per class on the simplex, per-class draws with replacement; a class without items raises
+    ``ValueError``."""
     options = {"sample_size": sample_size, "n_prevalences": n_prevalences, "repeats": repeats}
     return _draw("APP", labels, n_classes, seed, **options)[0]
 
