@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -314,29 +313,26 @@ def lascal_losses(
     src, tgt = scaled(z_source, temps), scaled(z_target, temps)
     # hard predictions as abstention computes them (first maximum, a NaN counts as the maximum)
     pred_src, pred_tgt = np.argmax(src, axis=-1), np.argmax(tgt, axis=-1)
-
-    if estimator == "loop":
-        losses = np.empty(len(temps), dtype=np.float32 if arithmetic == "reference" else float)
-        for r in range(len(temps)):
-            w = rlls_weights(pred_src[r], y_source, pred_tgt[r], k, solver)
-            per_class = [
-                ece_label_shift_loop(
-                    src[r, :, c], tgt[r, :, c], y_source == c, w[c], arithmetic=arithmetic
-                )
-                for c in range(k)
-            ]
-            losses[r] = _mean_of_classes(per_class, arithmetic)
-        return losses
-
-    # The weights depend on the temperature only through the hard predictions: solve once per
-    # distinct prediction pattern.
+    # The weights depend on the temperature only through the hard predictions: the vectorised
+    # search solves once per distinct prediction pattern, the loop (as REF) at every temperature.
     weights = np.empty((len(temps), k))
-    solved: dict[bytes, np.ndarray] = {}
+    solved: dict = {}
     for r in range(len(temps)):
-        key = pred_src[r].tobytes() + b"|" + pred_tgt[r].tobytes()
+        key = r if estimator == "loop" else pred_src[r].tobytes() + b"|" + pred_tgt[r].tobytes()
         if key not in solved:
             solved[key] = rlls_weights(pred_src[r], y_source, pred_tgt[r], k, solver)
         weights[r] = solved[key]
+    if estimator == "loop":
+        per_class = [
+            [
+                ece_label_shift_loop(
+                    src[r, :, c], tgt[r, :, c], y_source == c, w, arithmetic=arithmetic
+                )
+                for r, w in enumerate(weights[:, c])
+            ]
+            for c in range(k)
+        ]
+        return _mean_of_classes(per_class, arithmetic)
     per_class = [
         ece_label_shift_vectorised(
             np.ascontiguousarray(src[..., c]),
@@ -365,30 +361,10 @@ def lascal_temperature(
     return (-1.0 if best is None else float(temps[best])), losses
 
 
-# The temperature search, shared per sample through the context
-
-
-@dataclass(frozen=True)
-class LasCalSearch:
-    """Outcome of LasCal's search: the temperature (-1.0 = REF's sentinel, no finite loss) or the
-    reason it failed (REF then returns the uncalibrated posteriors)."""
-
-    temperature: float | None
-    failure: str | None = None
-
-
 def lascal_key(
     convention: str, setting: Setting, solver: str = "auto", arithmetic: str = "reference"
 ) -> tuple:
     return ("lascal_T", convention, setting.key, solver, arithmetic)
-
-
-def lascal_logits(convention: str, data: LabelledSet | Sample, arithmetic: str) -> np.ndarray:
-    """LasCal's input logits; with REF's arithmetic the S-logits are ``torch.log``'s."""
-    if convention == "S" and arithmetic == "reference":
-        with np.errstate(divide="ignore"):
-            return torch_log(data.posteriors)
-    return as_logits(convention, data)
 
 
 class LasCal(TemperatureCalibrator):
@@ -411,8 +387,11 @@ class LasCal(TemperatureCalibrator):
         self.solver = solver
         self.arithmetic = arithmetic
 
-    def _logits(self, data):
-        return lascal_logits(self.logits, data, self.arithmetic)
+    def _logits(self, data: LabelledSet | Sample) -> np.ndarray:
+        if self.logits == "S" and self.arithmetic == "reference":  # REF's S-logits: torch.log
+            with np.errstate(divide="ignore"):
+                return torch_log(data.posteriors)
+        return as_logits(self.logits, data)
 
     def fit(self, setting: Setting):
         if self.solver == "closed_form" and setting.n_classes != 2:
@@ -426,21 +405,21 @@ class LasCal(TemperatureCalibrator):
         # Logits are taken outside REF's catch-all, so a configuration error is raised.
         target = self._logits(sample)
 
-        def search() -> LasCalSearch:
+        def search() -> tuple[float | None, str | None]:
+            """(temperature, None), or (None, why) when the search failed."""
             try:
                 y = self.setting_.validation.labels
                 temperature, _ = lascal_temperature(
                     self.source_logits_, y, target, solver=self.solver, arithmetic=self.arithmetic
                 )
-                return LasCalSearch(temperature)
+                return temperature, None
             except Exception as err:  # REF: `except Exception` around the whole LasCal call
-                return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
+                return None, f"LasCal failed ({type(err).__name__}: {err})"
 
         key = lascal_key(self.logits, self.setting_, self.solver, self.arithmetic)
-        found = context.cached(key, search)
-        temperature = found.temperature
+        temperature, failure = context.cached(key, search)
         if temperature is None:
-            context.note("fallback", f"{found.failure}; uncalibrated posteriors returned")
+            context.note("fallback", f"{failure}; uncalibrated posteriors returned")
             # REF's output after a failure: the input if its rows sum to 1, else its softmax
             if np.isclose(target.sum(axis=1), 1).all():
                 return np.array(target, dtype=float)
