@@ -52,9 +52,11 @@ def training_arguments(settings: FinetuneSettings, output_dir: str | Path, devic
     )
 
 
-def _accuracy(eval_prediction) -> dict:
-    logits, labels = eval_prediction.predictions, eval_prediction.label_ids
-    return {"accuracy": float(np.mean(np.argmax(logits, axis=1) == labels))}
+def accuracy(logits, labels) -> float:
+    """Share of rows whose largest logit is the label (NaN without rows)."""
+    if not len(labels):
+        return float("nan")
+    return float(np.mean(np.argmax(logits, axis=1) == labels))
 
 
 def _run_trainer(model, train_dataset, eval_dataset, settings, workdir, device, collator=None):
@@ -66,7 +68,7 @@ def _run_trainer(model, train_dataset, eval_dataset, settings, workdir, device, 
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
         data_collator=collator,
-        compute_metrics=_accuracy,
+        compute_metrics=lambda p: {"accuracy": accuracy(p.predictions, p.label_ids)},
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience)],
     )
     started = time.perf_counter()
