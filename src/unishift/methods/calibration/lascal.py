@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -181,13 +182,8 @@ def rlls_weights(
 def ece_label_shift_loop(
     conf_source, conf_target, source_is_class, weight, n_bins=15, p=2, arithmetic="float64"
 ):
-    """The estimator written as REF's loop: equal-count bins on the target confidences (edges
-    interpolated over the sorted values), membership lower < s <= upper, and for every bin with more
-    than one target point the expected positive rate ((n_t - 1)/n_s) w #{source positives}/(n_bin - 1).
-
-    The rate is rounded to float32 after each operation (REF's float32 torch scalar); with
-    ``arithmetic="reference"`` the float64 squared gaps go to a float32 sum divided in float32.
-    """
+    """One class's label-shift ECE estimate as REF's loop (its float32 rate; with
+    ``arithmetic="reference"`` a float32 sum: docs/reproduction.md, "Arithmetic")."""
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_s, n_t = len(conf_source), len(conf_target)
     edges = np.interp(np.linspace(0, n_t, n_bins + 1), np.arange(n_t), np.sort(conf_target))
@@ -236,11 +232,9 @@ def ece_label_shift_vectorised(
     with np.errstate(divide="ignore", invalid="ignore"):
         weighted = np.asarray(weights, dtype=np.float32)[:, None] * count_s.astype(np.float32)
         expected = (normalizer * weighted / (count_t - 1).astype(np.float32)).astype(float)
-    used = count_t > 1
-    rows = np.broadcast_to(np.arange(n_temps)[:, None], bin_t.shape)
     safe_bin = np.where(bin_t >= 0, bin_t, 0)
-    counted = (bin_t >= 0) & used[rows, safe_bin]
-    gap = np.where(counted, conf_target - expected[rows, safe_bin], 0.0)
+    counted = (bin_t >= 0) & np.take_along_axis(count_t > 1, safe_bin, axis=1)
+    gap = np.where(counted, conf_target - np.take_along_axis(expected, safe_bin, axis=1), 0.0)
     terms = np.abs(gap) ** p
     if arithmetic == "float64":
         out = np.sum(terms, axis=1) / n_t
@@ -367,6 +361,7 @@ def lascal_key(
     return ("lascal_T", convention, setting.key, solver, arithmetic)
 
 
+@dataclass(eq=False)
 class LasCal(TemperatureCalibrator):
     """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights,
     searched once per sample and shared through the context; REF's uncalibrated output on any
@@ -379,13 +374,14 @@ class LasCal(TemperatureCalibrator):
     assumption = "label"
     calibration_notion = "class-wise"
 
-    def __init__(self, logits: str = "S", solver: str = "auto", arithmetic: str = "reference"):
-        check_choice("logits", logits, LOGIT_CONVENTIONS)
-        check_choice("solver", solver, SOLVERS)
-        check_choice("arithmetic", arithmetic, ARITHMETICS)
-        self.logits = logits
-        self.solver = solver
-        self.arithmetic = arithmetic
+    logits: str = "S"
+    solver: str = "auto"
+    arithmetic: str = "reference"
+
+    def __post_init__(self):
+        check_choice("logits", self.logits, LOGIT_CONVENTIONS)
+        check_choice("solver", self.solver, SOLVERS)
+        check_choice("arithmetic", self.arithmetic, ARITHMETICS)
 
     def _logits(self, data: LabelledSet | Sample) -> np.ndarray:
         if self.logits == "S" and self.arithmetic == "reference":  # REF's S-logits: torch.log
