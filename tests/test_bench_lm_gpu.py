@@ -17,6 +17,7 @@ spec.loader.exec_module(bench)
 
 
 def test_pruned_vocabulary_rebuilds_the_same_model_on_its_texts(tmp_path):
+    from unishift.lm.config import FinetuneSettings
     from unishift.lm.models import encode_texts, load_classifier
 
     original = tmp_path / "export" / "MiniLM"
@@ -30,19 +31,10 @@ def test_pruned_vocabulary_rebuilds_the_same_model_on_its_texts(tmp_path):
     manifest = {"model_weights": info}
     rebuilt = bench.rebuild_model(tmp_path / "export", manifest, texts, tmp_path / "rebuilt")
     outputs = []
+    settings = FinetuneSettings(extract_batch_size=2, max_length=16, padding="longest")
     for folder in (reference, rebuilt):
         tokenizer, model = load_classifier(str(folder), seed=42)
-        outputs.append(
-            encode_texts(
-                model,
-                tokenizer,
-                texts,
-                batch_size=2,
-                max_length=16,
-                padding="longest",
-                device="cpu",
-            )
-        )
+        outputs.append(encode_texts(model, tokenizer, texts, settings, "cpu"))
     for key in ("hidden", "head_input", "logits"):
         assert np.array_equal(outputs[0][key], outputs[1][key]), key
 

@@ -154,7 +154,7 @@ def test_lascal_search_is_shared_with_emq_lascal(problem):
     np.testing.assert_allclose(adapted, em(setting.train_prevalence, calibrated)[1])
     LasCal(logits="P").fit(setting).calibrate(sample, context)
     assert context.computations[lascal_key("P", setting)] == 1
-    T = context.store[lascal_key("S", setting)].temperature
+    T = context.store[lascal_key("S", setting)][0]
     assert T in lascal_module.temperature_grid()
     np.testing.assert_allclose(calibrated, softmax(np.log(sample.posteriors) / T))
 
@@ -181,7 +181,7 @@ def test_lascal_handles_zero_posteriors_with_S_logits(problem):
     setting = type(setting)(validation, setting.training, setting.shift, "knn", setting.seed)
     context = context_for(setting)
     out = LasCal(logits="S").fit(setting).calibrate(knn_sample, context)
-    assert context.store[lascal_key("S", setting)].temperature > 0 and not context.notes
+    assert context.store[lascal_key("S", setting)][0] > 0 and not context.notes
     assert np.all(np.isfinite(out))
     np.testing.assert_array_equal(out[[0, 2], 1], 0.0)
     np.testing.assert_array_equal(out[[1, 3], 1], 1.0)

@@ -106,7 +106,7 @@ def test_comment_only_changes_change_no_version(library_copy):
         "    def adjusted(self, posteriors: np.ndarray) -> np.ndarray:\n",
         "    def adjusted(self, posteriors: np.ndarray) -> np.ndarray:\n        # see the paper\n",
     )
-    edit(path, '"""PacCal^σ (§2.9)', '"""PacCal-sigma, paper section 2.9')
+    edit(path, '"""PacCal^σ (docs/methods.md §2.9', '"""PacCal-sigma (docs/methods.md, section 2.9')
     assert changed(before, versions()) == set()
 
 

@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from unishift.methods.calibration.lascal import (
+    LasCal,
     _torch_scaled_softmaxes,
     ece_label_shift_loop,
     ece_label_shift_vectorised,
-    lascal_logits,
     lascal_losses,
     lascal_temperature,
     torch_log,
@@ -75,9 +75,13 @@ def test_s_logits_follow_the_arithmetic():
 
     p = np.random.default_rng(1).dirichlet([1, 1], 50)
     sample = Sample(p)
-    np.testing.assert_array_equal(lascal_logits("S", sample, "reference"), torch_log(p))
-    np.testing.assert_array_equal(lascal_logits("S", sample, "float64"), np.log(p))
-    np.testing.assert_array_equal(lascal_logits("P", sample, "reference"), p)
+    logits = {
+        (convention, arithmetic): LasCal(convention, arithmetic=arithmetic)._logits(sample)
+        for convention, arithmetic in [("S", "reference"), ("S", "float64"), ("P", "reference")]
+    }
+    np.testing.assert_array_equal(logits["S", "reference"], torch_log(p))
+    np.testing.assert_array_equal(logits["S", "float64"], np.log(p))
+    np.testing.assert_array_equal(logits["P", "reference"], p)
 
 
 def _tied_confidences(rng, n):

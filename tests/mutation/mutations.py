@@ -994,8 +994,8 @@ HELD_OUT = [
         "H5",
         "calibrators",
         HEAD2TAIL,
-        'alpha: float = 0.9,\n        head: str = "frequency",',
-        'alpha: float = 0.8,\n        head: str = "frequency",',
+        'alpha: float = 0.9\n    head: str = "frequency"',
+        'alpha: float = 0.8\n    head: str = "frequency"',
         "Head2Tail: tail share 0.8 instead of 0.9",
     ),
     m(

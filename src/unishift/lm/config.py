@@ -6,29 +6,55 @@ workflow reads this at parse time.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, fields
 from itertools import permutations
 
-from unishift.choices import check_choice
+from unishift.choices import check_choice, check_positive_int
+
+
+@dataclass(frozen=True)
+class FinetuneSettings:
+    """The ``covariate_shift.lm`` settings (field order: the config's key order)."""
+
+    mode: str = "cached"
+    device: str = "auto"
+    precision: str = "fp32"
+    max_length: int = 512
+    padding: str = "max_length"
+    epochs: float = 5
+    learning_rate: float = 5e-4
+    batch_size: int = 64
+    eval_batch_size: int = 256
+    eval_steps: int = 500
+    early_stopping_patience: int = 5
+    warmup_ratio: float = 0.1
+    seed: int = 42
+    extract_batch_size: int = 512
+    logging_steps: int = 50
+    train_subset: int = 5000
+    cpu_threads: int = 2
+
+    def __post_init__(self):
+        check_choice("covariate_shift.lm.mode", self.mode, ("faithful", "cached"))
+        # bf16 needs an Ampere or newer GPU, fp16 is the mixed precision of older ones
+        check_choice("covariate_shift.lm.precision", self.precision, ("fp32", "bf16", "fp16"))
+        check_choice("covariate_shift.lm.padding", self.padding, ("longest", "max_length"))
+        check_positive_int("covariate_shift.lm.cpu_threads", self.cpu_threads)
+
+    @classmethod
+    def from_config(cls, options: dict) -> FinetuneSettings:
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ValueError(f"unknown covariate_shift.lm keys {unknown}; valid: {sorted(known)}")
+        return cls(**options)
+
 
 # The paper's language-model settings (docs/protocols.md §3.3), for the paper config.
 PAPER_LM = {
+    **{f.name: f.default for f in fields(FinetuneSettings)},
     "mode": "faithful",
-    "device": "auto",
     "precision": "bf16",
-    "max_length": 512,
-    "padding": "max_length",
-    "epochs": 5,
-    "learning_rate": 5.0e-4,
-    "batch_size": 64,
-    "eval_batch_size": 256,
-    "eval_steps": 500,
-    "early_stopping_patience": 5,
-    "warmup_ratio": 0.1,
-    "seed": 42,
-    "extract_batch_size": 512,
-    "logging_steps": 50,
-    "train_subset": 5000,
-    "cpu_threads": 2,
 }
 COVARIATE_DEFAULTS = {
     "text_source": "tweets",

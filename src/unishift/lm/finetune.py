@@ -7,52 +7,15 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, fields
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from unishift.choices import check_choice, check_positive_int
+from unishift.lm.config import FinetuneSettings
 from unishift.lm.models import HeadOnInput
 
 log = logging.getLogger("unishift.lm")
-
-
-@dataclass(frozen=True)
-class FinetuneSettings:
-    mode: str = "cached"
-    epochs: float = 5
-    learning_rate: float = 5e-4
-    batch_size: int = 64
-    eval_batch_size: int = 256
-    eval_steps: int = 500
-    early_stopping_patience: int = 5
-    warmup_ratio: float = 0.1
-    seed: int = 42
-    precision: str = "fp32"
-    max_length: int = 512
-    padding: str = "max_length"
-    extract_batch_size: int = 512
-    logging_steps: int = 50
-    train_subset: int = 5000
-    device: str = "auto"
-    cpu_threads: int = 2
-
-    def __post_init__(self):
-        check_choice("covariate_shift.lm.mode", self.mode, ("faithful", "cached"))
-        # bf16 needs an Ampere or newer GPU, fp16 is the mixed precision of older ones
-        check_choice("covariate_shift.lm.precision", self.precision, ("fp32", "bf16", "fp16"))
-        check_choice("covariate_shift.lm.padding", self.padding, ("longest", "max_length"))
-        check_positive_int("covariate_shift.lm.cpu_threads", self.cpu_threads)
-
-    @classmethod
-    def from_config(cls, options: dict) -> FinetuneSettings:
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(f"unknown covariate_shift.lm keys {unknown}; valid: {sorted(known)}")
-        return cls(**options)
 
 
 def training_arguments(settings: FinetuneSettings, output_dir: str | Path, device: str):
@@ -89,9 +52,11 @@ def training_arguments(settings: FinetuneSettings, output_dir: str | Path, devic
     )
 
 
-def _accuracy(eval_prediction) -> dict:
-    logits, labels = eval_prediction.predictions, eval_prediction.label_ids
-    return {"accuracy": float(np.mean(np.argmax(logits, axis=1) == labels))}
+def accuracy(logits, labels) -> float:
+    """Share of rows whose largest logit is the label (NaN without rows)."""
+    if not len(labels):
+        return float("nan")
+    return float(np.mean(np.argmax(logits, axis=1) == labels))
 
 
 def _run_trainer(model, train_dataset, eval_dataset, settings, workdir, device, collator=None):
@@ -103,7 +68,7 @@ def _run_trainer(model, train_dataset, eval_dataset, settings, workdir, device, 
         train_dataset=train_dataset,
         eval_dataset=eval_dataset,
         data_collator=collator,
-        compute_metrics=_accuracy,
+        compute_metrics=lambda p: {"accuracy": accuracy(p.predictions, p.label_ids)},
         callbacks=[EarlyStoppingCallback(early_stopping_patience=settings.early_stopping_patience)],
     )
     started = time.perf_counter()

@@ -1,8 +1,5 @@
-"""Sequence-classification language models with a frozen backbone and a trained head, per
-architecture (docs/protocols.md §3.3). :class:`HeadOnInput` runs exactly those head modules on a
-precomputed head input, so the same parameters train through the full model (``faithful``) or on a
-cache (``cached``).
-"""
+"""Sequence-classification language models with a frozen backbone and a trained head per
+architecture (docs/protocols.md §3.3), and that head alone on a cached input (HeadOnInput)."""
 
 from __future__ import annotations
 
@@ -106,8 +103,8 @@ def freeze_backbone(model) -> dict:
 
 
 class HeadOnInput(nn.Module):
-    """The model's own classification-head modules (shared, not copied: training this trains the
-    model's head) applied to a cached head input."""
+    """The model's own head modules (shared, not copied: ``faithful`` and ``cached`` train the same
+    parameters) applied to a cached head input."""
 
     def __init__(self, model):
         super().__init__()
@@ -145,19 +142,10 @@ def tokenize(tokenizer, texts, max_length: int, padding: str):
 
 
 @torch.no_grad()
-def encode_texts(
-    model,
-    tokenizer,
-    texts,
-    *,
-    batch_size: int,
-    max_length: int,
-    padding: str,
-    device: str,
-    desc: str = "encode",
-) -> dict[str, np.ndarray]:
+def encode_texts(model, tokenizer, texts, settings, device: str, desc: str = "encode") -> dict:
     """First-token hidden states, head inputs and logits of ``texts`` (eval mode, no gradients,
-    fp32), run in order of length (restored afterwards) so that dynamic padding wastes little."""
+    fp32, ``settings.extract_batch_size`` at a time), run in order of length (restored afterwards)
+    so that dynamic padding wastes little; and the speed (rows, examples per second)."""
     from tqdm.auto import tqdm
 
     texts = [str(t) for t in texts]
@@ -166,9 +154,10 @@ def encode_texts(
     order = np.argsort([len(t) for t in texts], kind="stable")
     hidden, head_inputs, logits = [], [], []
     started = time.perf_counter()
+    batch_size = settings.extract_batch_size
     for start in tqdm(range(0, len(texts), batch_size), desc=desc, mininterval=10):
         batch = [texts[i] for i in order[start : start + batch_size]]
-        encoded = tokenize(tokenizer, batch, max_length, padding).to(device)
+        encoded = tokenize(tokenizer, batch, settings.max_length, settings.padding).to(device)
         output = model.base_model(**encoded)
         first_token = output.last_hidden_state[:, 0]
         head_input = output.pooler_output if model.config.model_type == "bert" else first_token
@@ -184,7 +173,7 @@ def encode_texts(
         "hidden": _stack(hidden, width)[inverse],
         "head_input": _stack(head_inputs, width)[inverse],
         "logits": _stack(logits, model.config.num_labels)[inverse],
-        "examples_per_second": speed,
+        "speed": {"rows": len(texts), "examples_per_second": speed},
     }
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from unishift.lm.device import Workload, cpu_threads, finetune_passes, tokens_per_text
-from unishift.lm.finetune import FinetuneSettings, train_faithful, train_head_on_cache
+from unishift.lm.finetune import accuracy, train_faithful, train_head_on_cache
 from unishift.lm.models import (
     HEAD_MODULES,
     encode_texts,
@@ -49,21 +49,6 @@ def finetune_workload(model_name, inputs: dict, target_inputs: dict, settings, r
     return encode_workload(model_name, frames, settings, revision, passes)
 
 
-def _encode(model, tokenizer, frame, settings: FinetuneSettings, device: str, desc: str):
-    """Every text of ``frame`` through the model, with its speed (rows, examples per second)."""
-    out = encode_texts(
-        model,
-        tokenizer,
-        frame["text"],
-        desc=desc,
-        batch_size=settings.extract_batch_size,
-        max_length=settings.max_length,
-        padding=settings.padding,
-        device=device,
-    )
-    return out, {"rows": len(frame), "examples_per_second": out["examples_per_second"]}
-
-
 def encode_domain(
     model_name: str, splits: dict[str, pd.DataFrame], settings, device, revision=None
 ) -> tuple[dict, dict]:
@@ -75,9 +60,8 @@ def encode_domain(
         sets, speed = {}, {}
         for split in ("train", "validation", "test"):
             frame = splits[split]
-            out, speed[split] = _encode(
-                model, tokenizer, frame, settings, device, f"encode {split}"
-            )
+            out = encode_texts(model, tokenizer, frame["text"], settings, device, f"encode {split}")
+            speed[split] = out["speed"]
             arrays = {"hidden": out["hidden"], "labels": frame["label"].to_numpy(np.int64)}
             # only BERT's head reads something other than the first-token vector (the pooled output)
             if model.config.model_type == "bert":
@@ -88,12 +72,6 @@ def encode_domain(
 
 def _head_input(arrays: dict) -> np.ndarray:
     return arrays["head_input"] if "head_input" in arrays else arrays["hidden"]
-
-
-def _accuracy(arrays: dict) -> float:
-    if not len(arrays["labels"]):
-        return float("nan")
-    return float(np.mean(np.argmax(arrays["logits"], axis=1) == arrays["labels"]))
 
 
 def run_finetune(
@@ -141,9 +119,10 @@ def run_finetune(
                 logits, hidden = head_logits(model, _head_input(value), device), value["hidden"]
                 labels = value["labels"]
             else:
-                out, speed[name] = _encode(
-                    model, tokenizer, value, settings, device, f"extract {name}"
+                out = encode_texts(
+                    model, tokenizer, value["text"], settings, device, f"extract {name}"
                 )
+                speed[name] = out["speed"]
                 logits, hidden, labels = out["logits"], out["hidden"], value["label"].to_numpy()
             sets[name] = {
                 "logits": logits,
@@ -160,7 +139,7 @@ def run_finetune(
         device=device,
         settings=asdict(settings),
         seconds=time.perf_counter() - started,
-        accuracy={name: _accuracy(arrays) for name, arrays in sets.items()},
+        accuracy={name: accuracy(a["logits"], a["labels"]) for name, a in sets.items()},
         sizes={name: int(len(arrays["labels"])) for name, arrays in sets.items()},
         train_subset_prevalence=float(np.mean(train_labels)) if len(train_labels) else None,
     )

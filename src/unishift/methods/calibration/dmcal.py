@@ -3,6 +3,8 @@ Bayes' rule on each cell; its two cell constructions (``cells``): docs/multiclas
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from unishift.choices import check_choice, check_positive_int
@@ -23,6 +25,7 @@ CELLS = ("top_label", "positive_class")
 ABSCISSAE = ("bin_centre", "bin_mean")
 
 
+@dataclass(eq=False)
 class DMCal(Calibrator):
     """DMCal (§2.10): Bayes shares of DMy-mixed validation distributions, post-processed by B1.
     ``n_bins``: DMy's histogram bins and the map's bins."""
@@ -37,26 +40,20 @@ class DMCal(Calibrator):
     assumption = "label"
     calibration_notion = "top-label"
 
-    def __init__(
-        self,
-        n_bins: int = 8,
-        monotone: str = "running_max",
-        smooth: bool = True,
-        abscissa: str = "bin_centre",
-        cells: str = "top_label",
-    ):
-        check_positive_int("n_bins", n_bins)
-        check_choice("monotone", monotone, MONOTONE_RULES)
-        check_choice("smooth", smooth, (True, False))
-        check_choice("abscissa", abscissa, ABSCISSAE)
-        check_choice("cells", cells, CELLS)
-        if cells == "positive_class" and abscissa != "bin_centre":
+    n_bins: int = 8
+    monotone: str = "running_max"
+    smooth: bool = True
+    abscissa: str = "bin_centre"
+    cells: str = "top_label"
+
+    def __post_init__(self):
+        check_positive_int("n_bins", self.n_bins)
+        check_choice("monotone", self.monotone, MONOTONE_RULES)
+        check_choice("smooth", self.smooth, (True, False))
+        check_choice("abscissa", self.abscissa, ABSCISSAE)
+        check_choice("cells", self.cells, CELLS)
+        if self.cells == "positive_class" and self.abscissa != "bin_centre":
             raise ValueError("cells='positive_class' places its points at the bin centres")
-        self.n_bins = n_bins
-        self.monotone = monotone
-        self.smooth = smooth
-        self.abscissa = abscissa
-        self.cells = cells
 
     def fit(self, setting: Setting):
         load_quapy()

@@ -25,11 +25,14 @@ class EMQCalibrator(EMFromPrior, Calibrator):
 
 
 class ThenEM:
-    """Mixin for a calibrator followed by EM (B4) from the prior of ``train_prevalence`` (§2.8)."""
+    """Mixin for a dataclass calibrator followed by EM (B4) from the prior of its field
+    ``train_prevalence`` (§2.8)."""
 
-    def _set_prior_source(self, train_prevalence: str) -> None:
-        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
-        self.train_prevalence = train_prevalence
+    train_prevalence: str
+
+    def __post_init__(self):
+        super().__post_init__()
+        check_choice("train_prevalence", self.train_prevalence, PREVALENCE_SOURCES)
 
     def fit(self, setting):
         super().fit(setting)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from unishift.methods.calibration.emq import ThenEM
 from unishift.methods.calibration.lascal import LasCal
 
 
+@dataclass(eq=False)
 class EMQLasCal(ThenEM, LasCal):
     """LasCal (§2.5) followed by EM from the training prevalence (§2.8); shares LasCal's
     per-sample temperature search through the context."""
@@ -17,12 +20,4 @@ class EMQLasCal(ThenEM, LasCal):
     adaptations = ()
     calibration_notion = "canonical"
 
-    def __init__(
-        self,
-        logits: str = "S",
-        solver: str = "auto",
-        arithmetic: str = "reference",
-        train_prevalence: str = "training",
-    ):
-        super().__init__(logits, solver, arithmetic)
-        self._set_prior_source(train_prevalence)
+    train_prevalence: str = "training"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from unishift.methods.calibration.emq import ThenEM
 from unishift.methods.calibration.transcal import TransCal
 
 
+@dataclass(eq=False)
 class EMQTransCal(ThenEM, TransCal):
     """TransCal (§2.4) followed by EM from the training prevalence (§2.8; CS table: logits "L")."""
 
@@ -17,13 +20,5 @@ class EMQTransCal(ThenEM, TransCal):
     assumption = "label"
     calibration_notion = "canonical"
 
-    def __init__(
-        self,
-        logits: str = "L",
-        weights: str = "domain_classifier",
-        zero_posteriors: str = "faithful",
-        variance_term: bool = True,
-        train_prevalence: str = "training",
-    ):
-        super().__init__(logits, weights, zero_posteriors, variance_term)
-        self._set_prior_source(train_prevalence)
+    logits: str = "L"
+    train_prevalence: str = "training"

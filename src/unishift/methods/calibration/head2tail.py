@@ -6,6 +6,7 @@ rules: docs/multiclass.md §4, Head2Tail).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
@@ -91,6 +92,7 @@ def head2tail_temperature(logits, labels, weights) -> float:
     return float(result.x[0])
 
 
+@dataclass(eq=False)
 class Head2Tail(TemperatureCalibrator):
     """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data;
     ``pca_components`` and ``alpha`` as in docs/multiclass.md §4, Head2Tail)."""
@@ -99,22 +101,17 @@ class Head2Tail(TemperatureCalibrator):
     binary_defaults = {"label": {"logits": "P", "head": "index"}, "covariate": {"head": "index"}}
     adaptations = ("c2q",)
 
-    def __init__(
-        self,
-        logits: str = "S",
-        pca_components: int | None = 50,
-        alpha: float = 0.9,
-        head: str = "frequency",
-    ):
-        check_choice("logits", logits, LOGIT_CONVENTIONS)
-        check_choice("head", head, HEAD_RULES)
-        check_positive_int("pca_components", pca_components, none=True)
-        if not 0.0 <= alpha <= 1.0:
-            raise ValueError(f"alpha={alpha!r} is not valid; choose a value in [0, 1]")
-        self.logits = logits
-        self.pca_components = pca_components
-        self.alpha = alpha
-        self.head = head
+    logits: str = "S"
+    pca_components: int | None = 50
+    alpha: float = 0.9
+    head: str = "frequency"
+
+    def __post_init__(self):
+        check_choice("logits", self.logits, LOGIT_CONVENTIONS)
+        check_choice("head", self.head, HEAD_RULES)
+        check_positive_int("pca_components", self.pca_components, none=True)
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"alpha={self.alpha!r} is not valid; choose a value in [0, 1]")
 
     def fit(self, setting: Setting):
         super().fit(setting)

@@ -182,13 +182,8 @@ def rlls_weights(
 def ece_label_shift_loop(
     conf_source, conf_target, source_is_class, weight, n_bins=15, p=2, arithmetic="float64"
 ):
-    """The estimator written as REF's loop: equal-count bins on the target confidences (edges
-    interpolated over the sorted values), membership lower < s <= upper, and for every bin with more
-    than one target point the expected positive rate ((n_t - 1)/n_s) w #{source positives}/(n_bin - 1).
-
-    The rate is rounded to float32 after each operation (REF's float32 torch scalar); with
-    ``arithmetic="reference"`` the float64 squared gaps go to a float32 sum divided in float32.
-    """
+    """One class's label-shift ECE estimate as REF's loop (its float32 rate; with
+    ``arithmetic="reference"`` a float32 sum: docs/reproduction.md, "Arithmetic")."""
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_s, n_t = len(conf_source), len(conf_target)
     edges = np.interp(np.linspace(0, n_t, n_bins + 1), np.arange(n_t), np.sort(conf_target))
@@ -237,11 +232,9 @@ def ece_label_shift_vectorised(
     with np.errstate(divide="ignore", invalid="ignore"):
         weighted = np.asarray(weights, dtype=np.float32)[:, None] * count_s.astype(np.float32)
         expected = (normalizer * weighted / (count_t - 1).astype(np.float32)).astype(float)
-    used = count_t > 1
-    rows = np.broadcast_to(np.arange(n_temps)[:, None], bin_t.shape)
     safe_bin = np.where(bin_t >= 0, bin_t, 0)
-    counted = (bin_t >= 0) & used[rows, safe_bin]
-    gap = np.where(counted, conf_target - expected[rows, safe_bin], 0.0)
+    counted = (bin_t >= 0) & np.take_along_axis(count_t > 1, safe_bin, axis=1)
+    gap = np.where(counted, conf_target - np.take_along_axis(expected, safe_bin, axis=1), 0.0)
     terms = np.abs(gap) ** p
     if arithmetic == "float64":
         out = np.sum(terms, axis=1) / n_t
@@ -314,29 +307,26 @@ def lascal_losses(
     src, tgt = scaled(z_source, temps), scaled(z_target, temps)
     # hard predictions as abstention computes them (first maximum, a NaN counts as the maximum)
     pred_src, pred_tgt = np.argmax(src, axis=-1), np.argmax(tgt, axis=-1)
-
-    if estimator == "loop":
-        losses = np.empty(len(temps), dtype=np.float32 if arithmetic == "reference" else float)
-        for r in range(len(temps)):
-            w = rlls_weights(pred_src[r], y_source, pred_tgt[r], k, solver)
-            per_class = [
-                ece_label_shift_loop(
-                    src[r, :, c], tgt[r, :, c], y_source == c, w[c], arithmetic=arithmetic
-                )
-                for c in range(k)
-            ]
-            losses[r] = _mean_of_classes(per_class, arithmetic)
-        return losses
-
-    # The weights depend on the temperature only through the hard predictions: solve once per
-    # distinct prediction pattern.
+    # The weights depend on the temperature only through the hard predictions: the vectorised
+    # search solves once per distinct prediction pattern, the loop (as REF) at every temperature.
     weights = np.empty((len(temps), k))
-    solved: dict[bytes, np.ndarray] = {}
+    solved: dict = {}
     for r in range(len(temps)):
-        key = pred_src[r].tobytes() + b"|" + pred_tgt[r].tobytes()
+        key = r if estimator == "loop" else pred_src[r].tobytes() + b"|" + pred_tgt[r].tobytes()
         if key not in solved:
             solved[key] = rlls_weights(pred_src[r], y_source, pred_tgt[r], k, solver)
         weights[r] = solved[key]
+    if estimator == "loop":
+        per_class = [
+            [
+                ece_label_shift_loop(
+                    src[r, :, c], tgt[r, :, c], y_source == c, w, arithmetic=arithmetic
+                )
+                for r, w in enumerate(weights[:, c])
+            ]
+            for c in range(k)
+        ]
+        return _mean_of_classes(per_class, arithmetic)
     per_class = [
         ece_label_shift_vectorised(
             np.ascontiguousarray(src[..., c]),
@@ -365,32 +355,13 @@ def lascal_temperature(
     return (-1.0 if best is None else float(temps[best])), losses
 
 
-# The temperature search, shared per sample through the context
-
-
-@dataclass(frozen=True)
-class LasCalSearch:
-    """Outcome of LasCal's search: the temperature (-1.0 = REF's sentinel, no finite loss) or the
-    reason it failed (REF then returns the uncalibrated posteriors)."""
-
-    temperature: float | None
-    failure: str | None = None
-
-
 def lascal_key(
     convention: str, setting: Setting, solver: str = "auto", arithmetic: str = "reference"
 ) -> tuple:
     return ("lascal_T", convention, setting.key, solver, arithmetic)
 
 
-def lascal_logits(convention: str, data: LabelledSet | Sample, arithmetic: str) -> np.ndarray:
-    """LasCal's input logits; with REF's arithmetic the S-logits are ``torch.log``'s."""
-    if convention == "S" and arithmetic == "reference":
-        with np.errstate(divide="ignore"):
-            return torch_log(data.posteriors)
-    return as_logits(convention, data)
-
-
+@dataclass(eq=False)
 class LasCal(TemperatureCalibrator):
     """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights,
     searched once per sample and shared through the context; REF's uncalibrated output on any
@@ -403,16 +374,20 @@ class LasCal(TemperatureCalibrator):
     assumption = "label"
     calibration_notion = "class-wise"
 
-    def __init__(self, logits: str = "S", solver: str = "auto", arithmetic: str = "reference"):
-        check_choice("logits", logits, LOGIT_CONVENTIONS)
-        check_choice("solver", solver, SOLVERS)
-        check_choice("arithmetic", arithmetic, ARITHMETICS)
-        self.logits = logits
-        self.solver = solver
-        self.arithmetic = arithmetic
+    logits: str = "S"
+    solver: str = "auto"
+    arithmetic: str = "reference"
 
-    def _logits(self, data):
-        return lascal_logits(self.logits, data, self.arithmetic)
+    def __post_init__(self):
+        check_choice("logits", self.logits, LOGIT_CONVENTIONS)
+        check_choice("solver", self.solver, SOLVERS)
+        check_choice("arithmetic", self.arithmetic, ARITHMETICS)
+
+    def _logits(self, data: LabelledSet | Sample) -> np.ndarray:
+        if self.logits == "S" and self.arithmetic == "reference":  # REF's S-logits: torch.log
+            with np.errstate(divide="ignore"):
+                return torch_log(data.posteriors)
+        return as_logits(self.logits, data)
 
     def fit(self, setting: Setting):
         if self.solver == "closed_form" and setting.n_classes != 2:
@@ -426,21 +401,21 @@ class LasCal(TemperatureCalibrator):
         # Logits are taken outside REF's catch-all, so a configuration error is raised.
         target = self._logits(sample)
 
-        def search() -> LasCalSearch:
+        def search() -> tuple[float | None, str | None]:
+            """(temperature, None), or (None, why) when the search failed."""
             try:
                 y = self.setting_.validation.labels
                 temperature, _ = lascal_temperature(
                     self.source_logits_, y, target, solver=self.solver, arithmetic=self.arithmetic
                 )
-                return LasCalSearch(temperature)
+                return temperature, None
             except Exception as err:  # REF: `except Exception` around the whole LasCal call
-                return LasCalSearch(None, f"LasCal failed ({type(err).__name__}: {err})")
+                return None, f"LasCal failed ({type(err).__name__}: {err})"
 
         key = lascal_key(self.logits, self.setting_, self.solver, self.arithmetic)
-        found = context.cached(key, search)
-        temperature = found.temperature
+        temperature, failure = context.cached(key, search)
         if temperature is None:
-            context.note("fallback", f"{found.failure}; uncalibrated posteriors returned")
+            context.note("fallback", f"{failure}; uncalibrated posteriors returned")
             # REF's output after a failure: the input if its rows sum to 1, else its softmax
             if np.isclose(target.sum(axis=1), 1).all():
                 return np.array(target, dtype=float)

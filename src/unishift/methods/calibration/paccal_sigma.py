@@ -12,13 +12,8 @@ from unishift.quapy_loader import load_quapy
 
 
 class PacCalSigma(Calibrator):
-    """PacCal^σ: p' = M^{-1} p with PACC's validation matrix M, computed for two classes as the
-    binary tables' (p - fpr) / (tpr - fpr); unadjusted, recorded, when tpr <= fpr (det(M) <= 0).
-
-    ``post_processing="sigma"`` (REF 'softmax'): every row softmax(p') when any entry leaves [0, 1],
-    else p' unchanged (REF has no output there; recorded). ``"clip"`` (REF's unused variant): p'
-    clipped to [0, 1], rows renormalised.
-    """
+    """PacCal^σ: p' = M^{-1} p with PACC's validation matrix M ((p - fpr) / (tpr - fpr) for two
+    classes), then ``post_processing`` (docs/multiclass.md §4, PacCal^σ)."""
 
     name, group, display = "PacCal_sigma", "adapted", r"PacCal$^{\sigma}$"
     description = "PACC-adjusted posteriors with the sigma post-processing [REF PACC-cal(soft)]"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import LabelledSet, Sample
 from unishift.numerics import torch_linspace_float32
 
@@ -15,7 +14,6 @@ LOGIT_CONVENTIONS = ("L", "S", "P")
 def as_logits(convention: str, data: LabelledSet | Sample, clip: float | None = None) -> np.ndarray:
     """The matrix a temperature-type calibrator treats as logits (docs/methods.md §0.3); S-logits
     are -inf at a zero posterior unless ``clip`` clips the posteriors to [clip, 1 - clip] first."""
-    check_choice("logits", convention, LOGIT_CONVENTIONS)
     if convention == "L":
         if data.logits is None:
             raise ValueError(

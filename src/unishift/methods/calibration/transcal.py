@@ -4,6 +4,7 @@ to an importance-weighted estimate of the target accuracy."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
@@ -65,6 +66,7 @@ def transcal_temperature(
     return float(result.x[0])
 
 
+@dataclass(eq=False)
 class TransCal(TemperatureCalibrator):
     """TransCal: T >= 1 matching the target confidence to a variance-reduced importance-weighted
     estimate of the target accuracy (its switches: docs/methods.md §2.4, config/README.md)."""
@@ -75,21 +77,16 @@ class TransCal(TemperatureCalibrator):
     assumption = "covariate"
     calibration_notion = "top-label"
 
-    def __init__(
-        self,
-        logits: str = "S",
-        weights: str = "domain_classifier",
-        zero_posteriors: str = "faithful",
-        variance_term: bool = True,
-    ):
-        check_choice("logits", logits, LOGIT_CONVENTIONS)
-        check_choice("weights", weights, WEIGHT_SOURCES)
-        check_choice("zero_posteriors", zero_posteriors, ZERO_POSTERIOR_RULES)
-        check_choice("variance_term", variance_term, (True, False))
-        self.logits = logits
-        self.weights = weights
-        self.zero_posteriors = zero_posteriors
-        self.variance_term = variance_term
+    logits: str = "S"
+    weights: str = "domain_classifier"
+    zero_posteriors: str = "faithful"
+    variance_term: bool = True
+
+    def __post_init__(self):
+        check_choice("logits", self.logits, LOGIT_CONVENTIONS)
+        check_choice("weights", self.weights, WEIGHT_SOURCES)
+        check_choice("zero_posteriors", self.zero_posteriors, ZERO_POSTERIOR_RULES)
+        check_choice("variance_term", self.variance_term, (True, False))
 
     def _logits(self, data):
         clip = CLIP_POSTERIORS if self.zero_posteriors == "clip" else None
