@@ -24,16 +24,14 @@ def constructor_defaults(factory: Callable) -> dict[str, Any]:
 
 
 def with_derived_shifts(shifts) -> tuple[str, ...]:
-    """``shifts`` plus every derived shift whose base shift is among them (compound after
-    covariate), in :data:`SHIFTS` order."""
+    """``shifts`` plus the derived shifts of those among them, in :data:`SHIFTS` order."""
     shifts = set(shifts)
     shifts |= {derived for derived, base in DERIVED_SHIFTS.items() if base in shifts}
     return tuple(s for s in SHIFTS if s in shifts) + tuple(sorted(shifts - set(SHIFTS)))
 
 
 def shift_chain(shift: str) -> tuple[str, ...]:
-    """The shifts whose parameters apply under ``shift``, base first: (covariate, compound) for
-    compound shift, (shift,) otherwise."""
+    """The shifts whose parameters apply under ``shift``, base first (covariate, compound)."""
     base = DERIVED_SHIFTS.get(shift)
     return (*shift_chain(base), shift) if base else (shift,)
 
