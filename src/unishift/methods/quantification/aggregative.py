@@ -8,7 +8,7 @@ import numpy as np
 from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import Quantifier, SampleContext
-from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
+from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 
 
