@@ -107,13 +107,9 @@ def class_share(prevalence, cls: int) -> float:
 
 class PartitionedFit(Adapter):
     """One inner method per predicted class, fitted on that part of the validation set; an empty
-    part is answered by an inner method fitted on the whole validation set, recorded (empty parts:
-    docs/multiclass.md §2), a part lacking classes is the inner method's business.
-
-    Parts are applied highest class first (for two classes the binary tables' order, so that a
-    random stream continued across parts is consumed as theirs) and fitted in class order, for two
-    classes in that same order (the binary tables' order of fit notes).
-    """
+    part is answered, recorded, by one fitted on the whole set (docs/multiclass.md §2). Parts are
+    applied highest class first and fitted in class order, for two classes highest first too (the
+    binary tables' orders of a continued random stream and of fit notes)."""
 
     def domain_weight_plan(self):
         # each part's inner method makes its calls on its part with its restricted setting

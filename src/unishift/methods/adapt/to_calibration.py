@@ -10,10 +10,7 @@ import numpy as np
 
 from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Sample, argmax_predictions
-from unishift.methods.adapt.common import (
-    Adapter,
-    part_context,
-)
+from unishift.methods.adapt.common import Adapter, part_context
 from unishift.methods.base import Calibrator, SampleContext, as_posteriors
 from unishift.methods.binning import (
     MONOTONE_RULES,
@@ -149,10 +146,9 @@ class _TopLabelCalibrator(_BinnedCalibrator):
         super().fit(setting)
         # ... and, with cell_fit="per_cell", one per isometric cell on the validation items in it
         self.cell_inner_ = {}
-        self.cell_fit_ = self.cell_fit
-        if self.cell_fit == "auto":
-            label_shift = getattr(self.inner_, "assumption", "none") == "label"
-            self.cell_fit_ = "per_cell" if label_shift else "whole"
+        label_shift = getattr(self.inner_, "assumption", "none") == "label"
+        auto = "per_cell" if label_shift else "whole"
+        self.cell_fit_ = auto if self.cell_fit == "auto" else self.cell_fit
         if self.cell_fit_ == "per_cell" and self.binning == "isometric":
             posteriors = np.asarray(setting.validation.posteriors, dtype=float)
             k = posteriors.shape[1]

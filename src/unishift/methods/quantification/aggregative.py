@@ -13,8 +13,6 @@ from unishift.quapy_loader import load_quapy
 
 
 class _QuaPyQuantifier(Quantifier):
-    """QuaPy's aggregative quantifier ``quapy_class`` with ``quapy_options``."""
-
     assumption = "label"
     quapy_class: str
     quapy_options: dict = {"val_split": None}
