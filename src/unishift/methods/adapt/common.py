@@ -5,7 +5,8 @@ theirs) and part contexts."""
 from __future__ import annotations
 
 import copy
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -59,16 +60,15 @@ def part_context(context: SampleContext, tag: str) -> SampleContext:
     return context.cached(("part", tag), lambda: context.child(tag))
 
 
+@dataclass(eq=False)
 class Adapter:
     """Base of the adapters: by default one inner method (:func:`build_inner`) fitted on the whole
     validation set and applied to the whole sample."""
 
     group = "adapted"
-    inner_task: str
-
-    def __init__(self, inner, inner_params: dict | None = None):
-        self.inner = inner
-        self.inner_params = inner_params
+    inner_task: ClassVar[str]
+    inner: Any
+    inner_params: dict | None = None
 
     def _new_inner(self) -> Method:
         return build_inner(self.inner_task, self.inner, self.inner_params)
