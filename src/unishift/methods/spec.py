@@ -111,19 +111,15 @@ class MethodSpec:
     @classmethod
     def of(cls, method_class: type[Method]) -> MethodSpec:
         """The entry a method class describes in its attributes."""
+        same = ("name", "task", "group", "description", "binary_only", "assumption")
         return cls(
-            name=method_class.name,
-            task=method_class.task,
-            group=method_class.group,
+            **{attribute: getattr(method_class, attribute) for attribute in same},
             factory=method_class,
             display=method_class.display or method_class.name,
             shifts=tuple(method_class.shifts),
             defaults=constructor_defaults(method_class),
             shift_defaults={s: dict(d) for s, d in method_class.shift_defaults.items()},
             binary_defaults={s: dict(d) for s, d in method_class.binary_defaults.items()},
-            description=method_class.description,
-            binary_only=method_class.binary_only,
-            assumption=method_class.assumption,
             calibration_notion=getattr(method_class, "calibration_notion", None),
         )
 
