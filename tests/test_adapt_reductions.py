@@ -21,7 +21,7 @@ from unishift.methods.base import (
     as_posteriors,
     fresh_context,
 )
-from unishift.methods.quantification.qp_bridge import em
+from unishift.methods.quantification.emq import em
 from unishift.registry import get_method
 
 

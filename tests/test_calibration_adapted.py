@@ -14,7 +14,7 @@ from unishift.methods.calibration.emq import EMQCalibrator
 from unishift.methods.calibration.emq_bcts import EMQBCTSCalibrator
 from unishift.methods.calibration.paccal_sigma import PacCalSigma
 from unishift.methods.calibration.shared import softmax
-from unishift.methods.quantification.qp_bridge import em
+from unishift.methods.quantification.emq import em
 
 
 def _setting(validation_posteriors, validation_labels, train_labels=None):

@@ -14,8 +14,7 @@ from unishift.methods.calibration.paccal_sigma import PacCalSigma
 from unishift.methods.calibration.platt import Platt
 from unishift.methods.cap.leap import LEAP
 from unishift.methods.quantification.aggregative import KDEy
-from unishift.methods.quantification.emq import EMQBCTS
-from unishift.methods.quantification.qp_bridge import em
+from unishift.methods.quantification.emq import EMQBCTS, em
 
 
 def setting_of(scores, labels, train_labels=None):

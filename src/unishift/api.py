@@ -34,7 +34,7 @@ from unishift.methods.base import (
     SampleContext,
     Setting,
 )
-from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
+from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 from unishift.records import layout_of
 
@@ -328,7 +328,7 @@ class QuaPyQuantifier(Quantifier):
     """Any QuaPy aggregative quantifier as a unishift quantifier: a fresh copy fitted on the
     validation set's posteriors (passed through as its classifier's output) and applied to each
     sample's posteriors. QuaPy's threshold methods sweep the positive posterior as their classifier
-    score (``qp_bridge.PosteriorPassthrough.decision_function``)."""
+    score (``passthrough.PosteriorPassthrough.decision_function``)."""
 
     def __init__(self, quantifier: Any, name: str | None = None):
         load_quapy()

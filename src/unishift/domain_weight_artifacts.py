@@ -28,8 +28,6 @@ from unishift.methods.domain_weights import (
 )
 from unishift.records import layout_of
 
-FEATURE_SET = "features"
-
 
 class WeightProbe(Calibrator):
     """A calibrator that only asks for the weights of its setting and the sample (plan ``sample``);
@@ -43,7 +41,7 @@ class WeightProbe(Calibrator):
         return self
 
     def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
-        domain_weights(self.setting_, sample, context, FEATURE_SET)
+        domain_weights(self.setting_, sample, context)
         return np.asarray(sample.posteriors, dtype=float)
 
 

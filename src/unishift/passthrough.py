@@ -24,7 +24,7 @@ class PosteriorPassthrough(ClassifierMixin, BaseEstimator):
     def fit(self, X, y=None):
         return self
 
-    def _check(self, X):
+    def predict_proba(self, X):
         X = np.asarray(X, dtype=float)
         if X.ndim != 2 or X.shape[1] != self.n_classes:
             raise ValueError(
@@ -32,11 +32,8 @@ class PosteriorPassthrough(ClassifierMixin, BaseEstimator):
             )
         return X
 
-    def predict_proba(self, X):
-        return self._check(X)
-
     def predict(self, X):
-        return argmax_predictions(self._check(X))
+        return argmax_predictions(self.predict_proba(X))
 
     def decision_function(self, X):
         """The positive posterior minus 0.5, the scores QuaPy's threshold methods sweep (why:

@@ -90,7 +90,6 @@ EMQ_QUANTIFIERS = SRC + "methods/quantification/emq.py"
 DOMAIN_WEIGHTS = SRC + "methods/domain_weights.py"
 CONTAINERS = SRC + "data/containers.py"
 TABLE = SRC + "methods/adapt/table.py"
-BRIDGE = SRC + "methods/quantification/qp_bridge.py"
 LEAP = SRC + "methods/cap/leap.py"
 ATC = SRC + "methods/cap/atc.py"
 DOC = SRC + "methods/cap/doc.py"
@@ -499,7 +498,7 @@ MUTATIONS = [
     m(
         "Q5",
         "quantifiers",
-        BRIDGE,
+        EMQ_QUANTIFIERS,
         "def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):",
         "def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-6):",
         "EM stopping tolerance 1e-6 instead of 1e-4",

@@ -29,14 +29,10 @@ PRECOMPUTED = "precomputed"
 
 @dataclass
 class SampleContext:
-    """Per-sample scratch space shared by every method applied to the same sample in a job.
-
-    ``cached`` computes an artifact once per key (``computations`` counts the computations);
-    ``note`` records a documented fallback, written next to the result of the method that raised it.
-    ``draws``, set by the evaluation driver, gives the random state of an auxiliary draw (the
-    reference stream, docs/reproduction.md); without it each draw is seeded from (seed, setting,
-    sample, purpose).
-    """
+    """Per-sample scratch space of the methods applied to one sample in a job: ``cached`` computes
+    an artifact once per key (``computations`` counts), ``note`` records a documented fallback next
+    to the method's result, ``draws`` (set by the driver: docs/reproduction.md) gives an auxiliary
+    draw's random state, else seeded from (seed, setting, sample, purpose)."""
 
     setting_key: str
     sample_id: int

@@ -56,9 +56,7 @@ def stream_fingerprint(rng: np.random.RandomState) -> str:
     return digest.hexdigest()[:32]
 
 
-def array_digest(values: np.ndarray | None) -> str:
-    if values is None:
-        return "none"
+def array_digest(values: np.ndarray) -> str:
     values = np.ascontiguousarray(values)
     digest = hashlib.sha256(f"{values.dtype.str}|{values.shape}".encode())
     digest.update(values.tobytes())
@@ -120,9 +118,9 @@ class DomainWeightMemo:
         return entry
 
 
-def domain_weights_key(setting: Setting, feature_set: str = "features") -> tuple:
-    """Context key of the domain-classifier weights of one (setup, validation set, feature set)."""
-    return ("domain_weights", setting.key, feature_set)
+def domain_weights_key(setting: Setting) -> tuple:
+    """Context key of the domain-classifier weights of one (setup, validation set)."""
+    return ("domain_weights", setting.key, "features")
 
 
 def fit_domain_weights(
@@ -156,30 +154,27 @@ def fit_domain_weights(
     return proba[:, :1] / proba[:, 1:]
 
 
-def domain_weights(
-    setting: Setting, sample: Sample, context: SampleContext, feature_set: str = "features"
-) -> DomainWeights:
+def domain_weights(setting: Setting, sample: Sample, context: SampleContext) -> DomainWeights:
     """The B5 weights of ``setting.validation`` for ``sample``, once per context; on a
     ``ValueError`` (e.g. an empty sample) REF's unit weights, with the reason."""
-    check_choice("feature_set", feature_set, ("features",))
     for name, part in (("training", setting.training), ("validation", setting.validation)):
         if part.features is None:
             raise ValueError(f"the domain classifier needs {name} features; the setting has none")
     if sample.features is None:
         raise ValueError("the domain classifier needs the test sample's features; it has none")
 
-    key = domain_weights_key(setting, feature_set)
+    key = domain_weights_key(setting)
     if key in context.store:
         return context.store[key]
     # Outside the try: a missing stream is a set-up error, not REF's ValueError fallback.
-    rng = context.random_state("domain_classifier", setting.key, feature_set)
+    rng = context.random_state("domain_classifier", setting.key, "features")
     # Weights computed once by the upstream rule (docs/domain-weights.md), if this call matches one.
     memo = context.store.get(MEMO_KEY)
     if memo is not None:
         call = CallKey(
             setting.key,
             int(context.sample_id),
-            feature_set,
+            "features",
             stream_fingerprint(rng),
             array_digest(sample.features),
             len(setting.training),
@@ -190,23 +185,18 @@ def domain_weights(
         if entry is not None:
             context.store[key] = entry
             return entry
-
-    def compute() -> DomainWeights:
-        try:
-            weights = fit_domain_weights(
+    try:
+        result = DomainWeights(
+            fit_domain_weights(
                 setting.training.features, sample.features, setting.validation.features, seed=rng
             )
-            result = DomainWeights(weights)
-        except ValueError as err:
-            unit = np.ones((len(setting.validation), 1), dtype=float)
-            result = DomainWeights(
-                unit, f"domain classifier raised ValueError ({err}); unit weights"
-            )
-        if memo is not None and memo.recording:
-            memo.add(call, result.weights, result.fallback, stream_fingerprint(rng))
-        return result
-
-    return context.cached(key, compute)
+        )
+    except ValueError as err:
+        unit = np.ones((len(setting.validation), 1), dtype=float)
+        result = DomainWeights(unit, f"domain classifier raised ValueError ({err}); unit weights")
+    if memo is not None and memo.recording:
+        memo.add(call, result.weights, result.fallback, stream_fingerprint(rng))
+    return context.cached(key, lambda: result)
 
 
 def importance_weights(

@@ -24,16 +24,14 @@ def constructor_defaults(factory: Callable) -> dict[str, Any]:
 
 
 def with_derived_shifts(shifts) -> tuple[str, ...]:
-    """``shifts`` plus every derived shift whose base shift is among them (compound after
-    covariate), in :data:`SHIFTS` order."""
+    """``shifts`` plus the derived shifts of those among them, in :data:`SHIFTS` order."""
     shifts = set(shifts)
     shifts |= {derived for derived, base in DERIVED_SHIFTS.items() if base in shifts}
     return tuple(s for s in SHIFTS if s in shifts) + tuple(sorted(shifts - set(SHIFTS)))
 
 
 def shift_chain(shift: str) -> tuple[str, ...]:
-    """The shifts whose parameters apply under ``shift``, base first: (covariate, compound) for
-    compound shift, (shift,) otherwise."""
+    """The shifts whose parameters apply under ``shift``, base first (covariate, compound)."""
     base = DERIVED_SHIFTS.get(shift)
     return (*shift_chain(base), shift) if base else (shift,)
 
@@ -113,19 +111,15 @@ class MethodSpec:
     @classmethod
     def of(cls, method_class: type[Method]) -> MethodSpec:
         """The entry a method class describes in its attributes."""
+        same = ("name", "task", "group", "description", "binary_only", "assumption")
         return cls(
-            name=method_class.name,
-            task=method_class.task,
-            group=method_class.group,
+            **{attribute: getattr(method_class, attribute) for attribute in same},
             factory=method_class,
             display=method_class.display or method_class.name,
             shifts=tuple(method_class.shifts),
             defaults=constructor_defaults(method_class),
             shift_defaults={s: dict(d) for s, d in method_class.shift_defaults.items()},
             binary_defaults={s: dict(d) for s, d in method_class.binary_defaults.items()},
-            description=method_class.description,
-            binary_only=method_class.binary_only,
-            assumption=method_class.assumption,
             calibration_notion=getattr(method_class, "calibration_notion", None),
         )
 

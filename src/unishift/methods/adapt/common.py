@@ -5,7 +5,8 @@ theirs) and part contexts."""
 from __future__ import annotations
 
 import copy
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -59,16 +60,15 @@ def part_context(context: SampleContext, tag: str) -> SampleContext:
     return context.cached(("part", tag), lambda: context.child(tag))
 
 
+@dataclass(eq=False)
 class Adapter:
     """Base of the adapters: by default one inner method (:func:`build_inner`) fitted on the whole
     validation set and applied to the whole sample."""
 
     group = "adapted"
-    inner_task: str
-
-    def __init__(self, inner, inner_params: dict | None = None):
-        self.inner = inner
-        self.inner_params = inner_params
+    inner_task: ClassVar[str]
+    inner: Any
+    inner_params: dict | None = None
 
     def _new_inner(self) -> Method:
         return build_inner(self.inner_task, self.inner, self.inner_params)
@@ -107,13 +107,9 @@ def class_share(prevalence, cls: int) -> float:
 
 class PartitionedFit(Adapter):
     """One inner method per predicted class, fitted on that part of the validation set; an empty
-    part is answered by an inner method fitted on the whole validation set, recorded (empty parts:
-    docs/multiclass.md §2), a part lacking classes is the inner method's business.
-
-    Parts are applied highest class first (for two classes the binary tables' order, so that a
-    random stream continued across parts is consumed as theirs) and fitted in class order, for two
-    classes in that same order (the binary tables' order of fit notes).
-    """
+    part is answered, recorded, by one fitted on the whole set (docs/multiclass.md §2). Parts are
+    applied highest class first and fitted in class order, for two classes highest first too (the
+    binary tables' orders of a continued random stream and of fit notes)."""
 
     def domain_weight_plan(self):
         # each part's inner method makes its calls on its part with its restricted setting

@@ -4,16 +4,15 @@ docs/multiclass.md §2.3, §2.6."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import product
+from typing import ClassVar
 
 import numpy as np
 
 from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Sample, argmax_predictions
-from unishift.methods.adapt.common import (
-    Adapter,
-    part_context,
-)
+from unishift.methods.adapt.common import Adapter, part_context
 from unishift.methods.base import Calibrator, SampleContext, as_posteriors
 from unishift.methods.binning import (
     MONOTONE_RULES,
@@ -36,19 +35,18 @@ P1_BINS = (
 )
 
 
+@dataclass(eq=False)
 class _BinnedCalibrator(Adapter, Calibrator):
-    tag: str
+    # the leaves declare the other fields (abscissa, monotone, smooth, cell_fit) in their order
+    bins: int = 3
+    binning: str = "isometric"
 
-    def __init__(self, inner, inner_params, bins, binning, monotone, smooth):
-        check_choice("binning", binning, BINNINGS)
-        check_choice("monotone", monotone, MONOTONE_RULES)
-        check_choice("smooth", smooth, (True, False))
-        check_positive_int("bins", bins)
-        super().__init__(inner, inner_params)
-        self.bins = bins
-        self.binning = binning
-        self.monotone = monotone
-        self.smooth = smooth
+    def __post_init__(self):
+        check_choice("binning", self.binning, BINNINGS)
+        check_choice("monotone", self.monotone, MONOTONE_RULES)
+        check_choice("smooth", self.smooth, (True, False))
+        check_positive_int("bins", self.bins)
+        check_choice("abscissa", getattr(self, "abscissa", "bin_centre"), ABSCISSAE)
 
     def domain_weight_plan(self):
         # calls per cell of the posterior range: a pattern no shared artifact covers
@@ -82,6 +80,7 @@ class _PositiveBinnedCalibrator(_BinnedCalibrator):
         return apply_map(x, y, scores)
 
 
+@dataclass(eq=False)
 class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
     """ρ2ζ on p_1 bins: each bin's ordinate is the quantifier's estimate on the bin's items, at the
     bin's mean posterior (``bin_mean``, REF) or centre (the paper's text)."""
@@ -90,25 +89,16 @@ class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
     tag = "q2c"
     binary_only = P1_BINS.format(kind="q2c_3B")
     lower_first = True
-
-    def __init__(
-        self,
-        inner,
-        inner_params: dict | None = None,
-        bins: int = 5,
-        binning: str = "isometric",
-        abscissa: str = "bin_mean",
-        monotone: str = "running_max",
-        smooth: bool = True,
-    ):
-        super().__init__(inner, inner_params, bins, binning, monotone, smooth)
-        check_choice("abscissa", abscissa, ABSCISSAE)
-        self.abscissa = abscissa
+    bins: int = 5
+    abscissa: str = "bin_mean"
+    monotone: str = "running_max"
+    smooth: bool = True
 
     def _positive_rate(self, cell, context, upper_side):
         return float(np.asarray(self.inner_.quantify(cell, context), dtype=float)[1])
 
 
+@dataclass(eq=False)
 class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
     """α2ζ on p_1 bins (B3): a bin whose centre is above 0.5 gets the CAP's accuracy estimate, one
     below it 1 - accuracy."""
@@ -117,19 +107,14 @@ class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
     tag = "a2c"
     binary_only = P1_BINS.format(kind="a2c_3B")
     lower_first = False
+    bins: int = 6
+    monotone: str = "running_max"
+    smooth: bool = True
 
-    def __init__(
-        self,
-        inner,
-        inner_params: dict | None = None,
-        bins: int = 6,
-        binning: str = "isometric",
-        monotone: str = "running_max",
-        smooth: bool = True,
-    ):
-        super().__init__(inner, inner_params, bins, binning, monotone, smooth)
-        if binning == "isometric" and bins % 2:
-            raise ValueError(f"bins={bins} must be even so that no bin straddles 0.5")
+    def __post_init__(self):
+        super().__post_init__()
+        if self.binning == "isometric" and self.bins % 2:
+            raise ValueError(f"bins={self.bins} must be even so that no bin straddles 0.5")
 
     def _positive_rate(self, cell, context, upper_side):
         accuracy = float(self.inner_.predict_accuracy(cell, context))
@@ -138,21 +123,22 @@ class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
 
 class _TopLabelCalibrator(_BinnedCalibrator):
     calibration_notion = "top-label"
+    level_sets_notion: ClassVar[str]
 
-    def __init__(self, inner, inner_params, bins, binning, monotone, smooth, cell_fit="auto"):
-        super().__init__(inner, inner_params, bins, binning, monotone, smooth)
-        check_choice("cell_fit", cell_fit, CELL_FITS)
-        self.cell_fit = cell_fit
+    def __post_init__(self):
+        super().__post_init__()
+        check_choice("cell_fit", self.cell_fit, CELL_FITS)
+        if self.binning == "level_sets":
+            self.calibration_notion = self.level_sets_notion
 
     def fit(self, setting):
         # one inner method on the whole validation set (the binary tables' rule) ...
         super().fit(setting)
         # ... and, with cell_fit="per_cell", one per isometric cell on the validation items in it
         self.cell_inner_ = {}
-        self.cell_fit_ = self.cell_fit
-        if self.cell_fit == "auto":
-            label_shift = getattr(self.inner_, "assumption", "none") == "label"
-            self.cell_fit_ = "per_cell" if label_shift else "whole"
+        label_shift = getattr(self.inner_, "assumption", "none") == "label"
+        auto = "per_cell" if label_shift else "whole"
+        self.cell_fit_ = auto if self.cell_fit == "auto" else self.cell_fit
         if self.cell_fit_ == "per_cell" and self.binning == "isometric":
             posteriors = np.asarray(setting.validation.posteriors, dtype=float)
             k = posteriors.shape[1]
@@ -196,29 +182,18 @@ class _TopLabelCalibrator(_BinnedCalibrator):
         )
 
 
+@dataclass(eq=False)
 class QuantificationToCalibration(_TopLabelCalibrator):
     """ρ2ζ on top-label cells: ``bins`` confidence bins per predicted class, a cell's point at its
     mean confidence (``bin_mean``) or the bin centre."""
 
     inner_task = "quantification"
     tag = "q2c"
-
-    def __init__(
-        self,
-        inner,
-        inner_params: dict | None = None,
-        bins: int = 3,
-        binning: str = "isometric",
-        abscissa: str = "bin_mean",
-        monotone: str = "running_max",
-        smooth: bool = True,
-        cell_fit: str = "auto",
-    ):
-        super().__init__(inner, inner_params, bins, binning, monotone, smooth, cell_fit)
-        check_choice("abscissa", abscissa, ABSCISSAE)
-        self.abscissa = abscissa
-        if binning == "level_sets":
-            self.calibration_notion = "canonical"
+    level_sets_notion = "canonical"
+    abscissa: str = "bin_mean"
+    monotone: str = "running_max"
+    smooth: bool = True
+    cell_fit: str = "auto"
 
     def _class_rate(self, inner, cell, context, cls):
         return float(np.asarray(inner.quantify(cell, context), dtype=float)[cls])
@@ -227,25 +202,16 @@ class QuantificationToCalibration(_TopLabelCalibrator):
         return np.asarray(self.inner_.quantify(cell, context), dtype=float)
 
 
+@dataclass(eq=False)
 class CAPToCalibration(_TopLabelCalibrator):
     """α2ζ: a cell's accuracy is the share of its predicted class (all its items are predicted j)."""
 
     inner_task = "cap"
     tag = "a2c"
-
-    def __init__(
-        self,
-        inner,
-        inner_params: dict | None = None,
-        bins: int = 3,
-        binning: str = "isometric",
-        monotone: str = "running_max",
-        smooth: bool = True,
-        cell_fit: str = "auto",
-    ):
-        super().__init__(inner, inner_params, bins, binning, monotone, smooth, cell_fit)
-        if binning == "level_sets":
-            self.calibration_notion = "predicted-label"
+    level_sets_notion = "predicted-label"
+    monotone: str = "running_max"
+    smooth: bool = True
+    cell_fit: str = "auto"
 
     def _class_rate(self, inner, cell, context, cls):
         return float(inner.predict_accuracy(cell, context))

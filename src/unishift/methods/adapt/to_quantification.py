@@ -9,7 +9,7 @@ from unishift.choices import check_choice
 from unishift.data.containers import PREVALENCE_SOURCES, Sample, Setting
 from unishift.methods.adapt.common import Adapter, PartitionedFit
 from unishift.methods.base import Quantifier, SampleContext
-from unishift.methods.quantification.qp_bridge import em
+from unishift.methods.quantification.emq import em
 
 SPLITS = ("validation", "recall")
 

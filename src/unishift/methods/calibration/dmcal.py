@@ -17,7 +17,7 @@ from unishift.methods.binning import (
     postprocess_map,
     top_label_map,
 )
-from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
+from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 
 DMCAL_EPSILON = 1e-7

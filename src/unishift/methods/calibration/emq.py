@@ -8,8 +8,7 @@ import numpy as np
 from unishift.choices import check_choice
 from unishift.data.containers import PREVALENCE_SOURCES, Sample
 from unishift.methods.base import Calibrator, SampleContext
-from unishift.methods.quantification.emq import EMFromPrior
-from unishift.methods.quantification.qp_bridge import em
+from unishift.methods.quantification.emq import EMFromPrior, em
 
 
 class EMQCalibrator(EMFromPrior, Calibrator):

@@ -14,12 +14,8 @@ def max_confidence(posteriors: np.ndarray) -> np.ndarray:
 
 
 def atc_threshold(scores: np.ndarray, correct: np.ndarray) -> float:
-    """The score at which the count of incorrect items above it best balances the correct ones below it.
-
-    Over ascending scores, the first score with the smallest |FP - FN| if that is below #incorrect
-    (the gap before any item), else 0. Each step lowers FP - FN by exactly one whatever the item's
-    correctness, so the result does not depend on how tied scores are ordered.
-    """
+    """The first ascending score with the smallest |FP - FN| if below #incorrect (the gap before any
+    item), else 0; each step lowers FP - FN by one, so tie order does not matter."""
     order = np.argsort(scores, kind="stable")
     thresholds = np.concatenate([[0.0], np.asarray(scores, dtype=float)[order]])
     sorted_correct = np.asarray(correct, dtype=bool)[order]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
@@ -14,6 +16,7 @@ from unishift.protocols.sampling import app_indices, npp_indices, upp_indices
 PROTOCOLS = ("upp", "npp", "app")
 
 
+@dataclass(eq=False)
 class DoC(AccuracyPredictor):
     """Linear regression from the shift in mean max-confidence to the drop in accuracy, trained on
     ``repeats`` validation samples of ``sample_size`` items drawn by ``protocol`` with ``seed``
@@ -22,21 +25,14 @@ class DoC(AccuracyPredictor):
     name, description = "DoC", "difference of confidences, 100 x 250 validation samples"
     shift_defaults = {"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
     adaptations = ("a2c", "a2q")
+    protocol: str = "upp"
+    sample_size: int = 250
+    repeats: int = 100
+    seed: int = 0
+    clip: bool = True
 
-    def __init__(
-        self,
-        protocol: str = "upp",
-        sample_size: int = 250,
-        repeats: int = 100,
-        seed: int = 0,
-        clip: bool = True,
-    ):
-        check_choice("protocol", protocol, PROTOCOLS)
-        self.protocol = protocol
-        self.sample_size = sample_size
-        self.repeats = repeats
-        self.seed = seed
-        self.clip = clip
+    def __post_init__(self):
+        check_choice("protocol", self.protocol, PROTOCOLS)
 
     def _sample_indices(self, labels: np.ndarray, n_classes: int) -> np.ndarray:
         protocol = self.protocol

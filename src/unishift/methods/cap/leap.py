@@ -5,6 +5,8 @@ k^2-simplex (QuaPy's SLSQP helper)."""
 
 from __future__ import annotations
 
+from itertools import product
+
 import numpy as np
 
 from unishift.choices import check_choice
@@ -23,20 +25,13 @@ def leap_equations(ratios: np.ndarray) -> np.ndarray:
     k = ratios.shape[0]
     index = np.arange(k * k).reshape(k, k)
     A = np.zeros((k * k, k * k))
-    row = 0
-    A[row, :] = 1.0
-    row += 1
-    for i in range(1, k):
-        for j in range(1, k):
-            A[row, index[i, :]] = -ratios[i, j]
-            A[row, index[i, j]] = 1.0 - ratios[i, j]
-            row += 1
+    A[0, :] = 1.0
+    for row, (i, j) in enumerate(product(range(1, k), repeat=2), start=1):
+        A[row, index[i, :]] = -ratios[i, j]
+        A[row, index[i, j]] = 1.0 - ratios[i, j]
     for j in range(1, k):
-        A[row, index[:, j]] = 1.0
-        row += 1
-    for i in range(1, k):
-        A[row, index[i, :]] = 1.0
-        row += 1
+        A[(k - 1) ** 2 + j, index[:, j]] = 1.0
+        A[(k - 1) ** 2 + k - 1 + j, index[j, :]] = 1.0
     return A
 
 

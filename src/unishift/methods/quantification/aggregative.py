@@ -8,13 +8,11 @@ import numpy as np
 from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import Quantifier, SampleContext
-from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quiet
+from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 
 
 class _QuaPyQuantifier(Quantifier):
-    """QuaPy's aggregative quantifier ``quapy_class`` with ``quapy_options``."""
-
     assumption = "label"
     quapy_class: str
     quapy_options: dict = {"val_split": None}

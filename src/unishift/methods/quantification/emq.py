@@ -1,4 +1,5 @@
-"""EMQ and EMQ-BCTS: Saerens et al.'s EM, plain or on BCTS-recalibrated posteriors (docs/methods.md §3.1)."""
+"""Saerens et al.'s EM, and EMQ and EMQ-BCTS: EM plain or on BCTS-recalibrated posteriors
+(docs/methods.md §3.1)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,19 @@ from unishift.choices import check_choice
 from unishift.data.containers import PREVALENCE_SOURCES, Setting
 from unishift.io import one_line
 from unishift.methods.base import Quantifier
-from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, em, quiet
+from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
+
+
+def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):
+    """Saerens et al.'s EM (docs/methods.md §0.4, B4) via QuaPy: (prior vector, adapted posteriors)."""
+    load_quapy()
+    from quapy.method.aggregative import EMQ as QuaPyEMQ
+
+    priors, adapted = quiet(
+        QuaPyEMQ.EM, np.asarray(prior, dtype=float), np.asarray(posteriors, dtype=float), epsilon
+    )
+    return np.asarray(priors, dtype=float), adapted
 
 
 class EMFromPrior:
