@@ -167,8 +167,7 @@ def compute_table(
             f"duplicate records, e.g. {frame[dupes].iloc[0][['method', 'classifier', 'dataset', 'sample_id']].to_dict()}"
         )
 
-    setups, sample_ids, values = [], [], []
-    fallbacks, errors = [], []
+    setups, sample_ids, values, fallbacks = [], [], [], []
     grouped = dict(tuple(frame.groupby(["classifier", "dataset"], sort=False)))
     for clf in classifiers:
         for ds in datasets:
@@ -196,7 +195,6 @@ def compute_table(
             sample_ids.append(value.index.to_numpy())
             values.append(matrix)
             fallbacks.append((status == "fallback").sum(axis=0).to_numpy())
-            errors.append((~np.isfinite(matrix)).sum(axis=0))
     if not setups:
         raise ValueError(
             f"no {task}/{shift} setups among classifiers {classifiers} and datasets {datasets}"
@@ -227,7 +225,7 @@ def compute_table(
         means=means,
         n_samples=np.vstack([np.isfinite(v).sum(axis=0) for v in values]),
         n_fallbacks=np.vstack(fallbacks).astype(int),
-        n_errors=np.vstack(errors).astype(int),
+        n_errors=np.vstack([(~np.isfinite(v)).sum(axis=0) for v in values]),
         bold=bold,
         colours=colours,
         wins=wins,
@@ -241,26 +239,24 @@ def compute_table(
 
 def table_frame(result: TableResult) -> pd.DataFrame:
     """One row per (classifier, dataset, method) cell."""
-    rows = []
-    for s, (clf, ds) in enumerate(result.setups):
-        for j, m in enumerate(result.methods):
-            rows.append(
-                {
-                    "classifier": clf,
-                    "dataset": ds,
-                    "method": m.name,
-                    "group": m.group,
-                    "mean_error": result.means[s, j],
-                    "n_samples": int(result.n_samples[s, j]),
-                    "n_fallbacks": int(result.n_fallbacks[s, j]),
-                    "n_errors": int(result.n_errors[s, j]),
-                    "bold": bool(result.bold[s, j]),
-                    "colour": result.colours[s][j] or "",
-                }
-            )
-            if result.bold_methods is not None:
-                rows[-1]["bold_methods"] = bool(result.bold_methods[s, j])
-    return pd.DataFrame(rows)
+    k = len(result.methods)
+    frame = pd.DataFrame(
+        {
+            "classifier": [clf for clf, _ in result.setups for _ in range(k)],
+            "dataset": [ds for _, ds in result.setups for _ in range(k)],
+            "method": [m.name for m in result.methods] * len(result.setups),
+            "group": [m.group for m in result.methods] * len(result.setups),
+            "mean_error": result.means.ravel(),
+            "n_samples": result.n_samples.ravel(),
+            "n_fallbacks": result.n_fallbacks.ravel(),
+            "n_errors": result.n_errors.ravel(),
+            "bold": result.bold.ravel(),
+            "colour": [colour or "" for row in result.colours for colour in row],
+        }
+    )
+    if result.bold_methods is not None:
+        frame["bold_methods"] = result.bold_methods.ravel()
+    return frame
 
 
 def summary_frame(result: TableResult) -> pd.DataFrame:
