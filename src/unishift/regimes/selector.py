@@ -224,13 +224,3 @@ def best_single_records(
             raise ValueError(f"no training samples outside group {g!r}")
         chosen[groups == g] = _best(errors[train], methods)
     return _pick(records, errors.index, list(chosen), name, {"is_method": True})
-
-
-def selection_summary(*frames: pd.DataFrame) -> pd.DataFrame:
-    """Mean error (NaN errors left out) and the number of finite errors per (pseudo-)method."""
-    rows = pd.concat(frames, ignore_index=True)
-    return (
-        rows.groupby("method", sort=True)["error"]
-        .agg(mean_error="mean", n_finite="count")
-        .reset_index()
-    )

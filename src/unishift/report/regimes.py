@@ -21,7 +21,6 @@ from unishift.regimes.selector import (
     best_single_records,
     oracle_records,
     select_methods,
-    selection_summary,
 )
 from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
@@ -159,11 +158,12 @@ def build_selection(
         ),
         "Oracle": "best on " + _counts(oracle["chosen_method"]),
     }
-    summary = selection_summary(selected, best, oracle, records[["method", "error"]])
+    # mean error (NaN errors left out) and the number of finite errors per (pseudo-)method
+    rows = pd.concat([selected, best, oracle, records[["method", "error"]]], ignore_index=True)
+    summary = rows.groupby("method")["error"].agg(mean_error="mean", n_finite="count")
+    summary = summary.loc[[name, "BestSingle", "Oracle", *methods]].reset_index()
     summary["role"] = [roles.get(m, "method") for m in summary["method"]]
     summary["note"] = [notes.get(m, "") for m in summary["method"]]
-    order = [name, "BestSingle", "Oracle", *methods]
-    summary = summary.set_index("method").loc[order].reset_index()
     overall = best_single_method(records, methods)
     summary.loc[summary["method"] == overall, "note"] = "best single method over all groups"
     write_csv(summary_path, summary[["method", "role", "mean_error", "n_finite", "note"]])
