@@ -45,9 +45,7 @@ def _posteriors(dataset: str, classifier: str, data_home: str, data_root: str | 
     return posteriors
 
 
-def label_setup(
-    dataset: str, classifier: str, data_home, data_root=None, sample_posteriors="per_sample"
-):
+def label_setup(dataset: str, classifier: str, data_home, data_root=None):
     """The :class:`SetupData` the workflow builds for (dataset, classifier) of the paper grid."""
     key = (dataset, str(data_home), None if data_root is None else str(data_root))
     return load_label_setup(
@@ -57,22 +55,14 @@ def label_setup(
         dataset,
         classifier,
         SEED,
-        sample_posteriors=sample_posteriors,
     )
 
 
 def sample_records(
-    task: str,
-    method: str,
-    dataset: str,
-    classifier: str,
-    data_home,
-    data_root=None,
-    sample_posteriors="per_sample",
-    **options,
+    task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options
 ):
     """Per-sample records of one cell (``options``: ece_precision, domain_stream, params)."""
-    setup = label_setup(dataset, classifier, data_home, data_root, sample_posteriors)
+    setup = label_setup(dataset, classifier, data_home, data_root)
     records, _ = evaluate_method(task, method, "label", [setup], **options)
     return records
 
