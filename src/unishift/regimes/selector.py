@@ -14,26 +14,6 @@ from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 
 SAMPLE_KEY = ["task", "classifier", "dataset", "sample_id"]
 REQUIRED = (*SAMPLE_KEY, "method", "error")
-# Record columns that are known only with the sample's labels (or are the answer itself), besides
-# the ``true_*`` ones.
-LABEL_COLUMNS = frozenset(
-    {
-        "error",
-        "estimate",
-        "shift_intensity",
-        "ece",
-        "ece_positive",
-        "ece_classwise",
-        "brier",
-        "ae",
-        "rae",
-        "estimated_prevalence",
-        "status",
-        "reason",
-        "method",
-        "group",
-    }
-)
 
 
 def group_of(shift: str, dataset: str) -> str:
@@ -56,15 +36,16 @@ def add_groups(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def check_features(features) -> list[str]:
-    """The features as a list; refuses true intensities and label-derived columns."""
+    """The features as a list of unsupervised descriptors (docs/regimes.md §4.2)."""
     features = list(features)
     if not features:
         raise ValueError("the selector needs at least one descriptor column")
-    bad = [f for f in features if f in LABEL_COLUMNS or f.startswith("true_")]
+    bad = [f for f in features if f not in UNSUPERVISED_DESCRIPTORS]
     if bad:
         raise ValueError(
-            f"{bad} need the sample's labels (or are the answer): a selector may use unsupervised "
-            f"descriptors only, e.g. {list(UNSUPERVISED_DESCRIPTORS)}"
+            f"{bad} are not unsupervised descriptors (true intensities and record columns need the "
+            f"sample's labels or are the answer): a selector may use unsupervised descriptors only, "
+            f"{list(UNSUPERVISED_DESCRIPTORS)}"
         )
     return features
 
