@@ -51,9 +51,7 @@ def build_table(
     ``<name>_summary.csv`` (ranks, win rates) and ``<name>.tex`` into ``out_dir``, where name is
     ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier". With ``classifiers``,
     ``datasets`` and ``n_samples`` given, every file must hold every setup and sample."""
-    result_files = list(result_files)
-    records = load_records(result_files)
-    _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
+    records = _read(result_files, methods, classifiers, datasets, n_samples)
     result = compute_table(
         records,
         task,
@@ -107,13 +105,16 @@ def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> 
     (out_dir / f"{stem}_groups.csv").write_text("method,avg_rank,groups,friedman_pvalue\n")
 
 
-def _check_complete_if_known(records, methods, files, classifiers, datasets, n_samples) -> None:
-    if classifiers is None or datasets is None or n_samples is None:
-        return
-    # the workflow names each per-sample file after its method
-    by_method = {Path(path).stem: str(path) for path in files}
-    setups = [(c, d) for c in classifiers for d in datasets]
-    check_complete(records, methods, setups, n_samples, by_method)
+def _read(files, methods, classifiers, datasets, n_samples) -> pd.DataFrame:
+    """The records of ``files``; with every other argument given, :func:`check_complete` first."""
+    files = list(files)
+    records = load_records(files)
+    if None not in (methods, classifiers, datasets, n_samples):
+        # the workflow names each per-sample file after its method
+        by_method = {Path(path).stem: str(path) for path in files}
+        setups = [(c, d) for c in classifiers for d in datasets]
+        check_complete(records, methods, setups, n_samples, by_method)
+    return records
 
 
 def build_error_by_shift(
@@ -130,11 +131,9 @@ def build_error_by_shift(
     """``{task}_{shift}_err_by_shift.pdf`` and ``.png`` in ``out_dir``: the plot's selection of
     methods among the configured ones (docs/reporting.md §4), or the first eight configured when
     none of them is; incomplete result files are refused as in :func:`build_table`."""
-    result_files = list(result_files)
-    records = load_records(result_files)
+    records = _read(result_files, methods, classifiers, datasets, n_samples)
     chosen = None
     if methods is not None:
-        _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
         chosen = [(m, c) for m, c in PLOT_METHODS.get((task, shift), []) if m in methods]
         chosen = chosen or list(zip(methods, FALLBACK_COLOURS))
     out_dir = Path(out_dir)
