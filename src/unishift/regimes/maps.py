@@ -105,7 +105,6 @@ def regime_map(
     scheme: str = "quantile",
     value_range=None,
     methods: list[str] | None = None,
-    decimals: int = 12,
 ) -> RegimeMap:
     """Bin ``descriptor``, and per bin each method's mean error, ranking and winner
     (docs/regimes.md §3)."""
@@ -141,7 +140,7 @@ def regime_map(
         means = in_bin.mean(axis=0) if n else pd.Series(np.nan, index=methods)
         ranking, winner, n_tied, winner_changed, ranking_changed = [], "", 0, False, False
         if n:
-            rounded = means.round(decimals)
+            rounded = means.round(12)  # so that summation order cannot decide
             ranking = sorted(methods, key=lambda m: (rounded[m], methods.index(m)))
             winner = ranking[0]
             n_tied = int((rounded == rounded[winner]).sum())

@@ -174,20 +174,18 @@ def oracle_records(
     return _pick(records, errors.index, [methods[c] for c in choice], name, {"is_method": False})
 
 
-def best_single_method(
-    records: pd.DataFrame, methods: list[str] | None = None, decimals: int = 12
-) -> str:
+def best_single_method(records: pd.DataFrame, methods: list[str] | None = None) -> str:
     """The method with the lowest mean error over the samples on which every method has a finite
-    error (paired); means rounded to ``decimals`` places, ties to the earlier-listed method."""
+    error (paired); means rounded to 12 places, ties to the earlier-listed method."""
     methods, _, errors = _wide(records, methods)
-    return _best(errors, methods, decimals)
+    return _best(errors, methods)
 
 
-def _best(errors: pd.DataFrame, methods: list[str], decimals: int = 12) -> str:
+def _best(errors: pd.DataFrame, methods: list[str]) -> str:
     complete = errors[np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)]
     if complete.empty:
         raise ValueError("no sample has a finite error for every method")
-    means = complete.mean(axis=0).round(decimals)
+    means = complete.mean(axis=0).round(12)
     return min(methods, key=lambda m: (means[m], methods.index(m)))
 
 
