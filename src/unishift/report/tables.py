@@ -119,10 +119,6 @@ class TableResult:
     def references(self) -> list[str]:
         return [m.name for m in self.methods if m.group == "reference"]
 
-    def experiments(self) -> np.ndarray:
-        """(N, k) matrix of every (setup, sample) experiment, the input of wins, ranks and CD."""
-        return np.vstack(self.values)
-
     def failures(self) -> pd.DataFrame:
         """Per method: fallback and errored samples over the whole table (only methods with any)."""
         rows = []
