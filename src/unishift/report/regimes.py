@@ -30,6 +30,7 @@ from unishift.report.tables import load_records
 SELECTOR = "Selector"
 SELECTION_GROUP = "selection"
 PSEUDO_METHODS = (SELECTOR, "Oracle", "BestSingle")
+SAMPLE = ["classifier", "dataset", "sample_id"]  # one sample of a task and shift
 
 # The descriptors each shift's maps bin: its true intensities (what the protocol set), then the
 # unsupervised estimates (what a user can compute from an unlabelled sample).
@@ -80,9 +81,7 @@ def build_regime_maps(
     for descriptor in descriptors or map_descriptors(shift):
         values = records[descriptor].to_numpy(dtype=float)
         defined = np.isfinite(values)
-        undefined[descriptor] = int(
-            records.loc[~defined, ["classifier", "dataset", "sample_id"]].drop_duplicates().shape[0]
-        )
+        undefined[descriptor] = len(records.loc[~defined, SAMPLE].drop_duplicates())
         if not defined.any():
             raise ValueError(
                 f"the descriptor {descriptor!r} is empty on every {shift}-shift sample"
@@ -131,18 +130,17 @@ def build_selection(
     best = best_single_records(records, methods)
 
     # in the row order of the first method's record file (setups in table order)
-    key = ["classifier", "dataset", "sample_id"]
-    order = records.loc[records["method"] == methods[0], key].reset_index(drop=True)
-    ordered = order.merge(selected, on=key, how="left", validate="one_to_one")
+    order = records.loc[records["method"] == methods[0], SAMPLE].reset_index(drop=True)
+    ordered = order.merge(selected, on=SAMPLE, how="left", validate="one_to_one")
     write_csv(records_path, ordered[list(COLUMNS[layout])])
-    choices = ordered[[*key, "group", "chosen_method", "predicted_error", "error"]].rename(
+    choices = ordered[[*SAMPLE, "group", "chosen_method", "predicted_error", "error"]].rename(
         columns={"chosen_method": "selector_choice", "error": "selector_error"}
     )
     for frame, label in ((best, "best_single"), (oracle, "oracle")):
-        part = frame[[*key, "chosen_method", "error"]].rename(
+        part = frame[[*SAMPLE, "chosen_method", "error"]].rename(
             columns={"chosen_method": f"{label}_choice", "error": f"{label}_error"}
         )
-        choices = choices.merge(part, on=key, how="left", validate="one_to_one")
+        choices = choices.merge(part, on=SAMPLE, how="left", validate="one_to_one")
     write_csv(choices_path, choices)
 
     roles = {
