@@ -212,5 +212,5 @@ def test_describe_sample_rejects_inconsistent_inputs():
         D.describe_sample(ref, ps[:, :2])
     with pytest.raises(ValueError, match="labels"):
         D.describe_sample(ref, ps, sample_labels=ys[:10])
-    with pytest.raises(ValueError, match="sum to 1"):
+    with pytest.raises(ValueError, match="not on the probability simplex"):
         D.make_reference(pv, yv, [0.5, 0.5, 0.5])

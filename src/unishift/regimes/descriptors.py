@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from unishift.metrics import check_prevalence
 from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 
@@ -34,17 +35,6 @@ def _posteriors(posteriors, n_classes: int | None = None, name: str = "posterior
     return p
 
 
-def _prevalence(vector, n_classes: int | None = None, name: str = "prevalence") -> np.ndarray:
-    v = np.asarray(vector, dtype=float)
-    if v.ndim != 1 or len(v) < 2:
-        raise ValueError(f"{name} must be a length-k vector with k >= 2, got shape {v.shape}")
-    if n_classes is not None and len(v) != n_classes:
-        raise ValueError(f"{name} has {len(v)} entries, expected {n_classes} classes")
-    if np.any(v < 0) or not np.isclose(v.sum(), 1.0, atol=1e-6):
-        raise ValueError(f"{name} must be non-negative and sum to 1, got {v.tolist()}")
-    return v
-
-
 def _labels(labels, n_classes: int, name: str = "labels") -> np.ndarray:
     y = np.asarray(labels)
     if y.ndim != 1 or len(y) == 0:
@@ -66,8 +56,8 @@ def l1(p: np.ndarray, q: np.ndarray) -> float:
 
 def true_label_shift(train_prevalence, sample_labels) -> float:
     """L1 distance between the training prevalence vector and the sample's true prevalence vector."""
-    train = _prevalence(train_prevalence, name="train_prevalence")
-    y = _labels(sample_labels, len(train))
+    train = check_prevalence(train_prevalence, name="train_prevalence")
+    y = _labels(sample_labels, len(train), "sample_labels")
     return l1(train, np.bincount(y, minlength=len(train)) / len(y))
 
 
@@ -103,7 +93,7 @@ def fit_prevalence_estimator(validation_posteriors, validation_labels):
 def est_prevalence_shift(train_prevalence, quantifier, sample_posteriors) -> float:
     """L1 between the training prevalence and PACC's estimate on the sample (estimates
     :func:`true_label_shift`)."""
-    train = _prevalence(train_prevalence, name="train_prevalence")
+    train = check_prevalence(train_prevalence, name="train_prevalence")
     p = _posteriors(sample_posteriors, len(train), "sample_posteriors")
     return l1(train, np.asarray(quiet(quantifier.predict, p), dtype=float))
 
@@ -180,7 +170,7 @@ def make_reference(validation_posteriors, validation_labels, train_prevalence) -
     k = v.shape[1]
     return Reference(
         n_classes=k,
-        train_prevalence=_prevalence(train_prevalence, k, "train_prevalence"),
+        train_prevalence=check_prevalence(train_prevalence, k, "train_prevalence"),
         quantifier=fit_prevalence_estimator(v, validation_labels),
         validation_confidence=float(v.max(axis=1).mean()),
         validation_predicted=predicted_distribution(v),
@@ -195,10 +185,9 @@ def describe_sample(
     p = _posteriors(sample_posteriors, reference.n_classes, "sample_posteriors")
     out: dict[str, float] = {}
     if sample_labels is not None:
-        labels = _labels(sample_labels, reference.n_classes, "sample_labels")
-        if len(labels) != len(p):
-            raise ValueError(f"{len(p)} sample posteriors but {len(labels)} sample labels")
-        out["true_label_shift"] = true_label_shift(reference.train_prevalence, labels)
+        if len(sample_labels) != len(p):
+            raise ValueError(f"{len(p)} sample posteriors but {len(sample_labels)} sample labels")
+        out["true_label_shift"] = true_label_shift(reference.train_prevalence, sample_labels)
     if sample_is_target is not None:
         if len(sample_is_target) != len(p):
             raise ValueError(f"{len(p)} sample posteriors but {len(sample_is_target)} domain flags")
