@@ -91,7 +91,8 @@ class RegimeMap:
 
     def table(self) -> pd.DataFrame:
         """The CSV's rows: :data:`CSV_COLUMNS`, one row per (bin, method)."""
-        return self.cells.merge(self.bins.drop(columns="ranking"), on="bin")[list(CSV_COLUMNS)]
+        table = self.cells.merge(self.bins.drop(columns="ranking"), on="bin")
+        return table.assign(task=self.task, descriptor=self.descriptor)[list(CSV_COLUMNS)]
 
     def change_edges(self) -> list[float]:
         """The lower edges of the bins whose winner differs from the previous non-empty bin's."""
@@ -149,8 +150,6 @@ def regime_map(
             prev_winner, prev_ranking = winner, ranking
         bin_rows.append(
             {
-                "task": task,
-                "descriptor": descriptor,
                 "bin": b,
                 "lower": float(edges[b]),
                 "upper": float(edges[b + 1]),
