@@ -116,12 +116,12 @@ def _wide(records: pd.DataFrame, methods, shared: list[str] = ()):
     return methods, per_sample[list(shared)].first().reindex(errors.index), errors
 
 
-def _pick(records: pd.DataFrame, key_index: pd.MultiIndex, chosen: list, name: str, extra: dict):
-    """The chosen method's row of each sample, renamed ``name``, with the ``extra`` columns."""
+def _pick(records: pd.DataFrame, key_index, chosen: list, name: str, is_method: bool, **extra):
+    """The chosen method's row of each sample, renamed ``name``, with ``is_method`` and ``extra``."""
     lookup = records[records["method"].isin(set(chosen))].set_index([*SAMPLE_KEY, "method"])
     keys = [(*k, m) for k, m in zip(key_index, chosen, strict=True)]
     out = lookup.loc[keys].reset_index()
-    return out.assign(chosen_method=out["method"], method=name, **extra)
+    return out.assign(chosen_method=out["method"], method=name, **extra, is_method=is_method)
 
 
 def select_methods(
@@ -159,19 +159,19 @@ def select_methods(
     if np.isinf(predicted.min(axis=1)).any():
         raise ValueError("some group has no method with a finite training error")
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
-    extra = {"predicted_error": predicted[np.arange(len(choice)), choice], "is_method": True}
-    return _pick(records, errors.index, [methods[c] for c in choice], name, extra)
+    lowest = predicted[np.arange(len(choice)), choice]
+    return _pick(
+        records, errors.index, [methods[c] for c in choice], name, True, predicted_error=lowest
+    )
 
 
-def oracle_records(
-    records: pd.DataFrame, methods: list[str] | None = None, name: str = "Oracle"
-) -> pd.DataFrame:
+def oracle_records(records: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
     """Per sample, the row of the method with the lowest finite error (NaN error if none has one),
     flagged ``is_method`` False: an upper bound, not a method."""
     methods, _, errors = _wide(records, methods)
     E = errors.to_numpy(dtype=float)
     choice = np.argmin(np.where(np.isfinite(E), E, np.inf), axis=1)
-    return _pick(records, errors.index, [methods[c] for c in choice], name, {"is_method": False})
+    return _pick(records, errors.index, [methods[c] for c in choice], "Oracle", False)
 
 
 def best_single_method(records: pd.DataFrame, methods: list[str] | None = None) -> str:
@@ -189,9 +189,7 @@ def _best(errors: pd.DataFrame, methods: list[str]) -> str:
     return min(methods, key=lambda m: (means[m], methods.index(m)))
 
 
-def best_single_records(
-    records: pd.DataFrame, methods: list[str] | None = None, name: str = "BestSingle"
-) -> pd.DataFrame:
+def best_single_records(records: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
     """For each group, :func:`best_single_method` of the other groups' samples applied to the
     group's samples (leave-one-group-out, as the Selector); ``is_method`` True."""
     methods, info, errors = _wide(records, methods, ["group"])
@@ -202,4 +200,4 @@ def best_single_records(
         if not train.any():
             raise ValueError(f"no training samples outside group {g!r}")
         chosen[groups == g] = _best(errors[train], methods)
-    return _pick(records, errors.index, list(chosen), name, {"is_method": True})
+    return _pick(records, errors.index, list(chosen), "BestSingle", True)

@@ -96,8 +96,7 @@ def build_regime_maps(
 
 
 def _counts(choices: pd.Series) -> str:
-    counts = choices.value_counts()
-    return "; ".join(f"{m}: {n}" for m, n in zip(counts.index, counts.to_numpy()))
+    return "; ".join(f"{m}: {n}" for m, n in choices.value_counts().items())
 
 
 def build_selection(
@@ -110,7 +109,6 @@ def build_selection(
     records_path: str | Path,
     summary_path: str | Path,
     choices_path: str | Path,
-    name: str = SELECTOR,
     tex_path: str | Path | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The Selector of one task and shift, with the per-sample oracle and the best single method
@@ -124,7 +122,7 @@ def build_selection(
         features=features,
         methods=methods,
         seed=derive_seed(seed, "selector", shift, task),
-        name=name,
+        name=SELECTOR,
     )
     oracle = oracle_records(records, methods)
     best = best_single_records(records, methods)
@@ -144,12 +142,12 @@ def build_selection(
     write_csv(choices_path, choices)
 
     roles = {
-        name: "selector: a method, a column of the tables",
+        SELECTOR: "selector: a method, a column of the tables",
         "BestSingle": "the best single method of the other groups: a baseline, not in the tables",
         "Oracle": "the per-sample best method: an upper bound, not a method, kept out of ranks",
     }
     notes = {
-        name: "chosen on " + _counts(selected["chosen_method"]),
+        SELECTOR: "chosen on " + _counts(selected["chosen_method"]),
         "BestSingle": "; ".join(
             f"{g}: {m}"
             for g, m in best.groupby("group", sort=True)["chosen_method"].first().items()
@@ -159,22 +157,22 @@ def build_selection(
     # mean error (NaN errors left out) and the number of finite errors per (pseudo-)method
     rows = pd.concat([selected, best, oracle, records[["method", "error"]]], ignore_index=True)
     summary = rows.groupby("method")["error"].agg(mean_error="mean", n_finite="count")
-    summary = summary.loc[[name, "BestSingle", "Oracle", *methods]].reset_index()
+    summary = summary.loc[[SELECTOR, "BestSingle", "Oracle", *methods]].reset_index()
     summary["role"] = [roles.get(m, "method") for m in summary["method"]]
     summary["note"] = [notes.get(m, "") for m in summary["method"]]
     overall = best_single_method(records, methods)
     summary.loc[summary["method"] == overall, "note"] = "best single method over all groups"
     write_csv(summary_path, summary[["method", "role", "mean_error", "n_finite", "note"]])
     if tex_path is not None:
-        Path(tex_path).write_text(selection_tex(summary, name, overall))
+        Path(tex_path).write_text(selection_tex(summary, overall))
     return {"selector": ordered, "oracle": oracle, "best_single": best, "summary": summary}
 
 
-def selection_tex(summary: pd.DataFrame, name: str, overall: str, digits: int = 4) -> str:
+def selection_tex(summary: pd.DataFrame, overall: str, digits: int = 4) -> str:
     """The report's LaTeX tabular of the selection summary (docs/regimes.md §5.4)."""
     rows = summary.set_index("method")
     roles = {
-        name: "picks a method per sample, trained on the other groups",
+        SELECTOR: "picks a method per sample, trained on the other groups",
         "BestSingle": "best single method of the other groups",
         "Oracle": "per-sample best: an upper bound, not ranked",
         overall: "best single method over all groups (in hindsight)",
