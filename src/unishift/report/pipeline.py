@@ -15,6 +15,7 @@ from unishift.report.cd import cd_groups_frame, pyplot, save_figure, write_cd
 from unishift.report.paper import (
     compare_summary,
     load_paper,
+    rank_table,
     reproduction_markdown,
     reproduction_table,
     wins_long,
@@ -191,26 +192,16 @@ def build_reproduction(
     )
     wins = wins[(wins["task"] == task) & (wins["shift"] == shift)]
     write_csv(out_csv, repro)
-    text = (
-        reproduction_markdown(repro, ranks, wins)
-        if len(repro)
-        else _ranks_only_markdown(task, shift, ranks)
-    )
+    if len(repro):
+        text = reproduction_markdown(repro, ranks, wins)
+    else:
+        head = [f"# {task} under {shift} shift", "", "The paper prints no table body; ranks only."]
+        text = "\n".join([*head, "", *rank_table(ranks, 3)]) + "\n"
     if caveat:
         title, _, rest = text.partition("\n")
         text = f"{title}\n\n{caveat}\n{rest}"
     write_text(out_md, text)
     return repro
-
-
-def _ranks_only_markdown(task: str, shift: str, ranks: pd.DataFrame) -> str:
-    lines = [f"# {task} under {shift} shift", "", "The paper prints no table body; ranks only.", ""]
-    lines += ["| method | our rank | paper rank | verdict |", "|---|---|---|---|"]
-    for r in ranks.itertuples():
-        lines.append(
-            f"| {r.method} | {r.avg_rank_ours:.3f} | {r.avg_rank_paper:.3f} | {r.verdict} |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def build_accuracy(
