@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import numpy as np
-
 from unishift.data.label_shift import (
     label_shift_samples,
     load_label_setup,
@@ -65,19 +63,6 @@ def sample_records(
     setup = label_setup(dataset, classifier, data_home, data_root)
     records, _ = evaluate_method(task, method, "label", [setup], **options)
     return records
-
-
-def cell_value(
-    task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options
-) -> float:
-    """Our value of one table cell: the mean error over the 100 samples (every sample must have
-    one: an errored sample raises instead of silently shrinking the mean)."""
-    records = sample_records(task, method, dataset, classifier, data_home, data_root, **options)
-    if (records["status"] == "error").any():
-        raise AssertionError(
-            f"{task}/{method} on {dataset}/{classifier}: {records['reason'].iloc[0]}"
-        )
-    return float(np.mean(records["error"]))
 
 
 def paper_value(task: str, method: str, dataset: str, classifier: str) -> float:
