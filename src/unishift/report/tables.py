@@ -3,6 +3,7 @@ one [sample x method] matrix per setup (rows aligned by sample id), its CSV and 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from unishift.records import (
 from unishift.report.names import (
     MethodColumn,
     classifier_display,
-    dataset_latex,
+    latex_escape,
     order_classifiers,
     order_datasets,
     resolve_methods,
@@ -37,6 +38,13 @@ from unishift.stats import (
 )
 
 METRICS = ("error", "brier")
+# The headers of the column groups, in column order (names.TABLE_GROUPS).
+GROUP_HEADERS = {
+    "baseline": "Baselines",
+    "reference": "Reference",
+    "adapted": "Adapted Methods",
+    "selection": "Selection",
+}
 
 
 def load_records(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -93,7 +101,6 @@ class TableResult:
     metric: str
     methods: list[MethodColumn]
     setups: list[tuple[str, str]]  # (classifier, dataset), in table row order
-    sample_ids: list[np.ndarray]  # per setup
     # per setup: (n_samples, k) metric values, NaN where the sample errored
     values: list[np.ndarray]
     means: np.ndarray  # (S, k)
@@ -163,14 +170,15 @@ def compute_table(
             f"duplicate records, e.g. {frame[dupes].iloc[0][['method', 'classifier', 'dataset', 'sample_id']].to_dict()}"
         )
 
-    setups, sample_ids, values, fallbacks = [], [], [], []
+    setups, values, fallbacks = [], [], []
     grouped = dict(tuple(frame.groupby(["classifier", "dataset"], sort=False)))
     for clf in classifiers:
         for ds in datasets:
             block = grouped.get((clf, ds))
             if block is None:
                 raise ValueError(f"no {task}/{shift} records of setup ({clf}, {ds})")
-            value = block.pivot(index="sample_id", columns="method", values=metric)
+            wide = block.pivot(index="sample_id", columns="method", values=[metric, "status"])
+            value = wide[metric]
             present = [m for m in names if m not in value.columns]
             if present:
                 raise ValueError(f"({clf}, {ds}): no records for {present}")
@@ -182,13 +190,10 @@ def compute_table(
                 )
             if n_samples is not None and len(value) != n_samples:
                 raise ValueError(f"({clf}, {ds}): {len(value)} samples, expected {n_samples}")
-            status = block.pivot(index="sample_id", columns="method", values="status")[
-                names
-            ].sort_index()
+            status = wide["status"][names].sort_index()
             matrix = value.to_numpy(dtype=float, copy=True)
             matrix[(status == "error").to_numpy()] = np.nan
             setups.append((clf, ds))
-            sample_ids.append(value.index.to_numpy())
             values.append(matrix)
             fallbacks.append((status == "fallback").sum(axis=0).to_numpy())
     if not setups:
@@ -216,7 +221,6 @@ def compute_table(
         metric=metric,
         methods=columns,
         setups=setups,
-        sample_ids=sample_ids,
         values=values,
         means=means,
         n_samples=np.vstack([np.isfinite(v).sum(axis=0) for v in values]),
@@ -287,27 +291,19 @@ def write_table_csv(result: TableResult, path: str | Path) -> None:
     write_csv(path.with_name(f"{path.stem}_summary.csv"), summary_frame(result))
 
 
-def _cell(mean: float, bold: bool, colour: str | None, decimals: int) -> str:
+def _cell(mean: float, bold: bool, colour: str | None) -> str:
     if not np.isfinite(mean):
         return "n/a"
-    number = f"{mean:.{decimals}f}"
+    number = f"{mean:.3f}"
     number = rf"\textbf{{{number}}}" if bold else number
     return f"${number}$\\cellcolor{{{colour}}}"
 
 
-def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: int = 3) -> str:
+def render_table_tex(result: TableResult, width: str = r"\textwidth") -> str:
     """The LaTeX table of docs/reporting.md §2.6, followed by a note on fallbacks and errors if any."""
     k = len(result.methods)
-    groups = []
-    for group, label in (
-        ("baseline", "Baselines"),
-        ("reference", "Reference"),
-        ("adapted", "Adapted Methods"),
-        ("selection", "Selection"),
-    ):
-        n = sum(m.group == group for m in result.methods)
-        if n:
-            groups.append((label, n))
+    counts = Counter(m.group for m in result.methods)
+    groups = [(label, counts[group]) for group, label in GROUP_HEADERS.items() if counts[group]]
     col_spec = "cc|" + "|".join("c" * n for _, n in groups)
     group_cells = [
         rf"\multicolumn{{{n}}}{{c{'|' if g < len(groups) - 1 else ''}}}{{{label}}}"
@@ -316,10 +312,11 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
     rows_of = {}  # classifier -> its rows, in setup order
     for s, (clf, ds) in enumerate(result.setups):
         cells = [
-            _cell(result.means[s, j], result.bold[s, j], result.colours[s][j], decimals)
-            for j in range(k)
+            _cell(result.means[s, j], result.bold[s, j], result.colours[s][j]) for j in range(k)
         ]
-        rows_of.setdefault(clf, []).append({"dataset": dataset_latex(ds), "cells": cells})
+        # a covariate pair a->b as \texttt{a}$\rightarrow$\texttt{b}
+        dataset = r"$\rightarrow$".join(rf"\texttt{{{latex_escape(p)}}}" for p in ds.split("->"))
+        rows_of.setdefault(clf, []).append({"dataset": dataset, "cells": cells})
     blocks = [{"label": classifier_display(c), "rows": rows} for c, rows in rows_of.items()]
     wins = result.wins
     win_rows = []
@@ -334,9 +331,6 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
         rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
         for r, b in zip(result.avg_ranks, result.rank_bold)
     ]
-    failures = result.failures()
-    notes = failures[["display", "n_fallbacks", "n_errors"]].to_dict("records")
-    na_cells = int((result.n_samples == 0).sum())
     return render_template(
         "result_table.tex.j2",
         width=width,
@@ -346,8 +340,8 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
         blocks=blocks,
         win_rows=win_rows,
         ranks=ranks,
-        notes=notes,
-        na_cells=na_cells,
+        notes=result.failures().to_dict("records"),
+        na_cells=int((result.n_samples == 0).sum()),
         n_experiments=wins.n_experiments,
     )
 
