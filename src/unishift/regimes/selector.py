@@ -130,7 +130,6 @@ def select_methods(
     methods: list[str] | None = None,
     seed: int = 0,
     model: Callable[[int], object] = default_model,
-    name: str = "Selector",
 ) -> pd.DataFrame:
     """The Selector's records, leave-one-group-out (docs/regimes.md §4.1): per sample the chosen
     method's record with ``chosen_method``, ``predicted_error`` and ``is_method`` True, sorted by
@@ -160,9 +159,8 @@ def select_methods(
         raise ValueError("some group has no method with a finite training error")
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
     lowest = predicted[np.arange(len(choice)), choice]
-    return _pick(
-        records, errors.index, [methods[c] for c in choice], name, True, predicted_error=lowest
-    )
+    chosen = [methods[c] for c in choice]
+    return _pick(records, errors.index, chosen, "Selector", True, predicted_error=lowest)
 
 
 def oracle_records(records: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:

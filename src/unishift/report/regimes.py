@@ -72,24 +72,20 @@ def build_regime_maps(
     stem: str | Path,
     n_bins: int = 10,
     scheme: str = "quantile",
-    descriptors: Iterable[str] | None = None,
 ) -> tuple[list, dict[str, int]]:
     """The regime maps of one task and shift (docs/regimes.md §5.3), written to ``<stem>.csv``,
     ``.png`` and ``.tex``; returns the maps and, per descriptor, the samples left out as empty."""
     records = _records(files, task, shift, methods)
     maps, undefined = [], {}
-    for descriptor in descriptors or map_descriptors(shift):
-        values = records[descriptor].to_numpy(dtype=float)
-        defined = np.isfinite(values)
+    for descriptor in map_descriptors(shift):
+        defined = np.isfinite(records[descriptor].to_numpy(dtype=float))
         undefined[descriptor] = len(records.loc[~defined, SAMPLE].drop_duplicates())
         if not defined.any():
             raise ValueError(
                 f"the descriptor {descriptor!r} is empty on every {shift}-shift sample"
             )
         maps.append(
-            regime_map(
-                records[defined], descriptor, n_bins=n_bins, scheme=scheme, methods=list(methods)
-            )
+            regime_map(records[defined], descriptor, n_bins=n_bins, scheme=scheme, methods=methods)
         )
     write_regime_maps(maps, stem, title=f"{make_title(task, shift)}: mean error by bin")
     return maps, undefined
@@ -116,13 +112,11 @@ def build_selection(
     ``layout``; the .tex with ``tex_path``)."""
     methods = list(methods)
     records = add_groups(_records(files, task, shift, methods))
-    features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]
     selected = select_methods(
         records,
-        features=features,
+        features=[f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()],
         methods=methods,
         seed=derive_seed(seed, "selector", shift, task),
-        name=SELECTOR,
     )
     oracle = oracle_records(records, methods)
     best = best_single_records(records, methods)
@@ -168,7 +162,7 @@ def build_selection(
     return {"selector": ordered, "oracle": oracle, "best_single": best, "summary": summary}
 
 
-def selection_tex(summary: pd.DataFrame, overall: str, digits: int = 4) -> str:
+def selection_tex(summary: pd.DataFrame, overall: str) -> str:
     """The report's LaTeX tabular of the selection summary (docs/regimes.md §5.4)."""
     rows = summary.set_index("method")
     roles = {
@@ -185,7 +179,7 @@ def selection_tex(summary: pd.DataFrame, overall: str, digits: int = 4) -> str:
     ]
     for method, role in roles.items():
         mean, n = rows.loc[method, "mean_error"], int(rows.loc[method, "n_finite"])
-        value = f"{mean:.{digits}f}" if np.isfinite(mean) else "--"
+        value = f"{mean:.4f}" if np.isfinite(mean) else "--"
         lines.append(f"{latex_escape(method)} & {value} & {n} & {role} \\\\")
     lines += [r"\hline", r"\end{tabular}", ""]
     return "\n".join(lines)
