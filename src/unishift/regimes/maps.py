@@ -183,12 +183,8 @@ def regime_map(
     )
 
 
-_TEX = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$",
-        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
-
-
-def _tex_escape(text: str) -> str:
-    return "".join(_TEX.get(ch, ch) for ch in text)
+_TEX = str.maketrans({"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#",
+    "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"})  # fmt: skip
 
 
 def _draw(ax, rmap: RegimeMap) -> None:
@@ -204,16 +200,16 @@ def _draw(ax, rmap: RegimeMap) -> None:
     ax.grid(axis="y", linestyle="--", color="lightgray")
 
 
-def regime_maps_tex(rmaps: list[RegimeMap], digits: int = 4) -> str:
+def regime_maps_tex(rmaps: list[RegimeMap]) -> str:
     """One LaTeX tabular per map, headed by its descriptor and scaled to the text width: bin
     interval, sample count, each method's mean error (the winner's in bold), the winner, and a ``*``
     where the winner changes."""
     lines = []
     for rmap in rmaps:
         cells = rmap.cells.set_index(["bin", "method"])["mean_error"]
-        head = ["bin", "$n$", *(_tex_escape(m) for m in rmap.methods), "winner", "change"]
+        head = ["bin", "$n$", *(m.translate(_TEX) for m in rmap.methods), "winner", "change"]
         lines += [
-            rf"\noindent\textbf{{{_tex_escape(rmap.descriptor)}}}"
+            rf"\noindent\textbf{{{rmap.descriptor.translate(_TEX)}}}"
             rf" ({rmap.n_dropped} samples without every method's error left out)\\",
             r"\resizebox{\textwidth}{!}{%",
             r"\begin{tabular}{lr" + "r" * len(rmap.methods) + "lc}",
@@ -223,14 +219,14 @@ def regime_maps_tex(rmaps: list[RegimeMap], digits: int = 4) -> str:
         ]
         for row in rmap.bins.itertuples(index=False):
             close = "]" if row.upper_closed else ")"
-            interval = f"$[{row.lower:.{digits}f}, {row.upper:.{digits}f}{close}$"
+            interval = f"$[{row.lower:.4f}, {row.upper:.4f}{close}$"
             values = []
             for m in rmap.methods:
                 v = cells[(row.bin, m)]
-                text = "--" if not np.isfinite(v) else f"{v:.{digits}f}"
+                text = "--" if not np.isfinite(v) else f"{v:.4f}"
                 values.append(rf"\textbf{{{text}}}" if m == row.winner else text)
             change = "*" if row.winner_changed else ""
-            winner = _tex_escape(row.winner) if row.winner else "--"
+            winner = row.winner.translate(_TEX) if row.winner else "--"
             lines.append(
                 " & ".join([interval, str(row.n_samples), *values, winner, change]) + r" \\"
             )
