@@ -64,10 +64,8 @@ def true_label_shift(train_prevalence, sample_labels) -> float:
 def true_mixture(sample_is_target) -> float:
     """Share of target-domain items in the sample (the covariate protocol's m_k / sample_size)."""
     mask = np.asarray(sample_is_target)
-    if mask.ndim != 1 or len(mask) == 0:
-        raise ValueError("sample_is_target must be a non-empty 1-d array of booleans")
-    if mask.dtype != bool and not np.all(np.isin(mask, (0, 1))):
-        raise ValueError("sample_is_target must hold booleans (or 0/1)")
+    if mask.ndim != 1 or len(mask) == 0 or not np.all(np.isin(mask, (0, 1))):
+        raise ValueError("sample_is_target must be a non-empty 1-d array of booleans (or 0/1)")
     return float(mask.astype(bool).mean())
 
 
@@ -157,7 +155,6 @@ def predicted_distribution(posteriors) -> np.ndarray:
 class Reference:
     """What the unsupervised descriptors learn from, computed once per setup."""
 
-    n_classes: int
     train_prevalence: np.ndarray
     quantifier: object
     validation_confidence: float
@@ -167,10 +164,8 @@ class Reference:
 def make_reference(validation_posteriors, validation_labels, train_prevalence) -> Reference:
     """The per-setup part of the descriptors (docs/regimes.md §1)."""
     v = _posteriors(validation_posteriors, name="validation_posteriors")
-    k = v.shape[1]
     return Reference(
-        n_classes=k,
-        train_prevalence=check_prevalence(train_prevalence, k, "train_prevalence"),
+        train_prevalence=check_prevalence(train_prevalence, v.shape[1], "train_prevalence"),
         quantifier=fit_prevalence_estimator(v, validation_labels),
         validation_confidence=float(v.max(axis=1).mean()),
         validation_predicted=predicted_distribution(v),
@@ -182,7 +177,7 @@ def describe_sample(
 ) -> dict[str, float]:
     """The descriptors its inputs allow of one sample but ``domain_auc`` (:func:`domain_auc`),
     keyed by column name in :data:`DESCRIPTORS` order (docs/regimes.md §1)."""
-    p = _posteriors(sample_posteriors, reference.n_classes, "sample_posteriors")
+    p = _posteriors(sample_posteriors, len(reference.train_prevalence), "sample_posteriors")
     out: dict[str, float] = {}
     if sample_labels is not None:
         if len(sample_labels) != len(p):
