@@ -78,14 +78,11 @@ def build_table(
 
 def with_class_counts(result: TableResult, records: pd.DataFrame) -> TableResult:
     """The result with each row's data set named with its number of classes, ``cmc (k=3)``, when the
-    records are in the k-class layout (the CSV keeps the plain names, the keys of the files)."""
+    records it was computed from are in the k-class layout (the CSV keeps the plain names)."""
     if "n_classes" not in records:
         return result
     classes = records.groupby("dataset")["n_classes"].first()
-    setups = [
-        (clf, f"{dataset} (k={int(classes[dataset])})" if dataset in classes else dataset)
-        for clf, dataset in result.setups
-    ]
+    setups = [(clf, f"{ds} (k={int(classes[ds])})") for clf, ds in result.setups]
     return replace(result, setups=setups)
 
 

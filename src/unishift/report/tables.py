@@ -70,12 +70,11 @@ def check_complete(
 ) -> None:
     """Every method has every (classifier, data set) setup with sample ids exactly 0..n-1, once each;
     otherwise the error names the method's file and what is missing."""
-    files = files or {}
     keys = ["method", "classifier", "dataset"]
     stats_ = records.groupby(keys)["sample_id"].agg(["size", "nunique", "min", "max"])
     for method in methods:
         for classifier, dataset in setups:
-            where = files.get(method, f"the results of {method}")
+            where = (files or {}).get(method, f"the results of {method}")
             key = (method, classifier, dataset)
             if key not in stats_.index:
                 raise DamagedFileError(
@@ -128,13 +127,12 @@ class TableResult:
 
     def failures(self) -> pd.DataFrame:
         """Per method: fallback and errored samples over the whole table (only methods with any)."""
-        rows = []
-        for j, m in enumerate(self.methods):
-            fb, er = int(self.n_fallbacks[:, j].sum()), int(self.n_errors[:, j].sum())
-            if fb or er:
-                rows.append(
-                    {"method": m.name, "display": m.display, "n_fallbacks": fb, "n_errors": er}
-                )
+        fallbacks, errors = self.n_fallbacks.sum(axis=0), self.n_errors.sum(axis=0)
+        rows = [
+            {"method": m.name, "display": m.display, "n_fallbacks": fb, "n_errors": er}
+            for m, fb, er in zip(self.methods, fallbacks.tolist(), errors.tolist())
+            if fb or er
+        ]
         return pd.DataFrame(rows, columns=["method", "display", "n_fallbacks", "n_errors"])
 
 
@@ -157,6 +155,8 @@ def compute_table(
         raise ValueError(f"metric {metric!r} is not one of {METRICS}")
     columns = resolve_methods(task, list(methods), shift, method_info)
     names = [c.name for c in columns]
+    if not names:
+        raise ValueError("compute_table needs at least one method")
     frame = records[(records["task"] == task) & (records["shift"] == shift)]
     frame = frame[frame["method"].isin(names)]
     absent = sorted(set(names) - set(frame["method"]))
@@ -164,11 +164,10 @@ def compute_table(
         raise ValueError(f"no {task}/{shift} records for methods {absent}")
     classifiers = classifiers or order_classifiers(frame["classifier"])
     datasets = datasets or order_datasets(frame["dataset"])
-    dupes = frame.duplicated(["method", "classifier", "dataset", "sample_id"])
+    key = ["method", "classifier", "dataset", "sample_id"]
+    dupes = frame.duplicated(key)
     if dupes.any():
-        raise ValueError(
-            f"duplicate records, e.g. {frame[dupes].iloc[0][['method', 'classifier', 'dataset', 'sample_id']].to_dict()}"
-        )
+        raise ValueError(f"duplicate records, e.g. {frame[dupes].iloc[0][key].to_dict()}")
 
     setups, values, fallbacks = [], [], []
     grouped = dict(tuple(frame.groupby(["classifier", "dataset"], sort=False)))
@@ -196,17 +195,11 @@ def compute_table(
             setups.append((clf, ds))
             values.append(matrix)
             fallbacks.append((status == "fallback").sum(axis=0).to_numpy())
-    if not setups:
-        raise ValueError(
-            f"no {task}/{shift} setups among classifiers {classifiers} and datasets {datasets}"
-        )
 
     means = np.vstack([cell_means(v) for v in values])
     bold = np.vstack([bold_row(v, alpha).bold for v in values])
-    colours = [row_colours(m) for m in means]
     experiments = np.vstack(values)
     references = [c.name for c in columns if c.group == "reference"]
-    wins = win_rates(experiments, names, references, alpha)
     avg = rank_matrix(experiments, RANK_DECIMALS).mean(axis=0)
     avg_methods = bold_methods = None
     keep = [j for j, c in enumerate(columns) if c.group != "selection"]
@@ -227,8 +220,8 @@ def compute_table(
         n_fallbacks=np.vstack(fallbacks).astype(int),
         n_errors=np.vstack([(~np.isfinite(v)).sum(axis=0) for v in values]),
         bold=bold,
-        colours=colours,
-        wins=wins,
+        colours=[row_colours(m) for m in means],
+        wins=win_rates(experiments, names, references, alpha),
         avg_ranks=avg,
         rank_bold=top_ranked(avg, len(references)),
         alpha=alpha,
