@@ -116,8 +116,7 @@ def cd_layout(
             y = max(y, groups[-1].y + 0.2)
         member_ranks = [by_name[m].rank for m in members]
         groups.append(GroupLine(tuple(members), min(member_ranks), max(member_ranks), y))
-    tick, minor = xticks(k)
-    return CDLayout(k, title, treatments, groups, tick, minor)
+    return CDLayout(k, title, treatments, groups, *xticks(k))
 
 
 def _num(x: float) -> str:

@@ -48,9 +48,7 @@ def report_tex(content: ReportContent) -> str:
     )
 
 
-def build_report_pdf(
-    content: ReportContent, pdf_path: str | Path, pdflatex: str | None = None
-) -> Path | None:
+def build_report_pdf(content: ReportContent, pdf_path: str | Path) -> Path | None:
     """Write ``<pdf stem>.tex`` next to ``pdf_path`` and compile it; returns the PDF path, or None
     (with a message on stderr) when pdflatex is not installed. A failed compilation raises with the
     end of the LaTeX log."""
@@ -58,7 +56,7 @@ def build_report_pdf(
     pdf_path.parent.mkdir(parents=True, exist_ok=True)
     tex_path = pdf_path.with_suffix(".tex")
     tex_path.write_text(report_tex(content), encoding="utf-8")
-    exe = pdflatex or shutil.which("pdflatex")
+    exe = shutil.which("pdflatex")
     if exe is None:
         print(f"pdflatex not found: wrote {tex_path}, skipped building {pdf_path}", file=sys.stderr)
         return None
