@@ -134,11 +134,9 @@ def test_domain_auc_is_seeded_and_matches_the_reference_to_the_sample_size():
     a = D.domain_auc(ref, smp, seed=7)
     assert a == D.domain_auc(ref, smp, seed=7)
     assert a != D.domain_auc(ref, smp, seed=8)
-    # with a reference no larger than the sample, "match" keeps all of it: equals reference_size=None
-    small = ref[:80]
-    assert D.domain_auc(small, smp, seed=1) == D.domain_auc(small, smp, seed=1, reference_size=None)
-    with pytest.raises(ValueError, match="reference_size"):
-        D.domain_auc(ref, smp, seed=0, reference_size=0)
+    # the reference is cut to the sample's size by a seeded draw without replacement
+    drawn = ref[np.sort(np.random.default_rng(7).choice(400, 100, replace=False))]
+    assert a == D.domain_auc(drawn, smp, seed=7)
     with pytest.raises(ValueError, match="same columns"):
         D.domain_auc(ref, smp[:, :2], seed=0)
 
@@ -167,7 +165,7 @@ def test_confidence_drop_and_prediction_shift_against_loops():
     ps[0] = [0.4, 0.4, 0.1, 0.1]
     ps[1] = [0.1, 0.3, 0.3, 0.3]
     ref = D.make_reference(pv, np.arange(50) % k, np.full(k, 1 / k))
-    out = D.describe_sample(ref, ps, seed=0)
+    out = D.describe_sample(ref, ps)
     expected = _loop_confidence(pv) - _loop_confidence(ps)
     assert out["confidence_drop"] == pytest.approx(expected, abs=1e-12)
     expected = _loop_l1(_loop_predicted(pv), _loop_predicted(ps))
@@ -189,35 +187,30 @@ def _setup(k=3, seed=0):
 def test_describe_sample_names_order_and_values():
     yv, xv, pv, ys, xs, ps = _setup()
     train = np.array([0.3, 0.3, 0.4])
-    ref = D.make_reference(pv, yv, train, reference_features=xv)
+    ref = D.make_reference(pv, yv, train)
     is_target = np.arange(120) < 30
-    out = D.describe_sample(ref, ps, xs, seed=3, sample_labels=ys, sample_is_target=is_target)
-    assert list(out) == list(D.DESCRIPTORS)
+    out = D.describe_sample(ref, ps, sample_labels=ys, sample_is_target=is_target)
+    assert list(out) == [d for d in D.DESCRIPTORS if d != "domain_auc"]
     assert out["true_label_shift"] == D.true_label_shift(train, ys)
     assert out["true_mixture"] == 0.25
     q = D.fit_prevalence_estimator(pv, yv)
     assert out["est_prevalence_shift"] == D.est_prevalence_shift(train, q, ps)
-    assert out["domain_auc"] == D.domain_auc(xv, xs, seed=3)
     expected = _loop_confidence(pv) - _loop_confidence(ps)
     assert out["confidence_drop"] == pytest.approx(expected, abs=1e-12)
     expected = _loop_l1(_loop_predicted(pv), _loop_predicted(ps))
     assert out["prediction_shift"] == pytest.approx(expected, abs=1e-12)
-    assert out == D.describe_sample(
-        ref, ps, xs, seed=3, sample_labels=ys, sample_is_target=is_target
-    )
-    # unsupervised only: no labels, no domain flags, no features
-    bare = D.describe_sample(ref, ps, seed=3)
+    assert out == D.describe_sample(ref, ps, sample_labels=ys, sample_is_target=is_target)
+    # unsupervised only: no labels, no domain flags
+    bare = D.describe_sample(ref, ps)
     assert list(bare) == ["est_prevalence_shift", "confidence_drop", "prediction_shift"]
 
 
 def test_describe_sample_rejects_inconsistent_inputs():
     yv, xv, pv, ys, xs, ps = _setup()
     ref = D.make_reference(pv, yv, [0.3, 0.3, 0.4])
-    with pytest.raises(ValueError, match="reference_features"):
-        D.describe_sample(ref, ps, xs, seed=0)
     with pytest.raises(ValueError, match="3 classes"):
-        D.describe_sample(ref, ps[:, :2], seed=0)
+        D.describe_sample(ref, ps[:, :2])
     with pytest.raises(ValueError, match="labels"):
-        D.describe_sample(ref, ps, seed=0, sample_labels=ys[:10])
-    with pytest.raises(ValueError, match="sum to 1"):
+        D.describe_sample(ref, ps, sample_labels=ys[:10])
+    with pytest.raises(ValueError, match="not on the probability simplex"):
         D.make_reference(pv, yv, [0.5, 0.5, 0.5])

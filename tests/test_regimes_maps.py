@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from unishift.regimes.maps import CSV_COLUMNS, assign_bins, bin_edges, regime_map, write_regime_map
+from unishift.regimes.maps import CSV_COLUMNS, assign_bins, bin_edges, regime_map, write_regime_maps
 
 
 def _loop_bin(value, edges):
@@ -163,8 +163,8 @@ def test_written_files_are_deterministic_and_well_formed(tmp_path):
     records = _records()
     records["method"] = records["method"].replace({"C": "EMQ_BCTS"})
     rmap = regime_map(records, "domain_auc", n_bins=4)
-    paths = write_regime_map(rmap, tmp_path / "a" / "quant_domain_auc")
-    again = write_regime_map(rmap, tmp_path / "b" / "quant_domain_auc")
+    paths = write_regime_maps([rmap], tmp_path / "a" / "quant_domain_auc")
+    again = write_regime_maps([rmap], tmp_path / "b" / "quant_domain_auc")
     for suffix in ("csv", "png", "tex"):
         assert paths[suffix].read_bytes() == again[suffix].read_bytes(), suffix
     table = pd.read_csv(paths["csv"])

@@ -246,7 +246,7 @@ def _table_from_paper(task, shift):
     ranks = ranks[(ranks["task"] == task) & (ranks["shift"] == shift)].set_index("method")
     zeros = np.zeros((len(setups), len(methods)), int)
     return TableResult(
-        task=task, shift=shift, metric="error", methods=columns, setups=setups, sample_ids=[],
+        task=task, shift=shift, metric="error", methods=columns, setups=setups,
         values=[], means=matrix("value"), n_samples=zeros + 100, n_fallbacks=zeros, n_errors=zeros,
         bold=matrix("bold").astype(bool), colours=matrix("colour").tolist(),
         wins=WinRates(tuple(methods), tuple(refs), 0, np.zeros_like(rates), rates, rates, dagger),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from unishift.metrics import check_prevalence
 from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 
@@ -18,6 +19,7 @@ UNSUPERVISED_DESCRIPTORS = (
     "prediction_shift",
 )
 DESCRIPTORS = ("true_label_shift", "true_mixture", *UNSUPERVISED_DESCRIPTORS)
+N_FOLDS = 5  # domain_auc's cross-validation folds
 
 
 def _posteriors(posteriors, n_classes: int | None = None, name: str = "posteriors") -> np.ndarray:
@@ -31,17 +33,6 @@ def _posteriors(posteriors, n_classes: int | None = None, name: str = "posterior
     if not np.all(np.isfinite(p)):
         raise ValueError(f"{name} contains non-finite values")
     return p
-
-
-def _prevalence(vector, n_classes: int | None = None, name: str = "prevalence") -> np.ndarray:
-    v = np.asarray(vector, dtype=float)
-    if v.ndim != 1 or len(v) < 2:
-        raise ValueError(f"{name} must be a length-k vector with k >= 2, got shape {v.shape}")
-    if n_classes is not None and len(v) != n_classes:
-        raise ValueError(f"{name} has {len(v)} entries, expected {n_classes} classes")
-    if np.any(v < 0) or not np.isclose(v.sum(), 1.0, atol=1e-6):
-        raise ValueError(f"{name} must be non-negative and sum to 1, got {v.tolist()}")
-    return v
 
 
 def _labels(labels, n_classes: int, name: str = "labels") -> np.ndarray:
@@ -65,18 +56,16 @@ def l1(p: np.ndarray, q: np.ndarray) -> float:
 
 def true_label_shift(train_prevalence, sample_labels) -> float:
     """L1 distance between the training prevalence vector and the sample's true prevalence vector."""
-    train = _prevalence(train_prevalence, name="train_prevalence")
-    y = _labels(sample_labels, len(train))
+    train = check_prevalence(train_prevalence, name="train_prevalence")
+    y = _labels(sample_labels, len(train), "sample_labels")
     return l1(train, np.bincount(y, minlength=len(train)) / len(y))
 
 
 def true_mixture(sample_is_target) -> float:
     """Share of target-domain items in the sample (the covariate protocol's m_k / sample_size)."""
     mask = np.asarray(sample_is_target)
-    if mask.ndim != 1 or len(mask) == 0:
-        raise ValueError("sample_is_target must be a non-empty 1-d array of booleans")
-    if mask.dtype != bool and not np.all(np.isin(mask, (0, 1))):
-        raise ValueError("sample_is_target must hold booleans (or 0/1)")
+    if mask.ndim != 1 or len(mask) == 0 or not np.all(np.isin(mask, (0, 1))):
+        raise ValueError("sample_is_target must be a non-empty 1-d array of booleans (or 0/1)")
     return float(mask.astype(bool).mean())
 
 
@@ -102,21 +91,14 @@ def fit_prevalence_estimator(validation_posteriors, validation_labels):
 def est_prevalence_shift(train_prevalence, quantifier, sample_posteriors) -> float:
     """L1 between the training prevalence and PACC's estimate on the sample (estimates
     :func:`true_label_shift`)."""
-    train = _prevalence(train_prevalence, name="train_prevalence")
+    train = check_prevalence(train_prevalence, name="train_prevalence")
     p = _posteriors(sample_posteriors, len(train), "sample_posteriors")
     return l1(train, np.asarray(quiet(quantifier.predict, p), dtype=float))
 
 
-def domain_auc(
-    reference_features,
-    sample_features,
-    seed: int,
-    n_folds: int = 5,
-    reference_size: int | str | None = "match",
-) -> float:
+def domain_auc(reference_features, sample_features, seed: int) -> float:
     """Cross-validated AUC of a domain classifier telling reference items from sample items: 0.5
-    when indistinguishable (docs/regimes.md §1.2). ``reference_size``: ``"match"`` draws as many
-    reference items as the sample has, None keeps them all, a positive integer draws that many."""
+    when indistinguishable (docs/regimes.md §1.2)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedGroupKFold
@@ -133,26 +115,20 @@ def domain_auc(
         )
     if not (np.all(np.isfinite(ref)) and np.all(np.isfinite(smp))):
         raise ValueError("features contain non-finite values")
-    if reference_size is not None:
-        size = len(smp) if reference_size == "match" else reference_size
-        if not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(
-                f"reference_size must be 'match', None or a positive integer, got {reference_size!r}"
-            )
-        if size < len(ref):
-            draw = np.random.default_rng(seed).choice(len(ref), size, replace=False)
-            ref = ref[np.sort(draw)]
+    if len(smp) < len(ref):  # as many reference items as the sample has
+        draw = np.random.default_rng(seed).choice(len(ref), len(smp), replace=False)
+        ref = ref[np.sort(draw)]
     X = np.vstack([ref, smp])
     y = np.r_[np.zeros(len(ref), dtype=int), np.ones(len(smp), dtype=int)]
     # copies of one item share a fold, or the model recognises held-out copies (docs/regimes.md §1.2)
     _, copies = np.unique(X, axis=0, return_inverse=True)
     distinct = [len(np.unique(copies[y == side])) for side in (0, 1)]
-    if min(distinct) < n_folds:
+    if min(distinct) < N_FOLDS:
         raise ValueError(
-            f"domain_auc needs at least n_folds={n_folds} distinct items on each side, got "
+            f"domain_auc needs at least {N_FOLDS} distinct items on each side, got "
             f"{distinct[0]} in the reference and {distinct[1]} in the sample"
         )
-    folds = StratifiedGroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+    folds = StratifiedGroupKFold(n_splits=N_FOLDS, shuffle=True, random_state=seed)
     aucs = []
     # one BLAS thread: the same last bits on any machine (as the classifiers, docs/protocols.md §2.3)
     with threadpool_limits(limits=1):
@@ -168,11 +144,6 @@ def domain_auc(
     return float(np.mean(aucs))
 
 
-def mean_confidence(posteriors) -> float:
-    """Mean over items of the largest posterior."""
-    return float(_posteriors(posteriors).max(axis=1).mean())
-
-
 def predicted_distribution(posteriors) -> np.ndarray:
     """Share of items predicted (argmax, ties to the lowest class index: docs/methods.md §0.2) as
     each class."""
@@ -184,54 +155,34 @@ def predicted_distribution(posteriors) -> np.ndarray:
 class Reference:
     """What the unsupervised descriptors learn from, computed once per setup."""
 
-    n_classes: int
     train_prevalence: np.ndarray
     quantifier: object
     validation_confidence: float
     validation_predicted: np.ndarray
-    reference_features: np.ndarray | None
 
 
-def make_reference(
-    validation_posteriors,
-    validation_labels,
-    train_prevalence,
-    reference_features=None,
-) -> Reference:
-    """The per-setup part of the descriptors (docs/regimes.md §1); without ``reference_features``
-    (the domain classifier's reference items) ``domain_auc`` is not computed."""
+def make_reference(validation_posteriors, validation_labels, train_prevalence) -> Reference:
+    """The per-setup part of the descriptors (docs/regimes.md §1)."""
     v = _posteriors(validation_posteriors, name="validation_posteriors")
-    k = v.shape[1]
-    train = _prevalence(train_prevalence, k, "train_prevalence")
-    ref = None if reference_features is None else np.asarray(reference_features, dtype=float)
     return Reference(
-        n_classes=k,
-        train_prevalence=train,
+        train_prevalence=check_prevalence(train_prevalence, v.shape[1], "train_prevalence"),
         quantifier=fit_prevalence_estimator(v, validation_labels),
-        validation_confidence=mean_confidence(v),
+        validation_confidence=float(v.max(axis=1).mean()),
         validation_predicted=predicted_distribution(v),
-        reference_features=ref,
     )
 
 
 def describe_sample(
-    reference: Reference,
-    sample_posteriors,
-    sample_features=None,
-    *,
-    seed: int,
-    sample_labels=None,
-    sample_is_target=None,
+    reference: Reference, sample_posteriors, *, sample_labels=None, sample_is_target=None
 ) -> dict[str, float]:
-    """The descriptors its inputs allow of one sample, keyed by column name in :data:`DESCRIPTORS`
-    order (docs/regimes.md §1)."""
-    p = _posteriors(sample_posteriors, reference.n_classes, "sample_posteriors")
+    """The descriptors its inputs allow of one sample but ``domain_auc`` (:func:`domain_auc`),
+    keyed by column name in :data:`DESCRIPTORS` order (docs/regimes.md §1)."""
+    p = _posteriors(sample_posteriors, len(reference.train_prevalence), "sample_posteriors")
     out: dict[str, float] = {}
     if sample_labels is not None:
-        labels = _labels(sample_labels, reference.n_classes, "sample_labels")
-        if len(labels) != len(p):
-            raise ValueError(f"{len(p)} sample posteriors but {len(labels)} sample labels")
-        out["true_label_shift"] = true_label_shift(reference.train_prevalence, labels)
+        if len(sample_labels) != len(p):
+            raise ValueError(f"{len(p)} sample posteriors but {len(sample_labels)} sample labels")
+        out["true_label_shift"] = true_label_shift(reference.train_prevalence, sample_labels)
     if sample_is_target is not None:
         if len(sample_is_target) != len(p):
             raise ValueError(f"{len(p)} sample posteriors but {len(sample_is_target)} domain flags")
@@ -239,15 +190,6 @@ def describe_sample(
     out["est_prevalence_shift"] = est_prevalence_shift(
         reference.train_prevalence, reference.quantifier, p
     )
-    if sample_features is not None:
-        if reference.reference_features is None:
-            raise ValueError(
-                "sample_features given but the reference has no features: pass "
-                "reference_features to make_reference"
-            )
-        if len(sample_features) != len(p):
-            raise ValueError(f"{len(p)} sample posteriors but {len(sample_features)} feature rows")
-        out["domain_auc"] = domain_auc(reference.reference_features, sample_features, seed=seed)
-    out["confidence_drop"] = reference.validation_confidence - mean_confidence(p)
+    out["confidence_drop"] = reference.validation_confidence - float(p.max(axis=1).mean())
     out["prediction_shift"] = l1(reference.validation_predicted, predicted_distribution(p))
-    return out  # filled in DESCRIPTORS order
+    return out

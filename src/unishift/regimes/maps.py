@@ -91,7 +91,8 @@ class RegimeMap:
 
     def table(self) -> pd.DataFrame:
         """The CSV's rows: :data:`CSV_COLUMNS`, one row per (bin, method)."""
-        return self.cells.merge(self.bins.drop(columns="ranking"), on="bin")[list(CSV_COLUMNS)]
+        table = self.cells.merge(self.bins.drop(columns="ranking"), on="bin")
+        return table.assign(task=self.task, descriptor=self.descriptor)[list(CSV_COLUMNS)]
 
     def change_edges(self) -> list[float]:
         """The lower edges of the bins whose winner differs from the previous non-empty bin's."""
@@ -105,7 +106,6 @@ def regime_map(
     scheme: str = "quantile",
     value_range=None,
     methods: list[str] | None = None,
-    decimals: int = 12,
 ) -> RegimeMap:
     """Bin ``descriptor``, and per bin each method's mean error, ranking and winner
     (docs/regimes.md §3)."""
@@ -141,7 +141,7 @@ def regime_map(
         means = in_bin.mean(axis=0) if n else pd.Series(np.nan, index=methods)
         ranking, winner, n_tied, winner_changed, ranking_changed = [], "", 0, False, False
         if n:
-            rounded = means.round(decimals)
+            rounded = means.round(12)  # so that summation order cannot decide
             ranking = sorted(methods, key=lambda m: (rounded[m], methods.index(m)))
             winner = ranking[0]
             n_tied = int((rounded == rounded[winner]).sum())
@@ -150,8 +150,6 @@ def regime_map(
             prev_winner, prev_ranking = winner, ranking
         bin_rows.append(
             {
-                "task": task,
-                "descriptor": descriptor,
                 "bin": b,
                 "lower": float(edges[b]),
                 "upper": float(edges[b + 1]),
@@ -185,41 +183,11 @@ def regime_map(
     )
 
 
-_TEX = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$",
-        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}  # fmt: skip
+_TEX = str.maketrans({"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#",
+    "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"})  # fmt: skip
 
 
-def _tex_escape(text: str) -> str:
-    return "".join(_TEX.get(ch, ch) for ch in text)
-
-
-def regime_tex(rmap: RegimeMap, digits: int = 4) -> str:
-    """A LaTeX tabular: bin interval, sample count, each method's mean error (the winner's in bold),
-    the winner, and a ``*`` where the winner changes."""
-    cells = rmap.cells.set_index(["bin", "method"])["mean_error"]
-    head = ["bin", "$n$", *(_tex_escape(m) for m in rmap.methods), "winner", "change"]
-    lines = [
-        r"\begin{tabular}{lr" + "r" * len(rmap.methods) + "lc}",
-        r"\hline",
-        " & ".join(head) + r" \\",
-        r"\hline",
-    ]
-    for row in rmap.bins.itertuples(index=False):
-        close = "]" if row.upper_closed else ")"
-        interval = f"$[{row.lower:.{digits}f}, {row.upper:.{digits}f}{close}$"
-        values = []
-        for m in rmap.methods:
-            v = cells[(row.bin, m)]
-            text = "--" if not np.isfinite(v) else f"{v:.{digits}f}"
-            values.append(rf"\textbf{{{text}}}" if m == row.winner else text)
-        change = "*" if row.winner_changed else ""
-        winner = _tex_escape(row.winner) if row.winner else "--"
-        lines.append(" & ".join([interval, str(row.n_samples), *values, winner, change]) + r" \\")
-    lines += [r"\hline", r"\end{tabular}", ""]
-    return "\n".join(lines)
-
-
-def _draw(ax, rmap: RegimeMap, legend: bool = True) -> None:
+def _draw(ax, rmap: RegimeMap) -> None:
     """One map on one axis: mean error against the bin centre, a dashed line at each winner change."""
     centres = (rmap.bins["lower"].to_numpy() + rmap.bins["upper"].to_numpy()) / 2
     for m in rmap.methods:
@@ -230,69 +198,69 @@ def _draw(ax, rmap: RegimeMap, legend: bool = True) -> None:
     ax.set_xlabel(rmap.descriptor)
     ax.set_ylabel("mean error")
     ax.grid(axis="y", linestyle="--", color="lightgray")
-    if legend:
-        ax.legend(title="Method", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
-def _pyplot():
+def regime_maps_tex(rmaps: list[RegimeMap]) -> str:
+    """One LaTeX tabular per map, headed by its descriptor and scaled to the text width: bin
+    interval, sample count, each method's mean error (the winner's in bold), the winner, and a ``*``
+    where the winner changes."""
+    lines = []
+    for rmap in rmaps:
+        cells = rmap.cells.set_index(["bin", "method"])["mean_error"]
+        head = ["bin", "$n$", *(m.translate(_TEX) for m in rmap.methods), "winner", "change"]
+        lines += [
+            rf"\noindent\textbf{{{rmap.descriptor.translate(_TEX)}}}"
+            rf" ({rmap.n_dropped} samples without every method's error left out)\\",
+            r"\resizebox{\textwidth}{!}{%",
+            r"\begin{tabular}{lr" + "r" * len(rmap.methods) + "lc}",
+            r"\hline",
+            " & ".join(head) + r" \\",
+            r"\hline",
+        ]
+        for row in rmap.bins.itertuples(index=False):
+            close = "]" if row.upper_closed else ")"
+            interval = f"$[{row.lower:.4f}, {row.upper:.4f}{close}$"
+            values = []
+            for m in rmap.methods:
+                v = cells[(row.bin, m)]
+                text = "--" if not np.isfinite(v) else f"{v:.4f}"
+                values.append(rf"\textbf{{{text}}}" if m == row.winner else text)
+            change = "*" if row.winner_changed else ""
+            winner = row.winner.translate(_TEX) if row.winner else "--"
+            lines.append(
+                " & ".join([interval, str(row.n_samples), *values, winner, change]) + r" \\"
+            )
+        lines += [r"\hline", r"\end{tabular}}", r"\par\medskip", ""]
+    return "\n".join(lines)
+
+
+def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "") -> dict[str, Path]:
+    """Several maps of one task in one ``<stem>.csv`` (the rows of each, told apart by the
+    ``descriptor`` column), ``<stem>.png`` (one panel each) and ``<stem>.tex`` (one tabular each);
+    returns the paths by suffix."""
+    if not rmaps:
+        raise ValueError("no regime maps to write")
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    return plt
-
-
-def _write(stem: str | Path, table: pd.DataFrame, tex: str, fig) -> dict[str, Path]:
-    stem = Path(stem)
-    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
-    write_csv(paths["csv"], table)
-    write_text(paths["tex"], tex)
-    # fixed metadata: the same map gives the same bytes (the CSV written first made the folder)
-    fig.savefig(paths["png"], bbox_inches="tight", metadata={"Software": None})
-    _pyplot().close(fig)
-    return paths
-
-
-def write_regime_map(rmap: RegimeMap, stem: str | Path) -> dict[str, Path]:
-    """Write ``<stem>.csv``, ``<stem>.png`` and ``<stem>.tex``; returns the paths by suffix."""
-    fig, ax = _pyplot().subplots(figsize=(8, 5))
-    _draw(ax, rmap)
-    ax.set_title(f"{rmap.task}: mean error by {rmap.descriptor} (dashed: winner changes)")
-    return _write(stem, rmap.table(), regime_tex(rmap), fig)
-
-
-def regime_maps_tex(rmaps: list[RegimeMap], digits: int = 4) -> str:
-    """The tabulars of several maps (one per descriptor), each headed by its descriptor and scaled
-    to the text width."""
-    parts = []
-    for rmap in rmaps:
-        parts += [
-            rf"\noindent\textbf{{{_tex_escape(rmap.descriptor)}}}"
-            rf" ({rmap.n_dropped} samples without every method's error left out)\\",
-            r"\resizebox{\textwidth}{!}{%",
-            regime_tex(rmap, digits).rstrip("\n") + "}",
-            r"\par\medskip",
-            "",
-        ]
-    return "\n".join(parts)
-
-
-def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "") -> dict[str, Path]:
-    """Several maps of one task in one ``<stem>.csv`` (the rows of each, told apart by the
-    ``descriptor`` column), ``<stem>.png`` (one panel each) and ``<stem>.tex`` (one tabular each)."""
-    if not rmaps:
-        raise ValueError("no regime maps to write")
     columns = min(2, len(rmaps))
     rows = -(-len(rmaps) // columns)
-    fig, axes = _pyplot().subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
     for ax, rmap in zip(axes.flat, rmaps):
-        _draw(ax, rmap, legend=False)
+        _draw(ax, rmap)
     for ax in list(axes.flat)[len(rmaps) :]:
         ax.set_visible(False)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, title="Method", loc="upper left", bbox_to_anchor=(1.0, 0.95))
     fig.suptitle(title or f"{rmaps[0].task}: mean error by bin (dashed: winner changes)")
     fig.tight_layout()
-    table = pd.concat([rmap.table() for rmap in rmaps], ignore_index=True)
-    return _write(stem, table, regime_maps_tex(rmaps), fig)
+    stem = Path(stem)
+    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+    write_csv(paths["csv"], pd.concat([rmap.table() for rmap in rmaps], ignore_index=True))
+    write_text(paths["tex"], regime_maps_tex(rmaps))
+    # fixed metadata: the same maps give the same bytes (the CSV written first made the folder)
+    fig.savefig(paths["png"], bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return paths

@@ -14,26 +14,6 @@ from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 
 SAMPLE_KEY = ["task", "classifier", "dataset", "sample_id"]
 REQUIRED = (*SAMPLE_KEY, "method", "error")
-# Record columns that are known only with the sample's labels (or are the answer itself), besides
-# the ``true_*`` ones.
-LABEL_COLUMNS = frozenset(
-    {
-        "error",
-        "estimate",
-        "shift_intensity",
-        "ece",
-        "ece_positive",
-        "ece_classwise",
-        "brier",
-        "ae",
-        "rae",
-        "estimated_prevalence",
-        "status",
-        "reason",
-        "method",
-        "group",
-    }
-)
 
 
 def group_of(shift: str, dataset: str) -> str:
@@ -56,15 +36,16 @@ def add_groups(records: pd.DataFrame) -> pd.DataFrame:
 
 
 def check_features(features) -> list[str]:
-    """The features as a list; refuses true intensities and label-derived columns."""
+    """The features as a list of unsupervised descriptors (docs/regimes.md §4.2)."""
     features = list(features)
     if not features:
         raise ValueError("the selector needs at least one descriptor column")
-    bad = [f for f in features if f in LABEL_COLUMNS or f.startswith("true_")]
+    bad = [f for f in features if f not in UNSUPERVISED_DESCRIPTORS]
     if bad:
         raise ValueError(
-            f"{bad} need the sample's labels (or are the answer): a selector may use unsupervised "
-            f"descriptors only, e.g. {list(UNSUPERVISED_DESCRIPTORS)}"
+            f"{bad} are not unsupervised descriptors (true intensities and record columns need the "
+            f"sample's labels or are the answer): a selector may use unsupervised descriptors only, "
+            f"{list(UNSUPERVISED_DESCRIPTORS)}"
         )
     return features
 
@@ -135,12 +116,12 @@ def _wide(records: pd.DataFrame, methods, shared: list[str] = ()):
     return methods, per_sample[list(shared)].first().reindex(errors.index), errors
 
 
-def _pick(records: pd.DataFrame, key_index: pd.MultiIndex, chosen: list, name: str, extra: dict):
-    """The chosen method's row of each sample, renamed ``name``, with the ``extra`` columns."""
+def _pick(records: pd.DataFrame, key_index, chosen: list, name: str, is_method: bool, **extra):
+    """The chosen method's row of each sample, renamed ``name``, with ``is_method`` and ``extra``."""
     lookup = records[records["method"].isin(set(chosen))].set_index([*SAMPLE_KEY, "method"])
     keys = [(*k, m) for k, m in zip(key_index, chosen, strict=True)]
     out = lookup.loc[keys].reset_index()
-    return out.assign(chosen_method=out["method"], method=name, **extra)
+    return out.assign(chosen_method=out["method"], method=name, **extra, is_method=is_method)
 
 
 def select_methods(
@@ -149,7 +130,6 @@ def select_methods(
     methods: list[str] | None = None,
     seed: int = 0,
     model: Callable[[int], object] = default_model,
-    name: str = "Selector",
 ) -> pd.DataFrame:
     """The Selector's records, leave-one-group-out (docs/regimes.md §4.1): per sample the chosen
     method's record with ``chosen_method``, ``predicted_error`` and ``is_method`` True, sorted by
@@ -178,41 +158,36 @@ def select_methods(
     if np.isinf(predicted.min(axis=1)).any():
         raise ValueError("some group has no method with a finite training error")
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
-    extra = {"predicted_error": predicted[np.arange(len(choice)), choice], "is_method": True}
-    return _pick(records, errors.index, [methods[c] for c in choice], name, extra)
+    lowest = predicted[np.arange(len(choice)), choice]
+    chosen = [methods[c] for c in choice]
+    return _pick(records, errors.index, chosen, "Selector", True, predicted_error=lowest)
 
 
-def oracle_records(
-    records: pd.DataFrame, methods: list[str] | None = None, name: str = "Oracle"
-) -> pd.DataFrame:
+def oracle_records(records: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
     """Per sample, the row of the method with the lowest finite error (NaN error if none has one),
     flagged ``is_method`` False: an upper bound, not a method."""
     methods, _, errors = _wide(records, methods)
     E = errors.to_numpy(dtype=float)
     choice = np.argmin(np.where(np.isfinite(E), E, np.inf), axis=1)
-    return _pick(records, errors.index, [methods[c] for c in choice], name, {"is_method": False})
+    return _pick(records, errors.index, [methods[c] for c in choice], "Oracle", False)
 
 
-def best_single_method(
-    records: pd.DataFrame, methods: list[str] | None = None, decimals: int = 12
-) -> str:
+def best_single_method(records: pd.DataFrame, methods: list[str] | None = None) -> str:
     """The method with the lowest mean error over the samples on which every method has a finite
-    error (paired); means rounded to ``decimals`` places, ties to the earlier-listed method."""
+    error (paired); means rounded to 12 places, ties to the earlier-listed method."""
     methods, _, errors = _wide(records, methods)
-    return _best(errors, methods, decimals)
+    return _best(errors, methods)
 
 
-def _best(errors: pd.DataFrame, methods: list[str], decimals: int = 12) -> str:
+def _best(errors: pd.DataFrame, methods: list[str]) -> str:
     complete = errors[np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)]
     if complete.empty:
         raise ValueError("no sample has a finite error for every method")
-    means = complete.mean(axis=0).round(decimals)
+    means = complete.mean(axis=0).round(12)
     return min(methods, key=lambda m: (means[m], methods.index(m)))
 
 
-def best_single_records(
-    records: pd.DataFrame, methods: list[str] | None = None, name: str = "BestSingle"
-) -> pd.DataFrame:
+def best_single_records(records: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
     """For each group, :func:`best_single_method` of the other groups' samples applied to the
     group's samples (leave-one-group-out, as the Selector); ``is_method`` True."""
     methods, info, errors = _wide(records, methods, ["group"])
@@ -223,14 +198,4 @@ def best_single_records(
         if not train.any():
             raise ValueError(f"no training samples outside group {g!r}")
         chosen[groups == g] = _best(errors[train], methods)
-    return _pick(records, errors.index, list(chosen), name, {"is_method": True})
-
-
-def selection_summary(*frames: pd.DataFrame) -> pd.DataFrame:
-    """Mean error (NaN errors left out) and the number of finite errors per (pseudo-)method."""
-    rows = pd.concat(frames, ignore_index=True)
-    return (
-        rows.groupby("method", sort=True)["error"]
-        .agg(mean_error="mean", n_finite="count")
-        .reset_index()
-    )
+    return _pick(records, errors.index, list(chosen), "BestSingle", True)

@@ -42,13 +42,9 @@ def describe_setup(
         is_target = None if n_source is None else indices >= n_source
         sample_seed = derive_seed(seed, setup.shift, setup.key, "descriptors", sample_id)
         values = describe_sample(
-            reference,
-            sample.posteriors,
-            None,  # domain_auc below, so that a sample it cannot score keeps the others
-            seed=sample_seed,
-            sample_labels=labels,
-            sample_is_target=is_target,
+            reference, sample.posteriors, sample_labels=labels, sample_is_target=is_target
         )
+        # domain_auc apart: a sample it cannot score keeps the other descriptors
         if features is not None and sample.features is not None:
             try:
                 values["domain_auc"] = domain_auc(features, sample.features, seed=sample_seed)

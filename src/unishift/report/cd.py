@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from unishift.io import write_text
@@ -106,18 +107,16 @@ def cd_layout(
         else:
             y, x = float((k - half) + 1 - (pos - half)), ranks[-1] + k / 12
         treatments.append(Treatment(name, label, float(result.avg_ranks[i]), y, x, left))
-    y_of = {t.name: t.y for t in treatments}
-    rank_of = {t.name: t.rank for t in treatments}
+    by_name = {t.name: t for t in treatments}
     groups: list[GroupLine] = []
-    levels = [(min(y_of[m] for m in members) * 2 / 3, members) for members in result.groups]
+    levels = [(min(by_name[m].y for m in members) * 2 / 3, members) for members in result.groups]
     for y, members in sorted(levels, key=lambda level: level[0]):
         # Stacked groups that share a method are pulled apart so that their bars do not overlap.
         if groups and set(members) & set(groups[-1].members):
             y = max(y, groups[-1].y + 0.2)
-        member_ranks = [rank_of[m] for m in members]
+        member_ranks = [by_name[m].rank for m in members]
         groups.append(GroupLine(tuple(members), min(member_ranks), max(member_ranks), y))
-    tick, minor = xticks(k)
-    return CDLayout(k, title, treatments, groups, tick, minor)
+    return CDLayout(k, title, treatments, groups, *xticks(k))
 
 
 def _num(x: float) -> str:
@@ -184,7 +183,7 @@ def save_figure(fig, *paths: str | Path, **options) -> None:
     pyplot().close(fig)
 
 
-def plot_cd_png(layout: CDLayout, path: str | Path, dpi: int = 150) -> None:
+def plot_cd_png(layout: CDLayout, path: str | Path) -> None:
     """Draw the layout with matplotlib, one y unit per label line as in the TikZ version."""
     k = layout.k
     fig, ax = pyplot().subplots(figsize=(7.0, 0.35 * (layout.height + 2)))
@@ -213,7 +212,7 @@ def plot_cd_png(layout: CDLayout, path: str | Path, dpi: int = 150) -> None:
         )
     for g in layout.groups:
         ax.plot([g.lo, g.hi], [-g.y, -g.y], color="black", lw=3, solid_capstyle="butt")
-    save_figure(fig, path, dpi=dpi, bbox_inches="tight")
+    save_figure(fig, path, dpi=150, bbox_inches="tight")
 
 
 def write_cd(
@@ -221,7 +220,7 @@ def write_cd(
 ) -> CDResult:
     """Write ``results/cd/{task}_{shift}.tex`` (the tikzpicture, to \\input inside a figure) and the
     matching .png of a computed table's CD analysis (its experiments, references in bold)."""
-    cd = cd_analysis(result.experiments(), result.names, alpha)
+    cd = cd_analysis(np.vstack(result.values), result.names, alpha)
     labels = {m.name: m.display for m in result.methods}
     layout = cd_layout(cd, labels, set(result.references), make_title(result.task, result.shift))
     write_text(tex_path, render_cd_tikz(layout))

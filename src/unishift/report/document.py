@@ -12,17 +12,6 @@ from pathlib import Path
 
 from unishift.report.render import render_template
 
-# Packages the generated tables and diagrams need.
-PREAMBLE_PACKAGES = (
-    "amsmath",
-    "amssymb",
-    "booktabs",
-    "multirow",
-    "rotating",
-    "graphicx",
-    "pgfplots",
-)
-
 
 @dataclass
 class ReportContent:
@@ -30,9 +19,8 @@ class ReportContent:
 
     tables: list[tuple[str, Path]] = field(default_factory=list)  # result/Brier tables (.tex)
     cd: list[tuple[str, Path]] = field(default_factory=list)  # CD tikzpictures (.tex)
-    figures: list[tuple[str, Path]] = field(
-        default_factory=list
-    )  # error-by-shift plots (.pdf/.png)
+    # error-by-shift plots (.pdf/.png)
+    figures: list[tuple[str, Path]] = field(default_factory=list)
     # regime maps (docs/regimes.md §3): their tabulars (.tex) and panels (.png)
     regimes: list[tuple[str, Path]] = field(default_factory=list)
     regime_figures: list[tuple[str, Path]] = field(default_factory=list)
@@ -40,7 +28,7 @@ class ReportContent:
     notes: list[str] = field(default_factory=list)  # free text paragraphs (LaTeX)
 
 
-def report_tex(content: ReportContent, title: str = "unishift: reproduction report") -> str:
+def report_tex(content: ReportContent) -> str:
     """The document source; pieces are inlined so that the .tex compiles on its own."""
 
     def read(items):
@@ -48,8 +36,6 @@ def report_tex(content: ReportContent, title: str = "unishift: reproduction repo
 
     return render_template(
         "report.tex.j2",
-        title=title,
-        packages=PREAMBLE_PACKAGES,
         tables=read(content.tables),
         cds=read(content.cd),
         figures=[(caption, Path(p).resolve().as_posix()) for caption, p in content.figures],
@@ -62,9 +48,7 @@ def report_tex(content: ReportContent, title: str = "unishift: reproduction repo
     )
 
 
-def build_report_pdf(
-    content: ReportContent, pdf_path: str | Path, pdflatex: str | None = None
-) -> Path | None:
+def build_report_pdf(content: ReportContent, pdf_path: str | Path) -> Path | None:
     """Write ``<pdf stem>.tex`` next to ``pdf_path`` and compile it; returns the PDF path, or None
     (with a message on stderr) when pdflatex is not installed. A failed compilation raises with the
     end of the LaTeX log."""
@@ -72,7 +56,7 @@ def build_report_pdf(
     pdf_path.parent.mkdir(parents=True, exist_ok=True)
     tex_path = pdf_path.with_suffix(".tex")
     tex_path.write_text(report_tex(content), encoding="utf-8")
-    exe = pdflatex or shutil.which("pdflatex")
+    exe = shutil.which("pdflatex")
     if exe is None:
         print(f"pdflatex not found: wrote {tex_path}, skipped building {pdf_path}", file=sys.stderr)
         return None

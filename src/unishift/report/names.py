@@ -58,10 +58,5 @@ def latex_escape(text: str) -> str:
     return text.translate(_LATEX)
 
 
-def dataset_latex(name: str) -> str:
-    """``\\texttt{a}$\\rightarrow$\\texttt{b}`` for a covariate pair, ``\\texttt{name}`` otherwise."""
-    return r"$\rightarrow$".join(rf"\texttt{{{latex_escape(part)}}}" for part in name.split("->"))
-
-
 def title(task: str, shift: str) -> str:
     return f"{TASK_TITLE.get(task, task.title())} under {SHIFT_TITLE.get(shift, shift.title())}"

@@ -92,6 +92,14 @@ def wins_long(summary: pd.DataFrame, task: str, shift: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["task", "shift", "method", "i", "win_rate", "dagger"])
 
 
+def rank_table(ranks: pd.DataFrame, decimals: int) -> list[str]:
+    """The markdown lines of our average ranks beside the paper's (:func:`compare_summary`)."""
+    return ["| method | our rank | paper rank | verdict |", "|---|---|---|---|"] + [
+        f"| {r.method} | {r.avg_rank_ours:.{decimals}f} | {r.avg_rank_paper:.{decimals}f} | {r.verdict} |"
+        for r in ranks.itertuples()
+    ]
+
+
 def reproduction_markdown(
     repro: pd.DataFrame, ranks: pd.DataFrame | None = None, wins: pd.DataFrame | None = None
 ) -> str:
@@ -118,11 +126,7 @@ def reproduction_markdown(
         if ranks is not None:
             sel = ranks[(ranks["task"] == task) & (ranks["shift"] == shift)]
             if len(sel):
-                out += ["", "| method | our rank | paper rank | verdict |", "|---|---|---|---|"]
-                for r in sel.itertuples():
-                    out.append(
-                        f"| {r.method} | {r.avg_rank_ours:.2f} | {r.avg_rank_paper:.2f} | {r.verdict} |"
-                    )
+                out += ["", *rank_table(sel, 2)]
         if wins is not None:
             sel = wins[(wins["task"] == task) & (wins["shift"] == shift)]
             if len(sel):

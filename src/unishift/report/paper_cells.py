@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from functools import cache
 
-import numpy as np
-
 from unishift.data.label_shift import (
     label_shift_samples,
     load_label_setup,
@@ -45,9 +43,7 @@ def _posteriors(dataset: str, classifier: str, data_home: str, data_root: str | 
     return posteriors
 
 
-def label_setup(
-    dataset: str, classifier: str, data_home, data_root=None, sample_posteriors="per_sample"
-):
+def label_setup(dataset: str, classifier: str, data_home, data_root=None):
     """The :class:`SetupData` the workflow builds for (dataset, classifier) of the paper grid."""
     key = (dataset, str(data_home), None if data_root is None else str(data_root))
     return load_label_setup(
@@ -57,37 +53,16 @@ def label_setup(
         dataset,
         classifier,
         SEED,
-        sample_posteriors=sample_posteriors,
     )
 
 
 def sample_records(
-    task: str,
-    method: str,
-    dataset: str,
-    classifier: str,
-    data_home,
-    data_root=None,
-    sample_posteriors="per_sample",
-    **options,
+    task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options
 ):
     """Per-sample records of one cell (``options``: ece_precision, domain_stream, params)."""
-    setup = label_setup(dataset, classifier, data_home, data_root, sample_posteriors)
+    setup = label_setup(dataset, classifier, data_home, data_root)
     records, _ = evaluate_method(task, method, "label", [setup], **options)
     return records
-
-
-def cell_value(
-    task: str, method: str, dataset: str, classifier: str, data_home, data_root=None, **options
-) -> float:
-    """Our value of one table cell: the mean error over the 100 samples (every sample must have
-    one: an errored sample raises instead of silently shrinking the mean)."""
-    records = sample_records(task, method, dataset, classifier, data_home, data_root, **options)
-    if (records["status"] == "error").any():
-        raise AssertionError(
-            f"{task}/{method} on {dataset}/{classifier}: {records['reason'].iloc[0]}"
-        )
-    return float(np.mean(records["error"]))
 
 
 def paper_value(task: str, method: str, dataset: str, classifier: str) -> float:

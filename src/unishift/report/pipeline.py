@@ -15,6 +15,7 @@ from unishift.report.cd import cd_groups_frame, pyplot, save_figure, write_cd
 from unishift.report.paper import (
     compare_summary,
     load_paper,
+    rank_table,
     reproduction_markdown,
     reproduction_table,
     wins_long,
@@ -51,9 +52,7 @@ def build_table(
     ``<name>_summary.csv`` (ranks, win rates) and ``<name>.tex`` into ``out_dir``, where name is
     ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier". With ``classifiers``,
     ``datasets`` and ``n_samples`` given, every file must hold every setup and sample."""
-    result_files = list(result_files)
-    records = load_records(result_files)
-    _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
+    records = _read(result_files, methods, classifiers, datasets, n_samples)
     result = compute_table(
         records,
         task,
@@ -79,14 +78,11 @@ def build_table(
 
 def with_class_counts(result: TableResult, records: pd.DataFrame) -> TableResult:
     """The result with each row's data set named with its number of classes, ``cmc (k=3)``, when the
-    records are in the k-class layout (the CSV keeps the plain names, the keys of the files)."""
+    records it was computed from are in the k-class layout (the CSV keeps the plain names)."""
     if "n_classes" not in records:
         return result
     classes = records.groupby("dataset")["n_classes"].first()
-    setups = [
-        (clf, f"{dataset} (k={int(classes[dataset])})" if dataset in classes else dataset)
-        for clf, dataset in result.setups
-    ]
+    setups = [(clf, f"{ds} (k={int(classes[ds])})") for clf, ds in result.setups]
     return replace(result, setups=setups)
 
 
@@ -107,13 +103,16 @@ def build_cd(result: TableResult, out_dir: str | Path, alpha: float = ALPHA) -> 
     (out_dir / f"{stem}_groups.csv").write_text("method,avg_rank,groups,friedman_pvalue\n")
 
 
-def _check_complete_if_known(records, methods, files, classifiers, datasets, n_samples) -> None:
-    if classifiers is None or datasets is None or n_samples is None:
-        return
-    # the workflow names each per-sample file after its method
-    by_method = {Path(path).stem: str(path) for path in files}
-    setups = [(c, d) for c in classifiers for d in datasets]
-    check_complete(records, methods, setups, n_samples, by_method)
+def _read(files, methods, classifiers, datasets, n_samples) -> pd.DataFrame:
+    """The records of ``files``; with every other argument given, :func:`check_complete` first."""
+    files = list(files)
+    records = load_records(files)
+    if None not in (methods, classifiers, datasets, n_samples):
+        # the workflow names each per-sample file after its method
+        by_method = {Path(path).stem: str(path) for path in files}
+        setups = [(c, d) for c in classifiers for d in datasets]
+        check_complete(records, methods, setups, n_samples, by_method)
+    return records
 
 
 def build_error_by_shift(
@@ -130,11 +129,9 @@ def build_error_by_shift(
     """``{task}_{shift}_err_by_shift.pdf`` and ``.png`` in ``out_dir``: the plot's selection of
     methods among the configured ones (docs/reporting.md §4), or the first eight configured when
     none of them is; incomplete result files are refused as in :func:`build_table`."""
-    result_files = list(result_files)
-    records = load_records(result_files)
+    records = _read(result_files, methods, classifiers, datasets, n_samples)
     chosen = None
     if methods is not None:
-        _check_complete_if_known(records, methods, result_files, classifiers, datasets, n_samples)
         chosen = [(m, c) for m, c in PLOT_METHODS.get((task, shift), []) if m in methods]
         chosen = chosen or list(zip(methods, FALLBACK_COLOURS))
     out_dir = Path(out_dir)
@@ -192,26 +189,16 @@ def build_reproduction(
     )
     wins = wins[(wins["task"] == task) & (wins["shift"] == shift)]
     write_csv(out_csv, repro)
-    text = (
-        reproduction_markdown(repro, ranks, wins)
-        if len(repro)
-        else _ranks_only_markdown(task, shift, ranks)
-    )
+    if len(repro):
+        text = reproduction_markdown(repro, ranks, wins)
+    else:
+        head = [f"# {task} under {shift} shift", "", "The paper prints no table body; ranks only."]
+        text = "\n".join([*head, "", *rank_table(ranks, 3)]) + "\n"
     if caveat:
         title, _, rest = text.partition("\n")
         text = f"{title}\n\n{caveat}\n{rest}"
     write_text(out_md, text)
     return repro
-
-
-def _ranks_only_markdown(task: str, shift: str, ranks: pd.DataFrame) -> str:
-    lines = [f"# {task} under {shift} shift", "", "The paper prints no table body; ranks only.", ""]
-    lines += ["| method | our rank | paper rank | verdict |", "|---|---|---|---|"]
-    for r in ranks.itertuples():
-        lines.append(
-            f"| {r.method} | {r.avg_rank_ours:.3f} | {r.avg_rank_paper:.3f} | {r.verdict} |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def build_accuracy(

@@ -58,18 +58,15 @@ N_BINS = 10
 
 def shift_bins(intensity: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
     """Bin index of each shift intensity (docs/reporting.md §4)."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    edges[0] -= 1e-4
-    edges[-1] += 1e-4
-    return np.clip(np.digitize(intensity, edges) - 1, 0, n_bins - 1)
+    # clipped: 1.0 and levels outside [0, 1] in the outer bins (REF widens the outer edges by 1e-4)
+    return np.clip(np.digitize(intensity, np.linspace(0.0, 1.0, n_bins + 1)) - 1, 0, n_bins - 1)
 
 
 def error_by_shift(records: pd.DataFrame, methods: list[str], n_bins: int = N_BINS) -> pd.DataFrame:
     """Per (method, bin): mean shift of the bin's records (x), mean error (y) and count. Errored
     samples (NaN error) are left out. Rows ordered by method (given order) then bin."""
-    frame = records[records["method"].isin(methods)].copy()
-    frame = frame[np.isfinite(frame["error"].to_numpy(dtype=float))]
-    frame["bin"] = shift_bins(frame["shift_intensity"].to_numpy(dtype=float), n_bins)
+    frame = records[records["method"].isin(methods) & np.isfinite(records["error"].astype(float))]
+    frame = frame.assign(bin=shift_bins(frame["shift_intensity"].to_numpy(dtype=float), n_bins))
     agg = (
         frame.groupby(["method", "bin"], sort=True)
         .agg(shift=("shift_intensity", "mean"), error=("error", "mean"), n=("error", "size"))
@@ -102,9 +99,8 @@ def plot_error_by_shift(
     points. ``methods`` = [(name, colour)], default the paper's selection restricted to the methods
     present in ``records``."""
     records = records[(records["task"] == task) & (records["shift"] == shift)]
-    chosen = methods or PLOT_METHODS.get((task, shift), [])
     present = set(records["method"])
-    chosen = [(m, c) for m, c in chosen if m in present]
+    chosen = [(m, c) for m, c in methods or PLOT_METHODS.get((task, shift), []) if m in present]
     if not chosen:
         raise ValueError(f"none of the plot's methods has {task}/{shift} records")
     names = [m for m, _ in chosen]

@@ -21,7 +21,6 @@ from unishift.regimes.selector import (
     best_single_records,
     oracle_records,
     select_methods,
-    selection_summary,
 )
 from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
@@ -31,6 +30,7 @@ from unishift.report.tables import load_records
 SELECTOR = "Selector"
 SELECTION_GROUP = "selection"
 PSEUDO_METHODS = (SELECTOR, "Oracle", "BestSingle")
+SAMPLE = ["classifier", "dataset", "sample_id"]  # one sample of a task and shift
 
 # The descriptors each shift's maps bin: its true intensities (what the protocol set), then the
 # unsupervised estimates (what a user can compute from an unlabelled sample).
@@ -72,34 +72,27 @@ def build_regime_maps(
     stem: str | Path,
     n_bins: int = 10,
     scheme: str = "quantile",
-    descriptors: Iterable[str] | None = None,
 ) -> tuple[list, dict[str, int]]:
     """The regime maps of one task and shift (docs/regimes.md §5.3), written to ``<stem>.csv``,
     ``.png`` and ``.tex``; returns the maps and, per descriptor, the samples left out as empty."""
     records = _records(files, task, shift, methods)
     maps, undefined = [], {}
-    for descriptor in descriptors or map_descriptors(shift):
-        values = records[descriptor].to_numpy(dtype=float)
-        defined = np.isfinite(values)
-        undefined[descriptor] = int(
-            records.loc[~defined, ["classifier", "dataset", "sample_id"]].drop_duplicates().shape[0]
-        )
+    for descriptor in map_descriptors(shift):
+        defined = np.isfinite(records[descriptor].to_numpy(dtype=float))
+        undefined[descriptor] = len(records.loc[~defined, SAMPLE].drop_duplicates())
         if not defined.any():
             raise ValueError(
                 f"the descriptor {descriptor!r} is empty on every {shift}-shift sample"
             )
         maps.append(
-            regime_map(
-                records[defined], descriptor, n_bins=n_bins, scheme=scheme, methods=list(methods)
-            )
+            regime_map(records[defined], descriptor, n_bins=n_bins, scheme=scheme, methods=methods)
         )
     write_regime_maps(maps, stem, title=f"{make_title(task, shift)}: mean error by bin")
     return maps, undefined
 
 
 def _counts(choices: pd.Series) -> str:
-    counts = choices.value_counts()
-    return "; ".join(f"{m}: {n}" for m, n in zip(counts.index, counts.to_numpy()))
+    return "; ".join(f"{m}: {n}" for m, n in choices.value_counts().items())
 
 
 def build_selection(
@@ -112,7 +105,6 @@ def build_selection(
     records_path: str | Path,
     summary_path: str | Path,
     choices_path: str | Path,
-    name: str = SELECTOR,
     tex_path: str | Path | None = None,
 ) -> dict[str, pd.DataFrame]:
     """The Selector of one task and shift, with the per-sample oracle and the best single method
@@ -120,63 +112,61 @@ def build_selection(
     ``layout``; the .tex with ``tex_path``)."""
     methods = list(methods)
     records = add_groups(_records(files, task, shift, methods))
-    features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]
     selected = select_methods(
         records,
-        features=features,
+        features=[f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()],
         methods=methods,
         seed=derive_seed(seed, "selector", shift, task),
-        name=name,
     )
     oracle = oracle_records(records, methods)
     best = best_single_records(records, methods)
 
     # in the row order of the first method's record file (setups in table order)
-    key = ["classifier", "dataset", "sample_id"]
-    order = records.loc[records["method"] == methods[0], key].reset_index(drop=True)
-    ordered = order.merge(selected, on=key, how="left", validate="one_to_one")
+    order = records.loc[records["method"] == methods[0], SAMPLE].reset_index(drop=True)
+    ordered = order.merge(selected, on=SAMPLE, how="left", validate="one_to_one")
     write_csv(records_path, ordered[list(COLUMNS[layout])])
-    choices = ordered[[*key, "group", "chosen_method", "predicted_error", "error"]].rename(
+    choices = ordered[[*SAMPLE, "group", "chosen_method", "predicted_error", "error"]].rename(
         columns={"chosen_method": "selector_choice", "error": "selector_error"}
     )
     for frame, label in ((best, "best_single"), (oracle, "oracle")):
-        part = frame[[*key, "chosen_method", "error"]].rename(
+        part = frame[[*SAMPLE, "chosen_method", "error"]].rename(
             columns={"chosen_method": f"{label}_choice", "error": f"{label}_error"}
         )
-        choices = choices.merge(part, on=key, how="left", validate="one_to_one")
+        choices = choices.merge(part, on=SAMPLE, how="left", validate="one_to_one")
     write_csv(choices_path, choices)
 
     roles = {
-        name: "selector: a method, a column of the tables",
+        SELECTOR: "selector: a method, a column of the tables",
         "BestSingle": "the best single method of the other groups: a baseline, not in the tables",
         "Oracle": "the per-sample best method: an upper bound, not a method, kept out of ranks",
     }
     notes = {
-        name: "chosen on " + _counts(selected["chosen_method"]),
+        SELECTOR: "chosen on " + _counts(selected["chosen_method"]),
         "BestSingle": "; ".join(
             f"{g}: {m}"
             for g, m in best.groupby("group", sort=True)["chosen_method"].first().items()
         ),
         "Oracle": "best on " + _counts(oracle["chosen_method"]),
     }
-    summary = selection_summary(selected, best, oracle, records[["method", "error"]])
+    # mean error (NaN errors left out) and the number of finite errors per (pseudo-)method
+    rows = pd.concat([selected, best, oracle, records[["method", "error"]]], ignore_index=True)
+    summary = rows.groupby("method")["error"].agg(mean_error="mean", n_finite="count")
+    summary = summary.loc[[SELECTOR, "BestSingle", "Oracle", *methods]].reset_index()
     summary["role"] = [roles.get(m, "method") for m in summary["method"]]
     summary["note"] = [notes.get(m, "") for m in summary["method"]]
-    order = [name, "BestSingle", "Oracle", *methods]
-    summary = summary.set_index("method").loc[order].reset_index()
     overall = best_single_method(records, methods)
     summary.loc[summary["method"] == overall, "note"] = "best single method over all groups"
     write_csv(summary_path, summary[["method", "role", "mean_error", "n_finite", "note"]])
     if tex_path is not None:
-        Path(tex_path).write_text(selection_tex(summary, name, overall))
+        Path(tex_path).write_text(selection_tex(summary, overall))
     return {"selector": ordered, "oracle": oracle, "best_single": best, "summary": summary}
 
 
-def selection_tex(summary: pd.DataFrame, name: str, overall: str, digits: int = 4) -> str:
+def selection_tex(summary: pd.DataFrame, overall: str) -> str:
     """The report's LaTeX tabular of the selection summary (docs/regimes.md §5.4)."""
     rows = summary.set_index("method")
     roles = {
-        name: "picks a method per sample, trained on the other groups",
+        SELECTOR: "picks a method per sample, trained on the other groups",
         "BestSingle": "best single method of the other groups",
         "Oracle": "per-sample best: an upper bound, not ranked",
         overall: "best single method over all groups (in hindsight)",
@@ -189,7 +179,7 @@ def selection_tex(summary: pd.DataFrame, name: str, overall: str, digits: int = 
     ]
     for method, role in roles.items():
         mean, n = rows.loc[method, "mean_error"], int(rows.loc[method, "n_finite"])
-        value = f"{mean:.{digits}f}" if np.isfinite(mean) else "--"
+        value = f"{mean:.4f}" if np.isfinite(mean) else "--"
         lines.append(f"{latex_escape(method)} & {value} & {n} & {role} \\\\")
     lines += [r"\hline", r"\end{tabular}", ""]
     return "\n".join(lines)

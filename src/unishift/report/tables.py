@@ -3,6 +3,7 @@ one [sample x method] matrix per setup (rows aligned by sample id), its CSV and 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from unishift.records import (
 from unishift.report.names import (
     MethodColumn,
     classifier_display,
-    dataset_latex,
+    latex_escape,
     order_classifiers,
     order_datasets,
     resolve_methods,
@@ -37,6 +38,13 @@ from unishift.stats import (
 )
 
 METRICS = ("error", "brier")
+# The headers of the column groups, in column order (names.TABLE_GROUPS).
+GROUP_HEADERS = {
+    "baseline": "Baselines",
+    "reference": "Reference",
+    "adapted": "Adapted Methods",
+    "selection": "Selection",
+}
 
 
 def load_records(paths: Iterable[str | Path]) -> pd.DataFrame:
@@ -62,12 +70,11 @@ def check_complete(
 ) -> None:
     """Every method has every (classifier, data set) setup with sample ids exactly 0..n-1, once each;
     otherwise the error names the method's file and what is missing."""
-    files = files or {}
     keys = ["method", "classifier", "dataset"]
     stats_ = records.groupby(keys)["sample_id"].agg(["size", "nunique", "min", "max"])
     for method in methods:
         for classifier, dataset in setups:
-            where = files.get(method, f"the results of {method}")
+            where = (files or {}).get(method, f"the results of {method}")
             key = (method, classifier, dataset)
             if key not in stats_.index:
                 raise DamagedFileError(
@@ -93,7 +100,6 @@ class TableResult:
     metric: str
     methods: list[MethodColumn]
     setups: list[tuple[str, str]]  # (classifier, dataset), in table row order
-    sample_ids: list[np.ndarray]  # per setup
     # per setup: (n_samples, k) metric values, NaN where the sample errored
     values: list[np.ndarray]
     means: np.ndarray  # (S, k)
@@ -119,19 +125,14 @@ class TableResult:
     def references(self) -> list[str]:
         return [m.name for m in self.methods if m.group == "reference"]
 
-    def experiments(self) -> np.ndarray:
-        """(N, k) matrix of every (setup, sample) experiment, the input of wins, ranks and CD."""
-        return np.vstack(self.values)
-
     def failures(self) -> pd.DataFrame:
         """Per method: fallback and errored samples over the whole table (only methods with any)."""
-        rows = []
-        for j, m in enumerate(self.methods):
-            fb, er = int(self.n_fallbacks[:, j].sum()), int(self.n_errors[:, j].sum())
-            if fb or er:
-                rows.append(
-                    {"method": m.name, "display": m.display, "n_fallbacks": fb, "n_errors": er}
-                )
+        fallbacks, errors = self.n_fallbacks.sum(axis=0), self.n_errors.sum(axis=0)
+        rows = [
+            {"method": m.name, "display": m.display, "n_fallbacks": fb, "n_errors": er}
+            for m, fb, er in zip(self.methods, fallbacks.tolist(), errors.tolist())
+            if fb or er
+        ]
         return pd.DataFrame(rows, columns=["method", "display", "n_fallbacks", "n_errors"])
 
 
@@ -154,6 +155,8 @@ def compute_table(
         raise ValueError(f"metric {metric!r} is not one of {METRICS}")
     columns = resolve_methods(task, list(methods), shift, method_info)
     names = [c.name for c in columns]
+    if not names:
+        raise ValueError("compute_table needs at least one method")
     frame = records[(records["task"] == task) & (records["shift"] == shift)]
     frame = frame[frame["method"].isin(names)]
     absent = sorted(set(names) - set(frame["method"]))
@@ -161,21 +164,20 @@ def compute_table(
         raise ValueError(f"no {task}/{shift} records for methods {absent}")
     classifiers = classifiers or order_classifiers(frame["classifier"])
     datasets = datasets or order_datasets(frame["dataset"])
-    dupes = frame.duplicated(["method", "classifier", "dataset", "sample_id"])
+    key = ["method", "classifier", "dataset", "sample_id"]
+    dupes = frame.duplicated(key)
     if dupes.any():
-        raise ValueError(
-            f"duplicate records, e.g. {frame[dupes].iloc[0][['method', 'classifier', 'dataset', 'sample_id']].to_dict()}"
-        )
+        raise ValueError(f"duplicate records, e.g. {frame[dupes].iloc[0][key].to_dict()}")
 
-    setups, sample_ids, values = [], [], []
-    fallbacks, errors = [], []
+    setups, values, fallbacks = [], [], []
     grouped = dict(tuple(frame.groupby(["classifier", "dataset"], sort=False)))
     for clf in classifiers:
         for ds in datasets:
             block = grouped.get((clf, ds))
             if block is None:
                 raise ValueError(f"no {task}/{shift} records of setup ({clf}, {ds})")
-            value = block.pivot(index="sample_id", columns="method", values=metric)
+            wide = block.pivot(index="sample_id", columns="method", values=[metric, "status"])
+            value = wide[metric]
             present = [m for m in names if m not in value.columns]
             if present:
                 raise ValueError(f"({clf}, {ds}): no records for {present}")
@@ -187,27 +189,17 @@ def compute_table(
                 )
             if n_samples is not None and len(value) != n_samples:
                 raise ValueError(f"({clf}, {ds}): {len(value)} samples, expected {n_samples}")
-            status = block.pivot(index="sample_id", columns="method", values="status")[
-                names
-            ].sort_index()
+            status = wide["status"][names].sort_index()
             matrix = value.to_numpy(dtype=float, copy=True)
             matrix[(status == "error").to_numpy()] = np.nan
             setups.append((clf, ds))
-            sample_ids.append(value.index.to_numpy())
             values.append(matrix)
             fallbacks.append((status == "fallback").sum(axis=0).to_numpy())
-            errors.append((~np.isfinite(matrix)).sum(axis=0))
-    if not setups:
-        raise ValueError(
-            f"no {task}/{shift} setups among classifiers {classifiers} and datasets {datasets}"
-        )
 
     means = np.vstack([cell_means(v) for v in values])
     bold = np.vstack([bold_row(v, alpha).bold for v in values])
-    colours = [row_colours(m) for m in means]
     experiments = np.vstack(values)
     references = [c.name for c in columns if c.group == "reference"]
-    wins = win_rates(experiments, names, references, alpha)
     avg = rank_matrix(experiments, RANK_DECIMALS).mean(axis=0)
     avg_methods = bold_methods = None
     keep = [j for j, c in enumerate(columns) if c.group != "selection"]
@@ -222,15 +214,14 @@ def compute_table(
         metric=metric,
         methods=columns,
         setups=setups,
-        sample_ids=sample_ids,
         values=values,
         means=means,
         n_samples=np.vstack([np.isfinite(v).sum(axis=0) for v in values]),
         n_fallbacks=np.vstack(fallbacks).astype(int),
-        n_errors=np.vstack(errors).astype(int),
+        n_errors=np.vstack([(~np.isfinite(v)).sum(axis=0) for v in values]),
         bold=bold,
-        colours=colours,
-        wins=wins,
+        colours=[row_colours(m) for m in means],
+        wins=win_rates(experiments, names, references, alpha),
         avg_ranks=avg,
         rank_bold=top_ranked(avg, len(references)),
         alpha=alpha,
@@ -241,26 +232,24 @@ def compute_table(
 
 def table_frame(result: TableResult) -> pd.DataFrame:
     """One row per (classifier, dataset, method) cell."""
-    rows = []
-    for s, (clf, ds) in enumerate(result.setups):
-        for j, m in enumerate(result.methods):
-            rows.append(
-                {
-                    "classifier": clf,
-                    "dataset": ds,
-                    "method": m.name,
-                    "group": m.group,
-                    "mean_error": result.means[s, j],
-                    "n_samples": int(result.n_samples[s, j]),
-                    "n_fallbacks": int(result.n_fallbacks[s, j]),
-                    "n_errors": int(result.n_errors[s, j]),
-                    "bold": bool(result.bold[s, j]),
-                    "colour": result.colours[s][j] or "",
-                }
-            )
-            if result.bold_methods is not None:
-                rows[-1]["bold_methods"] = bool(result.bold_methods[s, j])
-    return pd.DataFrame(rows)
+    k = len(result.methods)
+    frame = pd.DataFrame(
+        {
+            "classifier": [clf for clf, _ in result.setups for _ in range(k)],
+            "dataset": [ds for _, ds in result.setups for _ in range(k)],
+            "method": [m.name for m in result.methods] * len(result.setups),
+            "group": [m.group for m in result.methods] * len(result.setups),
+            "mean_error": result.means.ravel(),
+            "n_samples": result.n_samples.ravel(),
+            "n_fallbacks": result.n_fallbacks.ravel(),
+            "n_errors": result.n_errors.ravel(),
+            "bold": result.bold.ravel(),
+            "colour": [colour or "" for row in result.colours for colour in row],
+        }
+    )
+    if result.bold_methods is not None:
+        frame["bold_methods"] = result.bold_methods.ravel()
+    return frame
 
 
 def summary_frame(result: TableResult) -> pd.DataFrame:
@@ -295,27 +284,19 @@ def write_table_csv(result: TableResult, path: str | Path) -> None:
     write_csv(path.with_name(f"{path.stem}_summary.csv"), summary_frame(result))
 
 
-def _cell(mean: float, bold: bool, colour: str | None, decimals: int) -> str:
+def _cell(mean: float, bold: bool, colour: str | None) -> str:
     if not np.isfinite(mean):
         return "n/a"
-    number = f"{mean:.{decimals}f}"
+    number = f"{mean:.3f}"
     number = rf"\textbf{{{number}}}" if bold else number
     return f"${number}$\\cellcolor{{{colour}}}"
 
 
-def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: int = 3) -> str:
+def render_table_tex(result: TableResult, width: str = r"\textwidth") -> str:
     """The LaTeX table of docs/reporting.md §2.6, followed by a note on fallbacks and errors if any."""
     k = len(result.methods)
-    groups = []
-    for group, label in (
-        ("baseline", "Baselines"),
-        ("reference", "Reference"),
-        ("adapted", "Adapted Methods"),
-        ("selection", "Selection"),
-    ):
-        n = sum(m.group == group for m in result.methods)
-        if n:
-            groups.append((label, n))
+    counts = Counter(m.group for m in result.methods)
+    groups = [(label, counts[group]) for group, label in GROUP_HEADERS.items() if counts[group]]
     col_spec = "cc|" + "|".join("c" * n for _, n in groups)
     group_cells = [
         rf"\multicolumn{{{n}}}{{c{'|' if g < len(groups) - 1 else ''}}}{{{label}}}"
@@ -324,10 +305,11 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
     rows_of = {}  # classifier -> its rows, in setup order
     for s, (clf, ds) in enumerate(result.setups):
         cells = [
-            _cell(result.means[s, j], result.bold[s, j], result.colours[s][j], decimals)
-            for j in range(k)
+            _cell(result.means[s, j], result.bold[s, j], result.colours[s][j]) for j in range(k)
         ]
-        rows_of.setdefault(clf, []).append({"dataset": dataset_latex(ds), "cells": cells})
+        # a covariate pair a->b as \texttt{a}$\rightarrow$\texttt{b}
+        dataset = r"$\rightarrow$".join(rf"\texttt{{{latex_escape(p)}}}" for p in ds.split("->"))
+        rows_of.setdefault(clf, []).append({"dataset": dataset, "cells": cells})
     blocks = [{"label": classifier_display(c), "rows": rows} for c, rows in rows_of.items()]
     wins = result.wins
     win_rows = []
@@ -342,9 +324,6 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
         rf"\textbf{{{r:.2f}}}" if b else f"{r:.2f}"
         for r, b in zip(result.avg_ranks, result.rank_bold)
     ]
-    failures = result.failures()
-    notes = failures[["display", "n_fallbacks", "n_errors"]].to_dict("records")
-    na_cells = int((result.n_samples == 0).sum())
     return render_template(
         "result_table.tex.j2",
         width=width,
@@ -354,8 +333,8 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth", decimals: 
         blocks=blocks,
         win_rows=win_rows,
         ranks=ranks,
-        notes=notes,
-        na_cells=na_cells,
+        notes=result.failures().to_dict("records"),
+        na_cells=int((result.n_samples == 0).sum()),
         n_experiments=wins.n_experiments,
     )
 
