@@ -52,7 +52,6 @@ def test_the_test_config_passes():
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"shifts": []}, "shifts is empty: the run would produce no table"),
         (
             {"methods": {"label": {"calibration": []}}},
             "methods.label names no method, so that branch would produce no result table",
@@ -89,6 +88,19 @@ def test_the_test_config_passes():
 def test_bad_configs_name_the_key_and_the_fix(changes, message):
     with pytest.raises(ConfigError, match=message):
         check_config(config_with(**changes))
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"shifts": []}, r"\[\] should be non-empty|\[\] is too short"),
+        ({"covariate_shift__domains": ["airline"]}, r"\['airline'\] is too short"),
+    ],
+)
+def test_the_schema_refuses_what_check_config_takes_as_given(changes, message):
+    """No shift, or one domain (no source->target pair): refused by the schema, before check_config."""
+    with pytest.raises(Exception, match=message):
+        validate(config_with(**changes), str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
 
 
 def test_a_larger_sample_is_accepted_when_asked_for():

@@ -17,7 +17,7 @@ import yaml
 
 from unishift.classifiers.specs import classifier_names
 from unishift.config_docs import load_schema, resolve
-from unishift.data.datasets import check_dataset_names, dataset_names
+from unishift.data.datasets import check_dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
 from unishift.io import REBUILD, csv_problem, npz_problem
@@ -92,13 +92,7 @@ def check_config_files(paths: Iterable[str | Path]) -> None:
 
 
 def _check_branches(config: dict) -> None:
-    shifts = list(config.get("shifts") or [])
-    if not shifts:
-        raise ConfigError(
-            "config key shifts is empty: the run would produce no table; list label, covariate "
-            "and/or compound"
-        )
-    for shift in shifts:
+    for shift in config["shifts"]:  # the schema requires one at least
         tasks = (config.get("methods") or {}).get(shift) or {}
         if not any(tasks.get(task) for task in ("calibration", "quantification", "cap")):
             raise ConfigError(
@@ -118,10 +112,9 @@ def _check_data_root(config: dict) -> None:
 
 
 def _check_data(config: dict) -> None:
-    """Data-set, classifier and domain names against their specs (each collection has its own
-    names), a multiclass data set's classes left after ``min_class_support``, and the sample size
-    against each data set's test pool."""
-    shifts = config.get("shifts") or []
+    """Data-set, classifier and domain names, a multiclass data set's classes left after
+    ``min_class_support``, and the sample size against each data set's test pool."""
+    shifts = config["shifts"]
     if "label" in shifts:
         label = config["label_shift"]
         collection = label["benchmark"]
@@ -163,18 +156,14 @@ def _check_data(config: dict) -> None:
             except ValueError as err:
                 raise ConfigError(f"config key label_shift.sample_size: {err}") from None
     if "covariate" in shifts or "compound" in shifts:  # compound shift uses the covariate data
-        covariate = config.get("covariate_shift") or {}
-        source = covariate.get("text_source", "tweets")
-        domains = covariate.get("domains") or []
+        source, domains = (
+            config["covariate_shift"]["text_source"],
+            config["covariate_shift"]["domains"],
+        )
         try:
             check_dataset_names(source, domains, "config key covariate_shift.domains")
         except ValueError as err:
             raise ConfigError(f"{err} (covariate_shift.text_source: {source})") from None
-        if len(domains) < 2:
-            raise ConfigError(
-                "config key covariate_shift.domains needs at least two domains (every ordered pair "
-                f"is a source->target setup); valid ones are {list(dataset_names(source))}"
-            )
 
 
 def _check_ece(config: dict) -> None:
@@ -191,9 +180,7 @@ def _check_ece(config: dict) -> None:
 
 
 def _check_methods(config: dict) -> None:
-    """Method names per shift and task (a binary-only method where the data have more than two
-    classes fails with its reason; no name of the Selector's columns), and method_params keys
-    against the method's parameters; every configured method is built once so that a bad parameter
+    """Method names per shift and task, and each ``method_params`` entry built once, so that a bad
     value fails here, not in a job."""
     listed: dict[tuple[str, str], list[str]] = {}
     for shift, tasks in (config.get("methods") or {}).items():
@@ -231,13 +218,13 @@ def _check_methods(config: dict) -> None:
         # each shift whose tables list the method, built with 2 classes or the smallest k > 2
         shifts = listed.get((task, name)) or [spec.shifts[0]]
         classes = {s: 2 if record_layout(config, s) == TWO_CLASS else 3 for s in shifts}
-        check_method_params(spec, params, where, f"{task} method {name}", classes)
+        check_method_params(spec, params, where, classes)
 
 
-def check_method_params(spec, params, where: str, method: str, classes=None) -> None:
-    """One ``method_params`` entry against the method's constructor (``spec``: a registry entry): a
-    mapping of its parameter names, and values it accepts under each shift of ``classes`` (shift ->
-    number of classes: the shifts whose tables list it; by default its first shift, two classes)."""
+def check_method_params(spec, params, where: str, classes=None) -> None:
+    """One ``method_params`` entry against the constructor of ``spec`` (a registry entry): its
+    parameter names, and values it accepts under each shift of ``classes`` (shift -> number of
+    classes; by default its first shift, two classes)."""
     if not isinstance(params, dict):
         raise ConfigError(f"{where} must map parameter names to values, got {params!r}")
     signature = inspect.signature(spec.factory)
@@ -245,7 +232,8 @@ def check_method_params(spec, params, where: str, method: str, classes=None) -> 
     unknown = sorted(set(params) - set(signature.parameters))
     if unknown and not accepts_any:
         raise ConfigError(
-            f"{where}: {', '.join(map(repr, unknown))} is not a parameter of {method}; "
+            f"{where}: {', '.join(map(repr, unknown))} is not a parameter of {spec.task} method "
+            f"{spec.name}; "
             f"its parameters are {sorted(signature.parameters)}"
         )
     for shift, n_classes in (classes or {spec.shifts[0]: 2}).items():
@@ -315,22 +303,6 @@ INTERMEDIATES = (
 )
 
 
-def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
-    """(path, problem) of every intermediate file under ``results`` that is visibly cut or corrupt,
-    or that is not what its job wrote (:mod:`unishift.made_from`: edited, copied from another
-    setup, or without a record)."""
-    results = Path(results)
-    found = []
-    for folder, pattern, check in INTERMEDIATES:
-        for path in sorted((results / folder).glob(pattern)):
-            if path.name.startswith("."):
-                continue
-            problem = check(path) or made_from_problem(path)
-            if problem:
-                found.append((str(path), problem))
-    return found
-
-
 def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
     """(path, problem) of every cached posteriors file whose column count differs from its data
     set's number of classes (e.g. left by a run with another ``min_class_support``)."""
@@ -338,7 +310,7 @@ def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
     found = []
     for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
         split = results / "data" / "label" / path.parent.name / "split.npz"
-        # a damaged or missing file is damaged_intermediates' to report
+        # a damaged or missing file is reported by check_intermediates
         if path.name.startswith(".") or npz_problem(split) or npz_problem(path):
             continue
         with np.load(split) as arrays:
@@ -352,10 +324,17 @@ def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
 
 
 def check_intermediates(results: str | Path) -> None:
-    """Refuse to plan on top of damaged intermediate files: a job reading one would fail after
-    Snakemake removed its previous (good) outputs, or worse, read it partially; and on cached
-    posteriors whose columns are not their data set's classes."""
-    damaged = damaged_intermediates(results) + posterior_column_problems(results)
+    """Refuse to plan on top of intermediate files that are cut or corrupt, not what their job wrote
+    (:mod:`unishift.made_from`), or cached posteriors whose columns are not their data set's
+    classes: a job reading one would fail after Snakemake removed its good outputs, or read it
+    partially."""
+    damaged = [
+        (str(path), problem)
+        for folder, pattern, check in INTERMEDIATES
+        for path in sorted((Path(results) / folder).glob(pattern))
+        if not path.name.startswith(".") and (problem := check(path) or made_from_problem(path))
+    ]
+    damaged += posterior_column_problems(results)
     if damaged:
         listing = "\n".join(f"  {path}: {problem}" for path, problem in damaged)
         paths = " ".join(path for path, _ in damaged)
