@@ -41,7 +41,7 @@ from unishift.methods.quantification.qp_bridge import PosteriorPassthrough, quie
 from unishift.quapy_loader import load_quapy
 from unishift.records import layout_of
 
-warn_if_unpinned(stacklevel=3)
+warn_if_unpinned()
 
 # Where a run records its config (workflow/scripts/provenance.py), which names its methods.
 PROVENANCE = "provenance.json"

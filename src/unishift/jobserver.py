@@ -6,6 +6,7 @@ way (docs/evaluation-jobs.md, "The job server"). No Snakemake imports here.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import json
 import os
@@ -153,30 +154,28 @@ def serve(address: str) -> dict | None:
                     continue
                 theirs = _fingerprint(request["process"], request["env"])
                 if theirs != own:
-                    for fd in fds:  # the job's streams: held open here, its reader would wait
-                        os.close(fd)
                     differ = {k: (own[k], theirs[k]) for k in own if own[k] != theirs[k]}
                     reply = {"refused": f"(server's, job's) {differ}"}
                     connection.sendall(json.dumps(reply).encode())
                     connection.close()
-                    continue
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    selector.close()
-                    listener.close()
-                    for other in (connection, *running.values()):
-                        other.close()
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    for target, fd in enumerate(fds):
-                        os.dup2(fd, target)
-                        os.close(fd)
-                    return request
-                for fd in fds:
+                else:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    pid = os.fork()
+                    if pid == 0:
+                        selector.close()
+                        listener.close()
+                        for other in (connection, *running.values()):
+                            other.close()
+                        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                        for target, fd in enumerate(fds):
+                            os.dup2(fd, target)
+                            os.close(fd)
+                        return request
+                    running[pid] = connection
+                    selector.register(connection, selectors.EVENT_READ, pid)
+                for fd in fds:  # the job's streams: held open here, its reader would wait
                     os.close(fd)
-                running[pid] = connection
-                selector.register(connection, selectors.EVENT_READ, pid)
             while running:
                 pid, status, usage = os.wait4(-1, os.WNOHANG)
                 if pid == 0:
@@ -184,12 +183,10 @@ def serve(address: str) -> dict | None:
                 connection = running.pop(pid)
                 if connection in selector.get_map():  # not if the job went first
                     selector.unregister(connection)
-                reply = {"status": os.waitstatus_to_exitcode(status), "user": usage.ru_utime}
-                reply["sys"] = usage.ru_stime
-                try:
+                code = os.waitstatus_to_exitcode(status)
+                reply = {"status": code, "user": usage.ru_utime, "sys": usage.ru_stime}
+                with contextlib.suppress(OSError):
                     connection.sendall(json.dumps(reply).encode())
-                except OSError:
-                    pass
                 connection.close()
     finally:
         if os.getpid() == server_pid:
@@ -253,10 +250,9 @@ def _run(request: dict) -> int:
     # server (that teardown costs a fork about 0.08 CPU s)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
+        # closed by an exit function, as the job's log file is
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):  # closed by an exit function, as the job's log file is
-            pass
     return status
 
 

@@ -54,8 +54,8 @@ def cpu_flags() -> set[str] | None:
 
 
 def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None = None) -> None:
-    """Raise when this CPU cannot run the profile's kernels, naming the missing instructions and
-    the fix (a profile forced on a CPU without them would crash with an illegal instruction)."""
+    """Raise when this CPU cannot run the profile's kernels (they would crash with an illegal
+    instruction), naming the missing instructions and the fix."""
     check_profile(profile)
     required = REQUIRED_CPU_FLAGS.get(profile)
     if not required:
@@ -95,8 +95,7 @@ def pin(profile: str = DEFAULT_PROFILE, environ=None) -> dict[str, str]:
 @functools.cache
 def thread_pools():
     """threadpoolctl's controller of the BLAS and OpenMP libraries loaded in this process (imports
-    NumPy), found once: the scan of the loaded libraries costs a job about 0.015 CPU s each time
-    (a fork of the job server reuses the server's)."""
+    NumPy), found once (a scan costs about 0.015 CPU s; a job server's fork reuses the server's)."""
     import numpy  # noqa: F401  (loads OpenBLAS)
     from threadpoolctl import ThreadpoolController
 
@@ -134,10 +133,9 @@ def assert_pinned(profile: str) -> str | None:
     return architecture
 
 
-def warn_if_unpinned(stacklevel: int = 2) -> bool:
-    """Warn (once per call site) when this process computes with other kernels than the default
-    profile's; True when it is pinned. For the Python API, whose numbers a notebook compares with
-    the workflow's."""
+def warn_if_unpinned() -> None:
+    """Warn, at the import of :mod:`unishift.api`, when this process computes with other kernels
+    than the default profile's (a notebook compares its numbers with the workflow's)."""
     try:
         assert_pinned(DEFAULT_PROFILE)
     except KernelError:
@@ -147,7 +145,5 @@ def warn_if_unpinned(stacklevel: int = 2) -> bool:
             f"{DEFAULT_PROFILE}): results may differ from a workflow run in the last digits. Call "
             "unishift.kernels.pin() before importing numpy, or start Python with "
             + " ".join(f"{k}={v}" for k, v in PROFILES[DEFAULT_PROFILE].items()),
-            stacklevel=stacklevel,
+            stacklevel=3,
         )
-        return False
-    return True
