@@ -70,14 +70,11 @@ def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
 
 
 def _script(script: str | Path) -> tuple[set[str], str]:
-    """The ``unishift`` modules a workflow script imports directly, and its own code normalised (the
-    profiles leave Snakemake's own "code" rerun trigger out: it fires on a comment)."""
+    """The modules a workflow script imports directly (an imported name may be a module), and its
+    own code normalised (the profiles leave out Snakemake's "code" trigger: it fires on a comment)."""
     tree = ast.parse(Path(script).read_text(encoding="utf-8"))
-    names = set()
-    for base, alias in _imports(tree):
-        if base.split(".")[0] == PACKAGE:
-            names.update((base, f"{base}.{alias}") if alias else (base,))
-    return names, _normalised(tree)
+    imports = _imports(tree)
+    return {b for b, _ in imports} | {f"{b}.{a}" for b, a in imports if a}, _normalised(tree)
 
 
 def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozenset[str]:
@@ -149,9 +146,8 @@ def _combine(version: str, entries: Iterable[str]) -> str:
 
 
 def script_code_version(script: str | Path, registry: bool = False) -> str:
-    """The code version of a workflow script: every module its imports reach, except the registry
-    and the method packages, which count (as the registry's code and every registry entry) only
-    with ``registry=True``, for the rules that read method names, display names or groups."""
+    """The code version of a workflow script: every module its imports reach; the registry and the
+    method packages count (as the registry's code and entries) only with ``registry=True``."""
     from unishift.registry import METHOD_MODULES, all_methods
 
     imported, source = _script(script)
@@ -175,9 +171,8 @@ def library_version() -> str:
 def method_modules(
     task: str, name: str, shift: str | None = None, overrides: dict | None = None
 ) -> tuple[set[str], list]:
-    """The modules one registered method runs and the registry entries it depends on: its class's
-    module and entry and, through every string parameter that names a registered method (an
-    adaptation's inner method, LEAP's quantifier), theirs."""
+    """The modules one registered method runs and the registry entries it reaches (its own, and
+    those of its inner method and of every string parameter naming a registered method)."""
     from unishift.registry import all_methods, get_method
 
     specs = all_methods()
@@ -200,9 +195,8 @@ def method_modules(
 def method_code_version(
     task: str, name: str, shift: str, script: str | Path, overrides: dict | None = None
 ) -> str:
-    """The code version of evaluating one method: the evaluation script's modules (the registry's
-    code included), the method's own modules and the registry entries it reaches, plus the
-    parameter overrides (docs/code-version.md, "What a job's code is")."""
+    """The code version of evaluating one method with ``overrides`` (docs/code-version.md, "What a
+    job's code is")."""
     from unishift.registry import METHOD_MODULES
 
     modules, specs = method_modules(task, name, shift, overrides)
@@ -219,8 +213,7 @@ def method_code_version(
 
 
 def _external_sources(modules: Iterable[str]) -> list[str]:
-    """The normalised code of the modules outside the package that a method runs (a plugin's
-    method module), so that a change to a plugin's method re-runs its evaluation."""
+    """The normalised code of the modules outside the package among ``modules`` (a plugin's)."""
     import importlib.util
 
     sources = []
@@ -232,7 +225,6 @@ def _external_sources(modules: Iterable[str]) -> list[str]:
 
 
 def plugin_code_version(module: str) -> str | None:
-    """The code version of a plugin module outside the package (its normalised source; None when
-    it has no Python source)."""
+    """The code version of a plugin module (None when it has no Python source)."""
     sources = _external_sources([module])
     return _combine("", sources) if sources else None

@@ -1,6 +1,5 @@
-"""``python -m unishift.config_docs``: the key reference of ``config/README.md`` (the block between
-:data:`BEGIN` and :data:`END`), generated from the config schema so that the two cannot drift apart.
-The schema is read from this checkout (it is not installed with the package).
+"""``python -m unishift.config_docs``: the key reference of ``config/README.md`` (between
+:data:`BEGIN` and :data:`END`), generated from this checkout's config schema.
 
     python -m unishift.config_docs            # print the generated block
     python -m unishift.config_docs --write    # replace the block in config/README.md
@@ -36,8 +35,7 @@ BOUNDS = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤", "exclusiv
 
 
 def resolve(node: dict, schema: dict) -> dict:
-    """The node with a local ``$ref`` (``#/$defs/...``) replaced by its definition (the node's
-    own entries, e.g. a default, win)."""
+    """The node with a local ``$ref`` replaced by its definition (the node's own entries win)."""
     ref = node.get("$ref")
     if not ref:
         return node
@@ -50,7 +48,7 @@ def resolve(node: dict, schema: dict) -> dict:
 
 
 def _value(value) -> str:
-    """A value as the config file would spell it (YAML flow style)."""
+    """A value in YAML flow style."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -63,7 +61,6 @@ def _value(value) -> str:
 
 
 def _type(node: dict, schema: dict) -> str:
-    """The type of a schema node in words: an enum's values, a number's bounds, an array's items."""
     if "enum" in node:
         return "one of " + ", ".join(f"`{_value(v)}`" for v in node["enum"])
     if "oneOf" in node:
@@ -154,28 +151,23 @@ def block_in(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--schema", default=str(SCHEMA), help="the config schema (YAML)")
     parser.add_argument("--readme", default=str(README), help="the README holding the block")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="replace the block in the README")
     action.add_argument("--check", action="store_true", help="exit 1 when the block is stale")
     args = parser.parse_args(argv)
-    schema = load_schema(args.schema)
+    block = generated_block(load_schema())
     if not (args.write or args.check):
-        print(generated_block(schema))
+        print(block)
         return 0
     readme = Path(args.readme)
     text = readme.read_text(encoding="utf-8")
-    fresh = text.replace(block_in(text), generated_block(schema))
-    if args.check:
-        if fresh != text:
-            print(
-                f"{readme}: the key reference is stale; run python -m unishift.config_docs --write"
-            )
-            return 1
-        print(f"{readme}: the key reference matches {args.schema}")
-        return 0
-    readme.write_text(fresh, encoding="utf-8")
+    fresh = text.replace(block_in(text), block)
+    if args.write:
+        readme.write_text(fresh, encoding="utf-8")
+    elif fresh != text:
+        print(f"{readme}: the key reference is stale; run python -m unishift.config_docs --write")
+        return 1
     return 0
 
 

@@ -25,14 +25,14 @@ class DamagedFileError(ValueError):
     """An intermediate artifact cannot be read, or lacks what it must hold."""
 
     def __init__(self, path, problem: str, fix: str = REBUILD):
-        self.path, self.problem = str(path), problem
+        self.problem = problem  # what a caller that recovers from it reports
         super().__init__(f"{path} is damaged or incomplete ({problem}); {fix}")
 
 
 @contextmanager
 def atomic_path(path: str | os.PathLike):
-    """Yield a temporary path next to ``path``; it replaces ``path`` only if the block succeeds.
-    The name is the process's own, so that two jobs writing one file never share a partial."""
+    """Yield a temporary path next to ``path`` (named by the process, so that two jobs never share
+    one); it replaces ``path`` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
@@ -89,9 +89,8 @@ def write_csv(path, frame: pd.DataFrame) -> None:
 
 
 def concat_csv(paths: Iterable[str | os.PathLike], path: str | os.PathLike) -> int:
-    """Write the files written by :func:`write_csv` at ``paths`` as one CSV at ``path``, byte for
-    byte what :func:`write_csv` of the concatenated frames writes; the number of rows. A file cut
-    off or whose header differs from the first file's raises :class:`DamagedFileError`."""
+    """Join CSVs written by :func:`write_csv` into ``path`` (the bytes :func:`write_csv` of the
+    concatenated frames writes); the number of rows. A cut file or another header is damaged."""
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError(f"nothing to concatenate into {path}")

@@ -12,12 +12,9 @@ from unishift.made_from import verify, write_record
 
 
 def start_job(job) -> logging.Logger:
-    """Set up one workflow job (``job``: its ``snakemake`` object, or a log path alone): logging and
-    warnings to the rule's log file, BLAS/OpenMP pools capped at the job's threads (so that parallel
-    jobs do not oversubscribe the cores; a result that depends on the thread count is pinned by the
-    library itself), the configured CPU kernels checked (:mod:`unishift.kernels`), and, given the
-    ``snakemake`` object, its inputs checked against their records and its outputs recorded when
-    it succeeds (:mod:`unishift.made_from`)."""
+    """Set up one workflow job (``job``: its ``snakemake`` object, or a log path alone): logging to
+    its log file, thread pools capped at its threads, the CPU kernels checked, and (given the
+    ``snakemake`` object) its inputs verified and its outputs recorded (:mod:`unishift.made_from`)."""
     from unishift.kernels import PROFILE_VARIABLE, assert_pinned, thread_pools
 
     log_path = job if isinstance(job, (str, os.PathLike)) else job.log[0]

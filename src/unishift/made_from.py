@@ -18,10 +18,6 @@ FORMAT = 1
 class ProvenanceError(ValueError):
     """A file whose record says it is not what its job wrote."""
 
-    def __init__(self, path, problem: str):
-        self.path, self.problem = str(path), problem
-        super().__init__(f"{path}: {problem}; {FIX}")
-
 
 def record_path(path: str | os.PathLike) -> Path:
     path = Path(path)
@@ -89,4 +85,4 @@ def verify(paths: Iterable[str | os.PathLike]) -> None:
     for path in paths:
         problem = problem_of(path)
         if problem:
-            raise ProvenanceError(path, problem)
+            raise ProvenanceError(f"{path}: {problem}; {FIX}")
