@@ -1,7 +1,5 @@
-"""The version of the library code that a workflow step runs, as a content hash of its modules'
-syntax trees without docstrings (docs/code-version.md). Nothing here imports the modules it hashes:
-files are located from the package's folder.
-"""
+"""The version of the library code a workflow step runs: a hash of its modules' syntax trees
+without docstrings, read from their files, not imported (docs/code-version.md)."""
 
 from __future__ import annotations
 

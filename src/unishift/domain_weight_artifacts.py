@@ -1,7 +1,5 @@
 """The shared domain-classifier weights of a setup: computing, writing, reading and attaching them
-(one file per (setup, plan), computed by a probe method run through the evaluation driver:
-docs/domain-weights.md).
-"""
+(one file per (setup, plan): docs/domain-weights.md)."""
 
 from __future__ import annotations
 
@@ -48,9 +46,7 @@ class WeightProbe(Calibrator):
 
 
 def probe(plan: str) -> tuple[str, object]:
-    """(task, method) whose calls are those of every method with ``plan``: a plain calibrator that
-    asks for the weights (plan ``sample``), or the ζ2α adapter around it (plan
-    ``predicted_classes``)."""
+    """(task, method) whose weight calls are those of every method with ``plan``."""
     if plan == SAMPLE:
         return "calibration", WeightProbe()
     if plan == PREDICTED_CLASSES:
@@ -82,7 +78,7 @@ def compute_domain_weights(
 def method_domain_weight_plan(
     task: str, name: str, shift: str, params: dict | None = None, n_classes: int = 2
 ) -> str | None:
-    """The plan of a registered method as configured (its adaptations' inner methods included)."""
+    """The plan of a registered method as configured."""
     from unishift.registry import get_method
 
     return domain_weight_plan(get_method(task, name, shift).build(shift, n_classes, params))

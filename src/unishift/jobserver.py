@@ -1,7 +1,5 @@
-"""The job server: a warm process that has imported the libraries once and runs each workflow job's
-script in a fork of itself; where it cannot, the job runs in its own process, the same code either
-way (docs/evaluation-jobs.md, "The job server"). No Snakemake imports here.
-"""
+"""The job server: a warm process that runs each workflow job's script in a fork of itself, or
+lets the job run alone where it cannot (docs/evaluation-jobs.md, "The job server")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The CPU kernels of the numerical libraries, pinned so that a config gives the same bytes on every
-x86-64 machine: a *profile* names one kernel per library, set through the libraries' own environment
-variables before NumPy (or PyTorch) is imported (docs/determinism.md, "CPU kernels"; a notebook
-calls :func:`pin`, docs/api.md). Nothing numerical is imported at import time.
+"""The CPU kernels of the numerical libraries, pinned through their environment variables before
+NumPy is imported so that a config gives the same bytes on every x86-64 machine
+(docs/determinism.md, "CPU kernels"). Nothing numerical is imported at import time.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ PROFILE_VARIABLE = "UNISHIFT_CPU_KERNELS"
 # Every variable any profile sets: "native" clears them.
 VARIABLES = sorted({name for env in PROFILES.values() for name in env})
 KEY = "cpu_kernels"
+NATIVE = f"set {KEY}: native (its numbers may differ in the last digits, docs/determinism.md)"
 
 
 class KernelError(RuntimeError):
@@ -63,9 +63,7 @@ def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None =
     machine = machine or platform.machine()
     if machine.lower() not in ("x86_64", "amd64"):
         raise KernelError(
-            f"{KEY}: {profile} pins x86-64 AVX2 kernels, and this is a {machine} machine; set "
-            f"{KEY}: native (the numbers may then differ from the documented ones in the last "
-            "digits, docs/determinism.md)"
+            f"{KEY}: {profile} pins x86-64 AVX2 kernels, and this is a {machine} machine; {NATIVE}"
         )
     flags = cpu_flags() if flags is None else flags
     if flags is None:
@@ -74,8 +72,7 @@ def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None =
     if missing:
         raise KernelError(
             f"{KEY}: {profile} needs a CPU with {', '.join(required)}; this one lacks "
-            f"{', '.join(missing)}. Set {KEY}: native to use its own kernels (the numbers may then "
-            "differ from the documented ones in the last digits, docs/determinism.md)"
+            f"{', '.join(missing)}: {NATIVE}"
         )
 
 

@@ -8,6 +8,7 @@ import json
 import platform
 import subprocess
 import sys
+from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
@@ -34,8 +35,8 @@ def config_hash(config: dict) -> str:
 
 
 def provenance(config: dict, code_version: str | None = None) -> dict:
-    """``code_version``: the content hash of the library's code (default: computed now; see
-    :mod:`unishift.codeversion`), so that results name the code that made them."""
+    """The config, seed, versions, kernels and plugins of a run; ``code_version`` defaults to the
+    library's (:mod:`unishift.codeversion`)."""
     from unishift.codeversion import library_version
     from unishift.kernels import in_effect as kernels_in_effect
 
@@ -66,10 +67,7 @@ def plugin_records() -> list[dict]:
 
     return [
         {
-            "origin": plugin.origin,
-            "module": plugin.module,
-            "package": plugin.package,
-            "version": plugin.version,
+            **asdict(plugin),
             "code_version": None if plugin.error else plugin_code_version(plugin.module),
             "error": plugin.error or None,
         }

@@ -1,8 +1,5 @@
 """One workflow run at a time per results folder: an exclusive ``flock`` on ``<results>/.run.lock``
-held by the snakemake process, released when that process ends, however it ends (``kill -9``
-included), and removable by nothing else (why Snakemake's own lock is not enough, and when the lock
-is taken: docs/evaluation-jobs.md, "One run at a time").
-"""
+held by the snakemake process until it ends (docs/evaluation-jobs.md, "One run at a time")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""What the workflow checks when it is parsed (``workflow/rules/common.smk``), before any job runs:
-the config beyond what its schema can say, and the intermediate files a previous run left under
-``results/``. Every error names the config file or key (or the damaged file), problem and fix.
+"""What the workflow checks before any job runs: the config beyond its schema, and the intermediate
+files a previous run left. Every error names the config file or key (or the file) and the fix.
 
     python -m unishift.workflow_checks my_config.yaml   # YAML syntax and duplicate keys, with lines
 """
@@ -156,10 +155,8 @@ def _check_data(config: dict) -> None:
             except ValueError as err:
                 raise ConfigError(f"config key label_shift.sample_size: {err}") from None
     if "covariate" in shifts or "compound" in shifts:  # compound shift uses the covariate data
-        source, domains = (
-            config["covariate_shift"]["text_source"],
-            config["covariate_shift"]["domains"],
-        )
+        covariate = config["covariate_shift"]
+        source, domains = covariate["text_source"], covariate["domains"]
         try:
             check_dataset_names(source, domains, "config key covariate_shift.domains")
         except ValueError as err:
