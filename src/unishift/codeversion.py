@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -29,9 +30,7 @@ def _resolve_relative(module: str | None, node: ast.ImportFrom) -> str | None:
     if module is None:  # a workflow script's relative import reaches no module of the package
         return None
     package = module if module_file(module).name == "__init__.py" else module.rpartition(".")[0]
-    for _ in range(node.level - 1):
-        package = package.rpartition(".")[0]
-    return f"{package}.{node.module}" if node.module else package
+    return importlib.util.resolve_name("." * node.level + (node.module or ""), package)
 
 
 def _imports(tree: ast.AST, module: str | None = None) -> tuple[tuple[str, str | None], ...]:
@@ -212,8 +211,6 @@ def method_code_version(
 
 def _external_sources(modules: Iterable[str]) -> list[str]:
     """The normalised code of the modules outside the package among ``modules`` (a plugin's)."""
-    import importlib.util
-
     sources = []
     for name in sorted(m for m in modules if m.split(".")[0] != PACKAGE):
         spec = importlib.util.find_spec(name)

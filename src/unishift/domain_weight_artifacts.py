@@ -95,9 +95,8 @@ _INTEGERS = ("sample_id", "n_training", "n_validation")
 def write_domain_weights(
     path, memo: DomainWeightMemo, setup: SetupData, plan: str, domain_stream: str
 ) -> None:
-    keys, entries = list(memo.entries), list(memo.entries.values())
+    entries = list(memo.entries.values())
     lengths = [len(e.weights) for e in entries]
-    columns = {name: [getattr(k, name) for k in keys] for name in _KEY_FIELDS}
     write_npz(
         path,
         format=np.asarray(FORMAT),
@@ -105,8 +104,11 @@ def write_domain_weights(
         plan=np.asarray(plan),
         domain_stream=np.asarray(domain_stream),
         **{
-            name: np.asarray(values, dtype=np.int64 if name in _INTEGERS else str)
-            for name, values in columns.items()
+            name: np.asarray(
+                [getattr(k, name) for k in memo.entries],
+                dtype=np.int64 if name in _INTEGERS else str,
+            )
+            for name in _KEY_FIELDS
         },
         stream_after=np.asarray([e.stream_after for e in entries], dtype=str),
         has_fallback=np.asarray([e.fallback is not None for e in entries], dtype=bool),
@@ -142,16 +144,13 @@ def read_domain_weights(path) -> tuple[dict, DomainWeightMemo]:
 
 def attach_domain_weights(setups: Iterable[SetupData], paths: Iterable[str]) -> Iterator[SetupData]:
     """The setups, each reading the weights files written for it (matched by setup key)."""
-    by_setup: dict[str, list[DomainWeightMemo]] = {}
+    by_setup: dict[str, DomainWeightMemo] = {}
     for path in paths:
         meta, memo = read_domain_weights(path)
-        by_setup.setdefault(meta["setup_key"], []).append(memo)
+        by_setup.setdefault(meta["setup_key"], DomainWeightMemo()).entries.update(memo.entries)
     for setup in setups:
-        memos = by_setup.pop(setup.key, [])
-        if memos:
-            merged = DomainWeightMemo()
-            for memo in memos:
-                merged.entries.update(memo.entries)
+        merged = by_setup.pop(setup.key, None)
+        if merged is not None:
             setup.sample_artifacts = lambda sample_id, memo=merged: {MEMO_KEY: memo}
         yield setup
     if by_setup:

@@ -99,8 +99,7 @@ def concat_csv(paths: Iterable[str | os.PathLike], path: str | os.PathLike) -> i
         problem = csv_problem(part)
         if problem:
             raise DamagedFileError(part, problem)
-        text = part.read_bytes()
-        head, _, body = text.partition(b"\n")
+        head, _, body = part.read_bytes().partition(b"\n")
         if header is None:
             header = head
         elif head != header:

@@ -194,13 +194,12 @@ def _check_methods(config: dict) -> None:
                     spec = get_method(task, name, shift)
                 except KeyError as err:
                     raise ConfigError(f"{where}: {err.args[0]}") from None
-                if shift in (config.get("shifts") or []) and spec.binary_only:
-                    if record_layout(config, shift) != TWO_CLASS:
-                        raise ConfigError(
-                            f"{where}: {name!r} is binary-only ({spec.binary_only}), and the "
-                            f"{shift}-shift data of this config have more than two classes; "
-                            "remove it"
-                        )
+                binary = shift not in config["shifts"] or record_layout(config, shift) == TWO_CLASS
+                if spec.binary_only and not binary:
+                    raise ConfigError(
+                        f"{where}: {name!r} is binary-only ({spec.binary_only}), and the {shift}-shift "
+                        "data of this config have more than two classes; remove it"
+                    )
                 listed.setdefault((task, name), []).append(shift)
     for key, params in (config.get("method_params") or {}).items():
         task, _, name = key.partition("/")
