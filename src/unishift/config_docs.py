@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -48,16 +49,9 @@ def resolve(node: dict, schema: dict) -> dict:
 
 
 def _value(value) -> str:
-    """A value in YAML flow style."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in value.items()) + "}"
-    return str(value)
+    """A value as a config file spells it (YAML flow style, on one line)."""
+    options = {"default_flow_style": True, "width": math.inf, "allow_unicode": True}
+    return yaml.safe_dump(value, sort_keys=False, **options).removesuffix("\n...\n").strip()
 
 
 def _type(node: dict, schema: dict) -> str:

@@ -1,5 +1,5 @@
-"""Atomic writing of result artifacts (write to a temporary sibling, then rename over the target) and
-validated reading: a damaged or partial file is reported with its path and the fix, never half-read."""
+"""Atomic writing of result artifacts, and reading that reports a damaged file with its path and the
+fix instead of half-reading it."""
 
 from __future__ import annotations
 
@@ -56,8 +56,8 @@ def write_npz(path, **arrays) -> None:
 
 
 def read_npz(path, required: Iterable[str] = ()) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file; raises :class:`DamagedFileError` naming the file when it is
-    truncated, corrupt or lacks one of the ``required`` arrays."""
+    """Every array of an ``.npz`` file; :class:`DamagedFileError` when it is cut, corrupt or lacks a
+    ``required`` array."""
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}
@@ -113,8 +113,7 @@ def concat_csv(paths: Iterable[str | os.PathLike], path: str | os.PathLike) -> i
 
 
 def csv_problem(path) -> str | None:
-    """A cheap check that a CSV written by :func:`write_csv` is complete: a header and a final
-    newline (a file cut anywhere but at a line end lacks it); None when it is."""
+    """Why a CSV written by :func:`write_csv` is incomplete (empty, or no final newline), else None."""
     size = os.path.getsize(path)
     if size == 0:
         return "empty file"

@@ -106,8 +106,7 @@ def openblas_architecture() -> str | None:
 
 
 def in_effect() -> dict[str, str | None]:
-    """What this process computes with: the profile it was started under, the OpenBLAS core type,
-    and the kernel variables of its environment."""
+    """The profile, OpenBLAS core type and kernel variables this process computes with."""
     return {
         "profile": os.environ.get(PROFILE_VARIABLE),
         "openblas_architecture": openblas_architecture(),

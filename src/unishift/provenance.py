@@ -60,8 +60,7 @@ def provenance(config: dict, code_version: str | None = None) -> dict:
 
 
 def plugin_records() -> list[dict]:
-    """Each plugin source of the registry: where it came from, its package and version, the code
-    version of its module, and why it could not be imported where it could not."""
+    """Each plugin source of the registry (:class:`unishift.registry.Plugin`) with its code version."""
     from unishift.codeversion import plugin_code_version
     from unishift.registry import plugins
 

@@ -96,8 +96,8 @@ def _check_branches(config: dict) -> None:
         if not any(tasks.get(task) for task in ("calibration", "quantification", "cap")):
             raise ConfigError(
                 f"config key shifts lists {shift!r} but methods.{shift} names no method, so that "
-                f"branch would produce no result table; add methods under "
-                f"methods.{shift}.<calibration|quantification|cap> or remove {shift!r} from shifts"
+                f"branch would produce no result table; add methods under methods.{shift}.<task> "
+                f"or remove {shift!r} from shifts"
             )
 
 
@@ -111,8 +111,8 @@ def _check_data_root(config: dict) -> None:
 
 
 def _check_data(config: dict) -> None:
-    """Data-set, classifier and domain names, a multiclass data set's classes left after
-    ``min_class_support``, and the sample size against each data set's test pool."""
+    """Data-set, classifier and domain names, classes left after ``min_class_support``, and the
+    sample size against each data set's test pool."""
     shifts = config["shifts"]
     if "label" in shifts:
         label = config["label_shift"]
@@ -123,9 +123,8 @@ def _check_data(config: dict) -> None:
             raise ConfigError(f"{err} (label_shift.benchmark: {collection})") from None
         if config.get("selector", True) and len(label["datasets"]) < 2:
             raise ConfigError(
-                "config key selector: the Selector is trained leave one data set out "
-                "(docs/regimes.md §4), and label_shift.datasets names only one; add a data set or "
-                "set selector: false"
+                "config key selector: the Selector is trained leave one data set out, and "
+                "label_shift.datasets names one (docs/regimes.md §4); add one or set selector: false"
             )
         valid = classifier_names()
         for name in label["classifiers"]:
@@ -177,8 +176,7 @@ def _check_ece(config: dict) -> None:
 
 
 def _check_methods(config: dict) -> None:
-    """Method names per shift and task, and each ``method_params`` entry built once, so that a bad
-    value fails here, not in a job."""
+    """Method names per shift and task, and each ``method_params`` entry built once."""
     listed: dict[tuple[str, str], list[str]] = {}
     for shift, tasks in (config.get("methods") or {}).items():
         for task, names in (tasks or {}).items():
@@ -218,9 +216,8 @@ def _check_methods(config: dict) -> None:
 
 
 def check_method_params(spec, params, where: str, classes=None) -> None:
-    """One ``method_params`` entry against the constructor of ``spec`` (a registry entry): its
-    parameter names, and values it accepts under each shift of ``classes`` (shift -> number of
-    classes; by default its first shift, two classes)."""
+    """One ``method_params`` entry built by ``spec`` (a registry entry) under each shift of
+    ``classes`` (shift -> number of classes; by default its first shift, two classes)."""
     if not isinstance(params, dict):
         raise ConfigError(f"{where} must map parameter names to values, got {params!r}")
     signature = inspect.signature(spec.factory)
@@ -252,8 +249,7 @@ def _schema_integers(schema: dict, root: dict, path: tuple = ()):
 
 
 def check_integers(config: dict, schema_path: str | Path) -> None:
-    """A JSON schema accepts 3.0 as an integer; the code downstream does not (``range(3.0)``):
-    refuse a float where the schema says integer, naming the key."""
+    """Refuse a float where the schema says integer (JSON Schema accepts 3.0, ``range`` does not)."""
     schema = load_schema(schema_path)
     for path in _schema_integers(schema, schema):
         value = config_value(config, ".".join(path))
@@ -300,8 +296,8 @@ INTERMEDIATES = (
 
 
 def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
-    """(path, problem) of every cached posteriors file whose column count differs from its data
-    set's number of classes (e.g. left by a run with another ``min_class_support``)."""
+    """(path, problem) of every cached posteriors file whose columns are not its data set's classes
+    (e.g. left by a run with another ``min_class_support``)."""
     results = Path(results)
     found = []
     for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
@@ -320,10 +316,8 @@ def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
 
 
 def check_intermediates(results: str | Path) -> None:
-    """Refuse to plan on top of intermediate files that are cut or corrupt, not what their job wrote
-    (:mod:`unishift.made_from`), or cached posteriors whose columns are not their data set's
-    classes: a job reading one would fail after Snakemake removed its good outputs, or read it
-    partially."""
+    """Refuse to plan on top of intermediate files that are cut, corrupt, not what their job wrote
+    (:mod:`unishift.made_from`), or posteriors of other classes (docs/evaluation-jobs.md)."""
     damaged = [
         (str(path), problem)
         for folder, pattern, check in INTERMEDIATES
