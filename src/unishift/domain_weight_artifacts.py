@@ -76,12 +76,12 @@ def compute_domain_weights(
 
 
 def method_domain_weight_plan(
-    task: str, name: str, shift: str, params: dict | None = None, n_classes: int = 2
+    task: str, name: str, shift: str, params: dict | None = None
 ) -> str | None:
     """The plan of a registered method as configured."""
     from unishift.registry import get_method
 
-    return domain_weight_plan(get_method(task, name, shift).build(shift, n_classes, params))
+    return domain_weight_plan(get_method(task, name, shift).build(shift, 2, params))
 
 
 # The files: one per (setup, plan), attached to the setups an evaluation job reads as their

@@ -83,9 +83,8 @@ def run_in_server(job, script: str) -> None:
         return
     if job.log:  # the job's own CPU, which Snakemake's benchmark file does not see
         with open(job.log[0], "a") as log:
-            log.write(
-                f"job server: ran in a fork, CPU {reply['user']:.3f} s user, {reply['sys']:.3f} s sys\n"
-            )
+            cpu = f"CPU {reply['user']:.3f} s user, {reply['sys']:.3f} s sys"
+            print(f"job server: ran in a fork, {cpu}", file=log)
     sys.exit(reply["status"])
 
 
@@ -208,9 +207,7 @@ def start(log_path: str) -> subprocess.Popen | None:
         )
     if server.stdout.readline().strip() != "ready":
         server.wait()
-        print(
-            f"unishift job server did not start (see {log_path}); jobs run alone", file=sys.stderr
-        )
+        print(f"unishift job server did not start ({log_path}); jobs run alone", file=sys.stderr)
         return None
     os.environ[ADDRESS_VARIABLE] = address
 

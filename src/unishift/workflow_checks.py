@@ -6,6 +6,7 @@ files a previous run left. Every error names the config file or key (or the file
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import sys
 from collections.abc import Iterable
@@ -335,12 +336,10 @@ def check_intermediates(results: str | Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    paths = sys.argv[1:] if argv is None else argv
-    if not paths:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(description="Check config files' YAML and duplicate keys.")
+    parser.add_argument("files", nargs="+")
     status = 0
-    for path in paths:
+    for path in parser.parse_args(argv).files:
         try:
             load_config_file(path)
             print(f"{path}: valid YAML, no duplicate keys")
