@@ -97,10 +97,8 @@ def hub_revisions(manifests) -> dict:
     resolved: dict = {}
     for path in manifests:
         record = json.loads(Path(path).read_text())
-        resolved.setdefault(record["kind"] + "s", {})[record["id"]] = {
-            "revision": record["revision"],
-            "commit": record["commit"],
-        }
+        entry = {key: record[key] for key in ("revision", "commit")}
+        resolved.setdefault(record["kind"] + "s", {})[record["id"]] = entry
     return resolved
 
 
