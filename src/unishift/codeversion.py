@@ -54,11 +54,6 @@ def _normalised(tree: ast.AST) -> str:
     return ast.dump(tree, include_attributes=False)
 
 
-def normalise(source: str) -> str:
-    """Python code without its comments, docstrings or layout: its syntax tree, dumped."""
-    return _normalised(ast.parse(source))
-
-
 @cache
 def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
     """(imports, normalised code) of a module, from one parse."""
@@ -215,7 +210,8 @@ def _external_sources(modules: Iterable[str]) -> list[str]:
     for name in sorted(m for m in modules if m.split(".")[0] != PACKAGE):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin and spec.origin.endswith(".py"):
-            sources.append(f"{name}\0{normalise(Path(spec.origin).read_text(encoding='utf-8'))}")
+            tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+            sources.append(f"{name}\0{_normalised(tree)}")
     return sources
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from unishift.data.containers import Sample, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
-from unishift.io import read_npz, write_npz
+from unishift.io import DamagedFileError, read_npz, write_npz
 from unishift.methods.adapt.to_cap import CalibrationToCAP
 from unishift.methods.base import Calibrator, SampleContext
 from unishift.methods.domain_weights import (
@@ -124,9 +124,7 @@ def read_domain_weights(path) -> tuple[dict, DomainWeightMemo]:
     """(``{"setup_key", "plan", "domain_stream"}``, the memo) of a weights file."""
     arrays = read_npz(path, ("format", "setup_key", "plan", "offsets", "weights", *_KEY_FIELDS))
     if int(arrays["format"]) != FORMAT:
-        raise ValueError(
-            f"{path}: domain-weights format {int(arrays['format'])}, expected {FORMAT}; rebuild it"
-        )
+        raise DamagedFileError(path, f"domain-weights format {int(arrays['format'])}, not {FORMAT}")
     memo = DomainWeightMemo()
     offsets, weights = arrays["offsets"], arrays["weights"]
     for i in range(len(arrays["setting_key"])):
