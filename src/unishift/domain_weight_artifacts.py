@@ -30,8 +30,7 @@ FEATURE_SET = "features"
 
 
 class WeightProbe(Calibrator):
-    """A calibrator that only asks for the weights of its setting and the sample (plan ``sample``);
-    it returns the posteriors unchanged. Not registered (it sets no ``name``)."""
+    """An unregistered calibrator that only asks for the weights (plan ``sample``)."""
 
     def domain_weight_plan(self):
         return SAMPLE

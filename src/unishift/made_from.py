@@ -45,7 +45,7 @@ def recorded_sha256(path: str | os.PathLike) -> str:
     return file_sha256(path)
 
 
-def write_record(path, rule: str, wildcards: dict, inputs: Iterable[str | os.PathLike]) -> dict:
+def write_record(path, rule: str, wildcards: dict, inputs: Iterable[str | os.PathLike]) -> None:
     """Record what made ``path`` (written by ``rule`` with ``wildcards`` from ``inputs``)."""
     path = Path(path)
     size, mtime = _stat(path)
@@ -60,7 +60,6 @@ def write_record(path, rule: str, wildcards: dict, inputs: Iterable[str | os.Pat
         "inputs": {os.path.normpath(p): recorded_sha256(p) for p in inputs if Path(p).is_file()},
     }
     write_text(record_path(path), json.dumps(record, indent=1, sort_keys=True))
-    return record
 
 
 def problem_of(path: str | os.PathLike) -> str | None:

@@ -77,9 +77,7 @@ def load_config_file(path: str | Path) -> dict:
     if content is None:
         return {}
     if not isinstance(content, dict):
-        raise ConfigError(
-            f"{path}: a config must be a mapping of keys, got {type(content).__name__}"
-        )
+        raise ConfigError(f"{path}: a config is a mapping of keys, not a {type(content).__name__}")
     return content
 
 
