@@ -26,21 +26,18 @@ def module_file(name: str) -> Path | None:
     return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
 
 
-def _resolve_relative(module: str | None, node: ast.ImportFrom) -> str | None:
-    if module is None:  # a workflow script's relative import reaches no module of the package
-        return None
-    package = module if module_file(module).name == "__init__.py" else module.rpartition(".")[0]
-    return importlib.util.resolve_name("." * node.level + (node.module or ""), package)
-
-
 def _imports(tree: ast.AST, module: str | None = None) -> tuple[tuple[str, str | None], ...]:
-    """(module, imported name or None) of every import in the syntax tree of ``module``."""
+    """(module, imported name or None) of every import in the syntax tree of ``module`` (a workflow
+    script's relative imports reach no module of the package)."""
     imported = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported += [(alias.name, None) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolve_relative(module, node) if node.level else node.module
+        elif isinstance(node, ast.ImportFrom) and (module or not node.level):
+            base = node.module
+            if node.level:  # a module's own name is one level below its package's
+                dots = node.level + (module_file(module).name != "__init__.py")
+                base = importlib.util.resolve_name("." * dots + (base or ""), module)
             if base:
                 imported += [(base, alias.name) for alias in node.names]
     return tuple(imported)
