@@ -184,8 +184,7 @@ def method_modules(
 def method_code_version(
     task: str, name: str, shift: str, script: str | Path, overrides: dict | None = None
 ) -> str:
-    """The code version of evaluating one method with ``overrides`` (docs/code-version.md, "What a
-    job's code is")."""
+    """The code version of evaluating one method (docs/code-version.md, "What a job's code is")."""
     from unishift.registry import METHOD_MODULES
 
     modules, specs = method_modules(task, name, shift, overrides)

@@ -56,8 +56,7 @@ def write_npz(path, **arrays) -> None:
 
 
 def read_npz(path, required: Iterable[str] = ()) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file; :class:`DamagedFileError` when it is cut, corrupt or lacks a
-    ``required`` array."""
+    """Every array of an ``.npz`` file; :class:`DamagedFileError` if cut, corrupt or incomplete."""
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}

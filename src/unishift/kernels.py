@@ -54,8 +54,7 @@ def cpu_flags() -> set[str] | None:
 
 
 def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None = None) -> None:
-    """Raise when this CPU cannot run the profile's kernels (they would crash with an illegal
-    instruction), naming the missing instructions and the fix."""
+    """Raise, naming the missing instructions and the fix, when this CPU cannot run the profile."""
     check_profile(profile)
     required = REQUIRED_CPU_FLAGS.get(profile)
     if not required:
@@ -77,9 +76,8 @@ def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None =
 
 
 def pin(profile: str = DEFAULT_PROFILE, environ=None) -> dict[str, str]:
-    """Set the profile's variables in ``environ`` (default: this process's environment, which the
-    processes it starts inherit) and return them. A library already loaded keeps its kernels: call
-    this before importing NumPy, or in the parent of the processes that compute."""
+    """Set the profile's variables in ``environ`` (default: ``os.environ``) and return them; a
+    library already loaded keeps its kernels (docs/determinism.md)."""
     check_cpu(profile)
     environ = os.environ if environ is None else environ
     for name in VARIABLES:
@@ -130,8 +128,7 @@ def assert_pinned(profile: str) -> str | None:
 
 
 def warn_if_unpinned() -> None:
-    """Warn, at the import of :mod:`unishift.api`, when this process computes with other kernels
-    than the default profile's (a notebook compares its numbers with the workflow's)."""
+    """Warn when this process computes with other kernels than the default profile's."""
     try:
         assert_pinned(DEFAULT_PROFILE)
     except KernelError:

@@ -14,9 +14,8 @@ def results_folder(config: dict) -> str:
 
 
 def record_layout(config: dict, shift: str) -> str:
-    """The record layout of one shift's per-sample files: ``two_class`` when every data set of the
-    shift's collection (``label_shift.benchmark``, or ``covariate_shift.text_source`` with its
-    section) has two classes, else ``k_class``."""
+    """The record layout of one shift: ``two_class`` when every data set of its collection has two
+    classes, else ``k_class``."""
     if shift == "label":
         collection = (config.get("label_shift") or {}).get("benchmark", "uci_binary")
         options = {}

@@ -35,8 +35,7 @@ def config_hash(config: dict) -> str:
 
 
 def provenance(config: dict, code_version: str | None = None) -> dict:
-    """The config, seed, versions, kernels and plugins of a run; ``code_version`` defaults to the
-    library's (:mod:`unishift.codeversion`)."""
+    """The config, seed, versions, kernels and plugins of a run (code version: the library's)."""
     from unishift.codeversion import library_version
     from unishift.kernels import in_effect as kernels_in_effect
 

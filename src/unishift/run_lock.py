@@ -17,8 +17,7 @@ class RunLockError(RuntimeError):
 
 
 def hold_run_lock(results: str | os.PathLike) -> Path:
-    """Take the run lock of ``results`` for the life of this process, or raise
-    :class:`RunLockError` naming the run that holds it."""
+    """Take the run lock of ``results`` for this process's life; :class:`RunLockError` if held."""
     path = Path(results) / LOCK_NAME
     try:
         import fcntl

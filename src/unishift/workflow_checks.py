@@ -295,8 +295,7 @@ INTERMEDIATES = (
 
 
 def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
-    """(path, problem) of every cached posteriors file whose columns are not its data set's classes
-    (e.g. left by a run with another ``min_class_support``)."""
+    """(path, problem) of each cached posteriors file whose columns are not its data set's classes."""
     results = Path(results)
     found = []
     for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
