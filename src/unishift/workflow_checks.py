@@ -280,17 +280,11 @@ def parquet_problem(path) -> str | None:
     return None if head == tail == b"PAR1" else "not a complete parquet file"
 
 
-# (folder under results/, glob, cheap check); final tables and plots are rebuilt from these.
+# (cheap check, file suffix, folders under results/); final tables and plots are rebuilt from these.
 INTERMEDIATES = (
-    ("data", "**/*.npz", npz_problem),
-    ("posteriors", "**/*.npz", npz_problem),
-    ("samples", "**/*.npz", npz_problem),
-    ("lm", "**/*.npz", npz_problem),
-    ("weights", "**/*.npz", npz_problem),
-    ("text", "**/*.parquet", parquet_problem),
-    ("eval_setups", "**/*.csv", csv_problem),
-    ("eval", "**/*.csv", csv_problem),
-    ("descriptors", "**/*.csv", csv_problem),
+    (npz_problem, "npz", ("data", "posteriors", "samples", "lm", "weights")),
+    (parquet_problem, "parquet", ("text",)),
+    (csv_problem, "csv", ("eval_setups", "eval", "descriptors")),
 )
 
 
@@ -318,8 +312,9 @@ def check_intermediates(results: str | Path) -> None:
     (:mod:`unishift.made_from`), or posteriors of other classes (docs/evaluation-jobs.md)."""
     damaged = [
         (str(path), problem)
-        for folder, pattern, check in INTERMEDIATES
-        for path in sorted((Path(results) / folder).glob(pattern))
+        for check, suffix, folders in INTERMEDIATES
+        for folder in folders
+        for path in sorted((Path(results) / folder).glob(f"**/*.{suffix}"))
         if not path.name.startswith(".") and (problem := check(path) or made_from_problem(path))
     ]
     damaged += posterior_column_problems(results)
