@@ -62,6 +62,10 @@ def test_the_test_config_passes():
         ),
         ({"data_root": "no/such/folder"}, "data_root: 'no/such/folder' is not a folder"),
         (
+            {"label_shift__classifiers": ["SVM"]},
+            r"label_shift.classifiers: unknown classifier 'SVM'; valid ones are \['LR'",
+        ),
+        (
             {"label_shift__sample_size": 500},
             "label_shift.sample_size: .*cmc.3: sample_size=500 is larger than the test pool "
             r"\(442 items\).*allow_sample_larger_than_pool",

@@ -77,9 +77,7 @@ def npz_problem(path) -> str | None:
             names = archive.namelist()
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
         return f"{type(err).__name__}: {one_line(str(err))}"
-    if not names or not all(name.endswith(".npy") for name in names):
-        return "not an array archive"
-    return None
+    return None if names and all(n.endswith(".npy") for n in names) else "not an array archive"
 
 
 def write_csv(path, frame: pd.DataFrame) -> None:
