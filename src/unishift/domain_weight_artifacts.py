@@ -96,6 +96,7 @@ def write_domain_weights(
 ) -> None:
     entries = list(memo.entries.values())
     lengths = [len(e.weights) for e in entries]
+    dtypes = {name: np.int64 if name in _INTEGERS else str for name in _KEY_FIELDS}
     write_npz(
         path,
         format=np.asarray(FORMAT),
@@ -103,19 +104,14 @@ def write_domain_weights(
         plan=np.asarray(plan),
         domain_stream=np.asarray(domain_stream),
         **{
-            name: np.asarray(
-                [getattr(k, name) for k in memo.entries],
-                dtype=np.int64 if name in _INTEGERS else str,
-            )
-            for name in _KEY_FIELDS
+            name: np.asarray([getattr(k, name) for k in memo.entries], dtype=dtype)
+            for name, dtype in dtypes.items()
         },
         stream_after=np.asarray([e.stream_after for e in entries], dtype=str),
         has_fallback=np.asarray([e.fallback is not None for e in entries], dtype=bool),
         fallback=np.asarray([e.fallback or "" for e in entries], dtype=str),
         offsets=np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))).astype(np.int64),
-        weights=np.concatenate([e.weights.reshape(-1) for e in entries])
-        if entries
-        else np.zeros(0),
+        weights=np.concatenate([np.zeros(0), *(e.weights.reshape(-1) for e in entries)]),
     )
 
 
@@ -129,12 +125,8 @@ def read_domain_weights(path) -> tuple[dict, DomainWeightMemo]:
     for i in range(len(arrays["setting_key"])):
         key = CallKey(*((int if n in _INTEGERS else str)(arrays[n][i]) for n in _KEY_FIELDS))
         fallback = str(arrays["fallback"][i]) if arrays["has_fallback"][i] else None
-        memo.add(
-            key,
-            weights[offsets[i] : offsets[i + 1]].reshape(-1, 1),
-            fallback,
-            str(arrays["stream_after"][i]),
-        )
+        rows = weights[offsets[i] : offsets[i + 1]].reshape(-1, 1)
+        memo.add(key, rows, fallback, str(arrays["stream_after"][i]))
     meta = {name: str(arrays[name]) for name in ("setup_key", "plan", "domain_stream")}
     return meta, memo
 
