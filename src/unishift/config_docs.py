@@ -87,9 +87,8 @@ def schema_rows(schema: dict) -> list[tuple[str, str, str, str]]:
         unknown = sorted(set(node) - KEYWORDS, key=str)
         if unknown:
             raise ValueError(
-                f"schema key {key or '(top level)'}: {unknown} are not JSON Schema keywords this "
-                "reference knows; a description in a YAML flow mapping {...} is cut at its first "
-                "', ' unless quoted"
+                f"schema key {key or '(top level)'}: unknown keywords {unknown}; a description in a "
+                "YAML flow mapping {...} is cut at its first ', ': quote it"
             )
         if key:
             default = _value(node["default"]) if "default" in node else ""

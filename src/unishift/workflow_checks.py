@@ -132,6 +132,7 @@ def _check_data(config: dict) -> None:
                 raise ConfigError(f"config key label_shift.classifiers: {err}") from None
         # the config was validated with the schema's defaults filled in (they live only there)
         support, home, root = label["min_class_support"], config["quapy_home"], config["data_root"]
+        size, allow_larger = label["sample_size"], label["allow_sample_larger_than_pool"]
         for name in label["datasets"]:
             try:
                 if collection != "uci_binary":
@@ -142,12 +143,7 @@ def _check_data(config: dict) -> None:
             except ValueError as err:
                 raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
             try:
-                check_sample_size(
-                    label["sample_size"],
-                    pool,
-                    label["allow_sample_larger_than_pool"],
-                    f"label_shift.datasets {name}",
-                )
+                check_sample_size(size, pool, allow_larger, f"label_shift.datasets {name}")
             except ValueError as err:
                 raise ConfigError(f"config key label_shift.sample_size: {err}") from None
     if "covariate" in shifts or "compound" in shifts:  # compound shift uses the covariate data
