@@ -21,10 +21,8 @@ def start_job(job) -> logging.Logger:
     thread_pools().limit(limits=max(1, int(getattr(job, "threads", 1))))
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="w")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
+    layout = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(handlers=[handler], level=logging.INFO, format=layout, force=True)
     logging.captureWarnings(True)
     sys.stderr = handler.stream
     logger = logging.getLogger("unishift")
