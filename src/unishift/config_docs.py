@@ -127,8 +127,7 @@ def generated_block(schema: dict) -> str:
 
 
 def load_schema(path: str | Path = SCHEMA) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
 
 
 def block_in(text: str) -> str:

@@ -50,9 +50,8 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 
 def write_npz(path, **arrays) -> None:
-    with atomic_path(path) as partial:
-        with open(partial, "wb") as handle:
-            np.savez(handle, **arrays)
+    with atomic_path(path) as partial, open(partial, "wb") as handle:
+        np.savez(handle, **arrays)
 
 
 def read_npz(path, required: Iterable[str] = ()) -> dict[str, np.ndarray]:

@@ -58,10 +58,8 @@ class _StrictLoader(yaml.SafeLoader):
 
 def load_config_file(path: str | Path) -> dict:
     """A YAML config file; syntax errors and duplicate keys name the file, line and column."""
-    path = Path(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            content = yaml.load(handle, Loader=_StrictLoader)
+        content = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_StrictLoader)
     except ConfigError as err:
         raise ConfigError(f"{path}, {err}") from None
     except yaml.MarkedYAMLError as err:
