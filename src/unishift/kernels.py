@@ -133,10 +133,9 @@ def warn_if_unpinned() -> None:
         assert_pinned(DEFAULT_PROFILE)
     except KernelError:
         warnings.warn(
-            f"unishift runs with OpenBLAS's {openblas_architecture()} kernels, not the "
-            f"{PROFILES[DEFAULT_PROFILE]['OPENBLAS_CORETYPE']} ones the workflow pins ({KEY}: "
-            f"{DEFAULT_PROFILE}): results may differ from a workflow run in the last digits. Call "
-            "unishift.kernels.pin() before importing numpy, or start Python with "
+            f"unishift runs with OpenBLAS's {openblas_architecture()} kernels, not the workflow's "
+            f"({KEY}: {DEFAULT_PROFILE}), so its last digits may differ; call unishift.kernels.pin()"
+            " before importing numpy, or start Python with "
             + " ".join(f"{k}={v}" for k, v in PROFILES[DEFAULT_PROFILE].items()),
             stacklevel=3,
         )

@@ -1,6 +1,5 @@
-"""What made each intermediate file, so that nothing is read that its job did not write: the
-``.<name>.made.json`` record next to each file and the checks against it (docs/evaluation-jobs.md,
-"What made a file")."""
+"""The ``.<name>.made.json`` record of what made each intermediate file, and the checks that nothing
+is read that its job did not write (docs/evaluation-jobs.md, "What made a file")."""
 
 from __future__ import annotations
 

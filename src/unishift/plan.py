@@ -72,7 +72,6 @@ def reproduction_caveat(config: dict, paper_config: dict, shift: str) -> str:
         return ""
     return (
         "**Not comparable with the paper:** this run's samples or arithmetic are not the paper's "
-        f"({'; '.join(differing)}), so its cells are expected to differ from the printed ones and a "
-        "verdict below says nothing about the reproduction. `config/paper.yaml` runs the paper's "
-        "protocol."
+        f"({'; '.join(differing)}), so its cells may differ from the printed ones and no verdict "
+        "below speaks to the reproduction; `config/paper.yaml` runs the paper's protocol."
     )
