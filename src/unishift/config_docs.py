@@ -69,10 +69,9 @@ def _type(node: dict, schema: dict) -> str:
     for key in ("minItems", "minProperties"):
         if node.get(key):
             bounds.append(f"at least {node[key]} entr{'y' if node[key] == 1 else 'ies'}")
-    if node.get("minLength"):
-        bounds.append(
-            "non-empty" if node["minLength"] == 1 else f"≥ {node['minLength']} characters"
-        )
+    length = node.get("minLength")
+    if length:
+        bounds.append("non-empty" if length == 1 else f"≥ {length} characters")
     if node.get("required"):
         bounds.append("requires " + ", ".join(f"`{r}`" for r in node["required"]))
     return text + (f" ({', '.join(bounds)})" if bounds else "")

@@ -83,9 +83,6 @@ def method_domain_weight_plan(
     return domain_weight_plan(get_method(task, name, shift).build(shift, 2, params))
 
 
-# The files: one per (setup, plan), attached to the setups an evaluation job reads as their
-# per-sample artifacts
-
 FORMAT = 1
 _KEY_FIELDS = tuple(f.name for f in fields(CallKey))
 _INTEGERS = ("sample_id", "n_training", "n_validation")

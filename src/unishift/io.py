@@ -15,10 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-REBUILD = (
-    "delete it and rerun snakemake, which rebuilds it (and what is computed from it) when a "
-    "result needs it"
-)
+REBUILD = "delete it and rerun snakemake, which rebuilds it (and what is computed from it)"
 
 
 class DamagedFileError(ValueError):

@@ -35,8 +35,7 @@ def hold_run_lock(results: str | os.PathLike) -> Path:
         os.close(descriptor)
         raise RunLockError(
             f"another snakemake run is writing to {results}/ ({holder}); no job was started. Wait "
-            "for it to finish (its lock is released when it ends, however it ends), or give this "
-            "run another `results` folder"
+            "for it to end, or give this run another `results` folder"
         ) from None
     started = datetime.datetime.now().isoformat(timespec="seconds")
     os.ftruncate(descriptor, 0)
