@@ -135,9 +135,8 @@ def serve(address: str) -> dict | None:
         while os.getppid() == parent:
             for key, _ in selector.select(timeout=0.05):
                 if key.fileobj is not listener:  # a job gone before its fork ended: stop the fork
-                    pid = key.data
-                    if pid in running:
-                        os.kill(pid, signal.SIGTERM)
+                    if key.data in running:
+                        os.kill(key.data, signal.SIGTERM)
                     selector.unregister(key.fileobj)
                     continue
                 connection, _ = listener.accept()
