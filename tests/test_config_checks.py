@@ -52,7 +52,6 @@ def test_the_test_config_passes():
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"shifts": []}, "shifts is empty: the run would produce no table"),
         (
             {"methods": {"label": {"calibration": []}}},
             "methods.label names no method, so that branch would produce no result table",
@@ -62,6 +61,10 @@ def test_the_test_config_passes():
             "shifts lists 'covariate' but methods.covariate names no method",
         ),
         ({"data_root": "no/such/folder"}, "data_root: 'no/such/folder' is not a folder"),
+        (
+            {"label_shift__classifiers": ["SVM"]},
+            r"label_shift.classifiers: unknown classifier 'SVM'; valid ones are \['LR'",
+        ),
         (
             {"label_shift__sample_size": 500},
             "label_shift.sample_size: .*cmc.3: sample_size=500 is larger than the test pool "
@@ -89,6 +92,19 @@ def test_the_test_config_passes():
 def test_bad_configs_name_the_key_and_the_fix(changes, message):
     with pytest.raises(ConfigError, match=message):
         check_config(config_with(**changes))
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"shifts": []}, r"\[\] should be non-empty|\[\] is too short"),
+        ({"covariate_shift__domains": ["airline"]}, r"\['airline'\] is too short"),
+    ],
+)
+def test_the_schema_refuses_what_check_config_takes_as_given(changes, message):
+    """No shift, or one domain (no source->target pair): refused by the schema, before check_config."""
+    with pytest.raises(Exception, match=message):
+        validate(config_with(**changes), str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
 
 
 def test_a_larger_sample_is_accepted_when_asked_for():

@@ -278,7 +278,7 @@ def test_a_valid_output_is_scored_and_the_metrics_refuse_what_they_cannot_score(
 def test_method_params_are_checked_against_the_constructor(task, name, params, message):
     spec = get_method(task, name)
     with pytest.raises(ConfigError, match=message):
-        check_method_params(spec, params, f"method_params.{task}/{name}", name)
+        check_method_params(spec, params, f"method_params.{task}/{name}")
 
 
 def test_a_float_where_the_schema_says_integer_is_refused_naming_the_key():

@@ -86,7 +86,10 @@ def test_paper_config_plans_without_network(tmp_path):
             "label_shift={'datasets': ['iris.9']}",
             "unknown uci_binary data set 'iris.9'; valid ones",
         ),
-        ("label_shift={'classifiers': ['SVM']}", "'SVM' is not a classifier; valid ones are"),
+        (
+            "label_shift={'classifiers': ['SVM']}",
+            "classifiers: unknown classifier 'SVM'; valid ones are",
+        ),
         ("methods={'label': {'quantification': ['NotAMethod']}}", "valid quantification methods"),
     ],
 )

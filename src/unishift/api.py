@@ -38,7 +38,7 @@ from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 from unishift.records import layout_of
 
-warn_if_unpinned(stacklevel=3)
+warn_if_unpinned()
 
 # Where a run records its config (workflow/scripts/provenance.py), which names its methods.
 PROVENANCE = "provenance.json"

@@ -1,12 +1,11 @@
-"""The version of the library code that a workflow step runs, as a content hash of its modules'
-syntax trees without docstrings (docs/code-version.md). Nothing here imports the modules it hashes:
-files are located from the package's folder.
-"""
+"""The version of the library code a workflow step runs: a hash of its modules' syntax trees
+without docstrings, read from their files, not imported (docs/code-version.md)."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.util
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -27,23 +26,18 @@ def module_file(name: str) -> Path | None:
     return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
 
 
-def _resolve_relative(module: str | None, node: ast.ImportFrom) -> str | None:
-    if module is None:  # a workflow script's relative import reaches no module of the package
-        return None
-    package = module if module_file(module).name == "__init__.py" else module.rpartition(".")[0]
-    for _ in range(node.level - 1):
-        package = package.rpartition(".")[0]
-    return f"{package}.{node.module}" if node.module else package
-
-
 def _imports(tree: ast.AST, module: str | None = None) -> tuple[tuple[str, str | None], ...]:
-    """(module, imported name or None) of every import in the syntax tree of ``module``."""
+    """(module, imported name or None) of every import in the syntax tree of ``module`` (a workflow
+    script's relative imports reach no module of the package)."""
     imported = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             imported += [(alias.name, None) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolve_relative(module, node) if node.level else node.module
+        elif isinstance(node, ast.ImportFrom) and (module or not node.level):
+            base = node.module
+            if node.level:  # a module's own name is one level below its package's
+                dots = node.level + (module_file(module).name != "__init__.py")
+                base = importlib.util.resolve_name("." * dots + (base or ""), module)
             if base:
                 imported += [(base, alias.name) for alias in node.names]
     return tuple(imported)
@@ -57,11 +51,6 @@ def _normalised(tree: ast.AST) -> str:
     return ast.dump(tree, include_attributes=False)
 
 
-def normalise(source: str) -> str:
-    """Python code without its comments, docstrings or layout: its syntax tree, dumped."""
-    return _normalised(ast.parse(source))
-
-
 @cache
 def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
     """(imports, normalised code) of a module, from one parse."""
@@ -70,14 +59,11 @@ def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
 
 
 def _script(script: str | Path) -> tuple[set[str], str]:
-    """The ``unishift`` modules a workflow script imports directly, and its own code normalised (the
-    profiles leave Snakemake's own "code" rerun trigger out: it fires on a comment)."""
+    """The modules a workflow script imports directly (an imported name may be a module), and its
+    own code normalised (the profiles leave out Snakemake's "code" trigger: it fires on a comment)."""
     tree = ast.parse(Path(script).read_text(encoding="utf-8"))
-    names = set()
-    for base, alias in _imports(tree):
-        if base.split(".")[0] == PACKAGE:
-            names.update((base, f"{base}.{alias}") if alias else (base,))
-    return names, _normalised(tree)
+    imports = _imports(tree)
+    return {b for b, _ in imports} | {f"{b}.{a}" for b, a in imports if a}, _normalised(tree)
 
 
 def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozenset[str]:
@@ -149,9 +135,8 @@ def _combine(version: str, entries: Iterable[str]) -> str:
 
 
 def script_code_version(script: str | Path, registry: bool = False) -> str:
-    """The code version of a workflow script: every module its imports reach, except the registry
-    and the method packages, which count (as the registry's code and every registry entry) only
-    with ``registry=True``, for the rules that read method names, display names or groups."""
+    """The code version of a workflow script: every module its imports reach; the registry and the
+    method packages count (as the registry's code and entries) only with ``registry=True``."""
     from unishift.registry import METHOD_MODULES, all_methods
 
     imported, source = _script(script)
@@ -175,9 +160,8 @@ def library_version() -> str:
 def method_modules(
     task: str, name: str, shift: str | None = None, overrides: dict | None = None
 ) -> tuple[set[str], list]:
-    """The modules one registered method runs and the registry entries it depends on: its class's
-    module and entry and, through every string parameter that names a registered method (an
-    adaptation's inner method, LEAP's quantifier), theirs."""
+    """The modules one registered method runs and the registry entries it reaches (its own, and
+    those of its inner method and of every string parameter naming a registered method)."""
     from unishift.registry import all_methods, get_method
 
     specs = all_methods()
@@ -200,9 +184,7 @@ def method_modules(
 def method_code_version(
     task: str, name: str, shift: str, script: str | Path, overrides: dict | None = None
 ) -> str:
-    """The code version of evaluating one method: the evaluation script's modules (the registry's
-    code included), the method's own modules and the registry entries it reaches, plus the
-    parameter overrides (docs/code-version.md, "What a job's code is")."""
+    """The code version of evaluating one method (docs/code-version.md, "What a job's code is")."""
     from unishift.registry import METHOD_MODULES
 
     modules, specs = method_modules(task, name, shift, overrides)
@@ -219,20 +201,17 @@ def method_code_version(
 
 
 def _external_sources(modules: Iterable[str]) -> list[str]:
-    """The normalised code of the modules outside the package that a method runs (a plugin's
-    method module), so that a change to a plugin's method re-runs its evaluation."""
-    import importlib.util
-
+    """The normalised code of the modules outside the package among ``modules`` (a plugin's)."""
     sources = []
     for name in sorted(m for m in modules if m.split(".")[0] != PACKAGE):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin and spec.origin.endswith(".py"):
-            sources.append(f"{name}\0{normalise(Path(spec.origin).read_text(encoding='utf-8'))}")
+            tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+            sources.append(f"{name}\0{_normalised(tree)}")
     return sources
 
 
 def plugin_code_version(module: str) -> str | None:
-    """The code version of a plugin module outside the package (its normalised source; None when
-    it has no Python source)."""
+    """The code version of a plugin module (None when it has no Python source)."""
     sources = _external_sources([module])
     return _combine("", sources) if sources else None

@@ -1,6 +1,5 @@
-"""``python -m unishift.config_docs``: the key reference of ``config/README.md`` (the block between
-:data:`BEGIN` and :data:`END`), generated from the config schema so that the two cannot drift apart.
-The schema is read from this checkout (it is not installed with the package).
+"""``python -m unishift.config_docs``: the key reference of ``config/README.md`` (between
+:data:`BEGIN` and :data:`END`), generated from this checkout's config schema.
 
     python -m unishift.config_docs            # print the generated block
     python -m unishift.config_docs --write    # replace the block in config/README.md
@@ -10,6 +9,7 @@ The schema is read from this checkout (it is not installed with the package).
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -36,8 +36,7 @@ BOUNDS = {"minimum": "≥", "exclusiveMinimum": ">", "maximum": "≤", "exclusiv
 
 
 def resolve(node: dict, schema: dict) -> dict:
-    """The node with a local ``$ref`` (``#/$defs/...``) replaced by its definition (the node's
-    own entries, e.g. a default, win)."""
+    """The node with a local ``$ref`` replaced by its definition (the node's own entries win)."""
     ref = node.get("$ref")
     if not ref:
         return node
@@ -50,20 +49,12 @@ def resolve(node: dict, schema: dict) -> dict:
 
 
 def _value(value) -> str:
-    """A value as the config file would spell it (YAML flow style)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return "[" + ", ".join(_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_value(v)}" for k, v in value.items()) + "}"
-    return str(value)
+    """A value as a config file spells it (YAML flow style, on one line)."""
+    options = {"default_flow_style": True, "width": math.inf, "allow_unicode": True}
+    return yaml.safe_dump(value, sort_keys=False, **options).removesuffix("\n...\n").strip()
 
 
 def _type(node: dict, schema: dict) -> str:
-    """The type of a schema node in words: an enum's values, a number's bounds, an array's items."""
     if "enum" in node:
         return "one of " + ", ".join(f"`{_value(v)}`" for v in node["enum"])
     if "oneOf" in node:
@@ -78,10 +69,9 @@ def _type(node: dict, schema: dict) -> str:
     for key in ("minItems", "minProperties"):
         if node.get(key):
             bounds.append(f"at least {node[key]} entr{'y' if node[key] == 1 else 'ies'}")
-    if node.get("minLength"):
-        bounds.append(
-            "non-empty" if node["minLength"] == 1 else f"≥ {node['minLength']} characters"
-        )
+    length = node.get("minLength")
+    if length:
+        bounds.append("non-empty" if length == 1 else f"≥ {length} characters")
     if node.get("required"):
         bounds.append("requires " + ", ".join(f"`{r}`" for r in node["required"]))
     return text + (f" ({', '.join(bounds)})" if bounds else "")
@@ -96,9 +86,8 @@ def schema_rows(schema: dict) -> list[tuple[str, str, str, str]]:
         unknown = sorted(set(node) - KEYWORDS, key=str)
         if unknown:
             raise ValueError(
-                f"schema key {key or '(top level)'}: {unknown} are not JSON Schema keywords this "
-                "reference knows; a description in a YAML flow mapping {...} is cut at its first "
-                "', ' unless quoted"
+                f"schema key {key or '(top level)'}: unknown keywords {unknown}; a description in a "
+                "YAML flow mapping {...} is cut at its first ', ': quote it"
             )
         if key:
             default = _value(node["default"]) if "default" in node else ""
@@ -137,8 +126,7 @@ def generated_block(schema: dict) -> str:
 
 
 def load_schema(path: str | Path = SCHEMA) -> dict:
-    with open(path, encoding="utf-8") as handle:
-        return yaml.safe_load(handle)
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
 
 
 def block_in(text: str) -> str:
@@ -154,28 +142,23 @@ def block_in(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--schema", default=str(SCHEMA), help="the config schema (YAML)")
     parser.add_argument("--readme", default=str(README), help="the README holding the block")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="replace the block in the README")
     action.add_argument("--check", action="store_true", help="exit 1 when the block is stale")
     args = parser.parse_args(argv)
-    schema = load_schema(args.schema)
+    block = generated_block(load_schema())
     if not (args.write or args.check):
-        print(generated_block(schema))
+        print(block)
         return 0
     readme = Path(args.readme)
     text = readme.read_text(encoding="utf-8")
-    fresh = text.replace(block_in(text), generated_block(schema))
-    if args.check:
-        if fresh != text:
-            print(
-                f"{readme}: the key reference is stale; run python -m unishift.config_docs --write"
-            )
-            return 1
-        print(f"{readme}: the key reference matches {args.schema}")
-        return 0
-    readme.write_text(fresh, encoding="utf-8")
+    fresh = text.replace(block_in(text), block)
+    if args.write:
+        readme.write_text(fresh, encoding="utf-8")
+    elif fresh != text:
+        print(f"{readme}: the key reference is stale; run python -m unishift.config_docs --write")
+        return 1
     return 0
 
 

@@ -1,7 +1,5 @@
 """The shared domain-classifier weights of a setup: computing, writing, reading and attaching them
-(one file per (setup, plan), computed by a probe method run through the evaluation driver:
-docs/domain-weights.md).
-"""
+(one file per (setup, plan): docs/domain-weights.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +11,7 @@ import numpy as np
 from unishift.data.containers import Sample, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
-from unishift.io import read_npz, write_npz
+from unishift.io import DamagedFileError, read_npz, write_npz
 from unishift.methods.adapt.to_cap import CalibrationToCAP
 from unishift.methods.base import Calibrator, SampleContext
 from unishift.methods.domain_weights import (
@@ -30,8 +28,7 @@ from unishift.records import layout_of
 
 
 class WeightProbe(Calibrator):
-    """A calibrator that only asks for the weights of its setting and the sample (plan ``sample``);
-    it returns the posteriors unchanged. Not registered (it sets no ``name``)."""
+    """An unregistered calibrator that only asks for the weights (plan ``sample``)."""
 
     def domain_weight_plan(self):
         return SAMPLE
@@ -46,9 +43,7 @@ class WeightProbe(Calibrator):
 
 
 def probe(plan: str) -> tuple[str, object]:
-    """(task, method) whose calls are those of every method with ``plan``: a plain calibrator that
-    asks for the weights (plan ``sample``), or the ζ2α adapter around it (plan
-    ``predicted_classes``)."""
+    """(task, method) whose weight calls are those of every method with ``plan``."""
     if plan == SAMPLE:
         return "calibration", WeightProbe()
     if plan == PREDICTED_CLASSES:
@@ -78,16 +73,13 @@ def compute_domain_weights(
 
 
 def method_domain_weight_plan(
-    task: str, name: str, shift: str, params: dict | None = None, n_classes: int = 2
+    task: str, name: str, shift: str, params: dict | None = None
 ) -> str | None:
-    """The plan of a registered method as configured (its adaptations' inner methods included)."""
+    """The plan of a registered method as configured."""
     from unishift.registry import get_method
 
-    return domain_weight_plan(get_method(task, name, shift).build(shift, n_classes, params))
+    return domain_weight_plan(get_method(task, name, shift).build(shift, 2, params))
 
-
-# The files: one per (setup, plan), attached to the setups an evaluation job reads as their
-# per-sample artifacts
 
 FORMAT = 1
 _KEY_FIELDS = tuple(f.name for f in fields(CallKey))
@@ -97,9 +89,9 @@ _INTEGERS = ("sample_id", "n_training", "n_validation")
 def write_domain_weights(
     path, memo: DomainWeightMemo, setup: SetupData, plan: str, domain_stream: str
 ) -> None:
-    keys, entries = list(memo.entries), list(memo.entries.values())
+    entries = list(memo.entries.values())
     lengths = [len(e.weights) for e in entries]
-    columns = {name: [getattr(k, name) for k in keys] for name in _KEY_FIELDS}
+    dtypes = {name: np.int64 if name in _INTEGERS else str for name in _KEY_FIELDS}
     write_npz(
         path,
         format=np.asarray(FORMAT),
@@ -107,16 +99,14 @@ def write_domain_weights(
         plan=np.asarray(plan),
         domain_stream=np.asarray(domain_stream),
         **{
-            name: np.asarray(values, dtype=np.int64 if name in _INTEGERS else str)
-            for name, values in columns.items()
+            name: np.asarray([getattr(k, name) for k in memo.entries], dtype=dtype)
+            for name, dtype in dtypes.items()
         },
         stream_after=np.asarray([e.stream_after for e in entries], dtype=str),
         has_fallback=np.asarray([e.fallback is not None for e in entries], dtype=bool),
         fallback=np.asarray([e.fallback or "" for e in entries], dtype=str),
         offsets=np.concatenate(([0], np.cumsum(lengths, dtype=np.int64))).astype(np.int64),
-        weights=np.concatenate([e.weights.reshape(-1) for e in entries])
-        if entries
-        else np.zeros(0),
+        weights=np.concatenate([np.zeros(0), *(e.weights.reshape(-1) for e in entries)]),
     )
 
 
@@ -124,36 +114,27 @@ def read_domain_weights(path) -> tuple[dict, DomainWeightMemo]:
     """(``{"setup_key", "plan", "domain_stream"}``, the memo) of a weights file."""
     arrays = read_npz(path, ("format", "setup_key", "plan", "offsets", "weights", *_KEY_FIELDS))
     if int(arrays["format"]) != FORMAT:
-        raise ValueError(
-            f"{path}: domain-weights format {int(arrays['format'])}, expected {FORMAT}; rebuild it"
-        )
+        raise DamagedFileError(path, f"domain-weights format {int(arrays['format'])}, not {FORMAT}")
     memo = DomainWeightMemo()
     offsets, weights = arrays["offsets"], arrays["weights"]
     for i in range(len(arrays["setting_key"])):
         key = CallKey(*((int if n in _INTEGERS else str)(arrays[n][i]) for n in _KEY_FIELDS))
         fallback = str(arrays["fallback"][i]) if arrays["has_fallback"][i] else None
-        memo.add(
-            key,
-            weights[offsets[i] : offsets[i + 1]].reshape(-1, 1),
-            fallback,
-            str(arrays["stream_after"][i]),
-        )
+        rows = weights[offsets[i] : offsets[i + 1]].reshape(-1, 1)
+        memo.add(key, rows, fallback, str(arrays["stream_after"][i]))
     meta = {name: str(arrays[name]) for name in ("setup_key", "plan", "domain_stream")}
     return meta, memo
 
 
 def attach_domain_weights(setups: Iterable[SetupData], paths: Iterable[str]) -> Iterator[SetupData]:
     """The setups, each reading the weights files written for it (matched by setup key)."""
-    by_setup: dict[str, list[DomainWeightMemo]] = {}
+    by_setup: dict[str, DomainWeightMemo] = {}
     for path in paths:
         meta, memo = read_domain_weights(path)
-        by_setup.setdefault(meta["setup_key"], []).append(memo)
+        by_setup.setdefault(meta["setup_key"], DomainWeightMemo()).entries.update(memo.entries)
     for setup in setups:
-        memos = by_setup.pop(setup.key, [])
-        if memos:
-            merged = DomainWeightMemo()
-            for memo in memos:
-                merged.entries.update(memo.entries)
+        merged = by_setup.pop(setup.key, None)
+        if merged is not None:
             setup.sample_artifacts = lambda sample_id, memo=merged: {MEMO_KEY: memo}
         yield setup
     if by_setup:

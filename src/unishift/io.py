@@ -1,5 +1,5 @@
-"""Atomic writing of result artifacts (write to a temporary sibling, then rename over the target) and
-validated reading: a damaged or partial file is reported with its path and the fix, never half-read."""
+"""Atomic writing of result artifacts, and reading that reports a damaged file with its path and the
+fix instead of half-reading it."""
 
 from __future__ import annotations
 
@@ -15,24 +15,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-REBUILD = (
-    "delete it and rerun snakemake, which rebuilds it (and what is computed from it) when a "
-    "result needs it"
-)
+REBUILD = "delete it and rerun snakemake, which rebuilds it (and what is computed from it)"
 
 
 class DamagedFileError(ValueError):
     """An intermediate artifact cannot be read, or lacks what it must hold."""
 
     def __init__(self, path, problem: str, fix: str = REBUILD):
-        self.path, self.problem = str(path), problem
+        self.problem = problem  # what a caller that recovers from it reports
         super().__init__(f"{path} is damaged or incomplete ({problem}); {fix}")
 
 
 @contextmanager
 def atomic_path(path: str | os.PathLike):
-    """Yield a temporary path next to ``path``; it replaces ``path`` only if the block succeeds.
-    The name is the process's own, so that two jobs writing one file never share a partial."""
+    """Yield a temporary path next to ``path`` (named by the process, so that two jobs never share
+    one); it replaces ``path`` only if the block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
@@ -50,14 +47,12 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 
 def write_npz(path, **arrays) -> None:
-    with atomic_path(path) as partial:
-        with open(partial, "wb") as handle:
-            np.savez(handle, **arrays)
+    with atomic_path(path) as partial, open(partial, "wb") as handle:
+        np.savez(handle, **arrays)
 
 
 def read_npz(path, required: Iterable[str] = ()) -> dict[str, np.ndarray]:
-    """Every array of an ``.npz`` file; raises :class:`DamagedFileError` naming the file when it is
-    truncated, corrupt or lacks one of the ``required`` arrays."""
+    """Every array of an ``.npz`` file; :class:`DamagedFileError` if cut, corrupt or incomplete."""
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}
@@ -78,9 +73,7 @@ def npz_problem(path) -> str | None:
             names = archive.namelist()
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as err:
         return f"{type(err).__name__}: {one_line(str(err))}"
-    if not names or not all(name.endswith(".npy") for name in names):
-        return "not an array archive"
-    return None
+    return None if names and all(n.endswith(".npy") for n in names) else "not an array archive"
 
 
 def write_csv(path, frame: pd.DataFrame) -> None:
@@ -89,9 +82,8 @@ def write_csv(path, frame: pd.DataFrame) -> None:
 
 
 def concat_csv(paths: Iterable[str | os.PathLike], path: str | os.PathLike) -> int:
-    """Write the files written by :func:`write_csv` at ``paths`` as one CSV at ``path``, byte for
-    byte what :func:`write_csv` of the concatenated frames writes; the number of rows. A file cut
-    off or whose header differs from the first file's raises :class:`DamagedFileError`."""
+    """Join CSVs written by :func:`write_csv` into ``path`` (the bytes :func:`write_csv` of the
+    concatenated frames writes); the number of rows. A cut file or another header is damaged."""
     paths = [Path(p) for p in paths]
     if not paths:
         raise ValueError(f"nothing to concatenate into {path}")
@@ -100,8 +92,7 @@ def concat_csv(paths: Iterable[str | os.PathLike], path: str | os.PathLike) -> i
         problem = csv_problem(part)
         if problem:
             raise DamagedFileError(part, problem)
-        text = part.read_bytes()
-        head, _, body = text.partition(b"\n")
+        head, _, body = part.read_bytes().partition(b"\n")
         if header is None:
             header = head
         elif head != header:
@@ -115,8 +106,7 @@ def concat_csv(paths: Iterable[str | os.PathLike], path: str | os.PathLike) -> i
 
 
 def csv_problem(path) -> str | None:
-    """A cheap check that a CSV written by :func:`write_csv` is complete: a header and a final
-    newline (a file cut anywhere but at a line end lacks it); None when it is."""
+    """Why a CSV written by :func:`write_csv` is incomplete (empty, or no final newline), else None."""
     size = os.path.getsize(path)
     if size == 0:
         return "empty file"

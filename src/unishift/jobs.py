@@ -12,22 +12,17 @@ from unishift.made_from import verify, write_record
 
 
 def start_job(job) -> logging.Logger:
-    """Set up one workflow job (``job``: its ``snakemake`` object, or a log path alone): logging and
-    warnings to the rule's log file, BLAS/OpenMP pools capped at the job's threads (so that parallel
-    jobs do not oversubscribe the cores; a result that depends on the thread count is pinned by the
-    library itself), the configured CPU kernels checked (:mod:`unishift.kernels`), and, given the
-    ``snakemake`` object, its inputs checked against their records and its outputs recorded when
-    it succeeds (:mod:`unishift.made_from`)."""
+    """Set up one workflow job (``job``: its ``snakemake`` object, or a log path alone): logging to
+    its log file, thread pools capped at its threads, the CPU kernels checked, and (given the
+    ``snakemake`` object) its inputs verified and its outputs recorded (:mod:`unishift.made_from`)."""
     from unishift.kernels import PROFILE_VARIABLE, assert_pinned, thread_pools
 
     log_path = job if isinstance(job, (str, os.PathLike)) else job.log[0]
     thread_pools().limit(limits=max(1, int(getattr(job, "threads", 1))))
     Path(log_path).parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(log_path, mode="w")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
+    layout = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    logging.basicConfig(handlers=[handler], level=logging.INFO, format=layout, force=True)
     logging.captureWarnings(True)
     sys.stderr = handler.stream
     logger = logging.getLogger("unishift")

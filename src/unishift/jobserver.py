@@ -1,11 +1,10 @@
-"""The job server: a warm process that has imported the libraries once and runs each workflow job's
-script in a fork of itself; where it cannot, the job runs in its own process, the same code either
-way (docs/evaluation-jobs.md, "The job server"). No Snakemake imports here.
-"""
+"""The job server: a warm process that runs each workflow job's script in a fork of itself, or
+lets the job run alone where it cannot (docs/evaluation-jobs.md, "The job server")."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import json
 import os
@@ -84,9 +83,8 @@ def run_in_server(job, script: str) -> None:
         return
     if job.log:  # the job's own CPU, which Snakemake's benchmark file does not see
         with open(job.log[0], "a") as log:
-            log.write(
-                f"job server: ran in a fork, CPU {reply['user']:.3f} s user, {reply['sys']:.3f} s sys\n"
-            )
+            cpu = f"CPU {reply['user']:.3f} s user, {reply['sys']:.3f} s sys"
+            print(f"job server: ran in a fork, {cpu}", file=log)
     sys.exit(reply["status"])
 
 
@@ -137,9 +135,8 @@ def serve(address: str) -> dict | None:
         while os.getppid() == parent:
             for key, _ in selector.select(timeout=0.05):
                 if key.fileobj is not listener:  # a job gone before its fork ended: stop the fork
-                    pid = key.data
-                    if pid in running:
-                        os.kill(pid, signal.SIGTERM)
+                    if key.data in running:
+                        os.kill(key.data, signal.SIGTERM)
                     selector.unregister(key.fileobj)
                     continue
                 connection, _ = listener.accept()
@@ -153,30 +150,28 @@ def serve(address: str) -> dict | None:
                     continue
                 theirs = _fingerprint(request["process"], request["env"])
                 if theirs != own:
-                    for fd in fds:  # the job's streams: held open here, its reader would wait
-                        os.close(fd)
                     differ = {k: (own[k], theirs[k]) for k in own if own[k] != theirs[k]}
                     reply = {"refused": f"(server's, job's) {differ}"}
                     connection.sendall(json.dumps(reply).encode())
                     connection.close()
-                    continue
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    selector.close()
-                    listener.close()
-                    for other in (connection, *running.values()):
-                        other.close()
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    for target, fd in enumerate(fds):
-                        os.dup2(fd, target)
-                        os.close(fd)
-                    return request
-                for fd in fds:
+                else:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    pid = os.fork()
+                    if pid == 0:
+                        selector.close()
+                        listener.close()
+                        for other in (connection, *running.values()):
+                            other.close()
+                        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                        for target, fd in enumerate(fds):
+                            os.dup2(fd, target)
+                            os.close(fd)
+                        return request
+                    running[pid] = connection
+                    selector.register(connection, selectors.EVENT_READ, pid)
+                for fd in fds:  # the job's streams: held open here, its reader would wait
                     os.close(fd)
-                running[pid] = connection
-                selector.register(connection, selectors.EVENT_READ, pid)
             while running:
                 pid, status, usage = os.wait4(-1, os.WNOHANG)
                 if pid == 0:
@@ -184,12 +179,10 @@ def serve(address: str) -> dict | None:
                 connection = running.pop(pid)
                 if connection in selector.get_map():  # not if the job went first
                     selector.unregister(connection)
-                reply = {"status": os.waitstatus_to_exitcode(status), "user": usage.ru_utime}
-                reply["sys"] = usage.ru_stime
-                try:
+                code = os.waitstatus_to_exitcode(status)
+                reply = {"status": code, "user": usage.ru_utime, "sys": usage.ru_stime}
+                with contextlib.suppress(OSError):
                     connection.sendall(json.dumps(reply).encode())
-                except OSError:
-                    pass
                 connection.close()
     finally:
         if os.getpid() == server_pid:
@@ -213,9 +206,7 @@ def start(log_path: str) -> subprocess.Popen | None:
         )
     if server.stdout.readline().strip() != "ready":
         server.wait()
-        print(
-            f"unishift job server did not start (see {log_path}); jobs run alone", file=sys.stderr
-        )
+        print(f"unishift job server did not start ({log_path}); jobs run alone", file=sys.stderr)
         return None
     os.environ[ADDRESS_VARIABLE] = address
 
@@ -253,10 +244,9 @@ def _run(request: dict) -> int:
     # server (that teardown costs a fork about 0.08 CPU s)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
+        # closed by an exit function, as the job's log file is
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):  # closed by an exit function, as the job's log file is
-            pass
     return status
 
 

@@ -1,7 +1,6 @@
-"""The CPU kernels of the numerical libraries, pinned so that a config gives the same bytes on every
-x86-64 machine: a *profile* names one kernel per library, set through the libraries' own environment
-variables before NumPy (or PyTorch) is imported (docs/determinism.md, "CPU kernels"; a notebook
-calls :func:`pin`, docs/api.md). Nothing numerical is imported at import time.
+"""The CPU kernels of the numerical libraries, pinned through their environment variables before
+NumPy is imported so that a config gives the same bytes on every x86-64 machine
+(docs/determinism.md, "CPU kernels"). Nothing numerical is imported at import time.
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ PROFILE_VARIABLE = "UNISHIFT_CPU_KERNELS"
 # Every variable any profile sets: "native" clears them.
 VARIABLES = sorted({name for env in PROFILES.values() for name in env})
 KEY = "cpu_kernels"
+NATIVE = f"set {KEY}: native (its numbers may differ in the last digits, docs/determinism.md)"
 
 
 class KernelError(RuntimeError):
@@ -54,8 +54,7 @@ def cpu_flags() -> set[str] | None:
 
 
 def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None = None) -> None:
-    """Raise when this CPU cannot run the profile's kernels, naming the missing instructions and
-    the fix (a profile forced on a CPU without them would crash with an illegal instruction)."""
+    """Raise, naming the missing instructions and the fix, when this CPU cannot run the profile."""
     check_profile(profile)
     required = REQUIRED_CPU_FLAGS.get(profile)
     if not required:
@@ -63,9 +62,7 @@ def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None =
     machine = machine or platform.machine()
     if machine.lower() not in ("x86_64", "amd64"):
         raise KernelError(
-            f"{KEY}: {profile} pins x86-64 AVX2 kernels, and this is a {machine} machine; set "
-            f"{KEY}: native (the numbers may then differ from the documented ones in the last "
-            "digits, docs/determinism.md)"
+            f"{KEY}: {profile} pins x86-64 AVX2 kernels, and this is a {machine} machine; {NATIVE}"
         )
     flags = cpu_flags() if flags is None else flags
     if flags is None:
@@ -74,15 +71,13 @@ def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None =
     if missing:
         raise KernelError(
             f"{KEY}: {profile} needs a CPU with {', '.join(required)}; this one lacks "
-            f"{', '.join(missing)}. Set {KEY}: native to use its own kernels (the numbers may then "
-            "differ from the documented ones in the last digits, docs/determinism.md)"
+            f"{', '.join(missing)}: {NATIVE}"
         )
 
 
 def pin(profile: str = DEFAULT_PROFILE, environ=None) -> dict[str, str]:
-    """Set the profile's variables in ``environ`` (default: this process's environment, which the
-    processes it starts inherit) and return them. A library already loaded keeps its kernels: call
-    this before importing NumPy, or in the parent of the processes that compute."""
+    """Set the profile's variables in ``environ`` (default: ``os.environ``) and return them; a
+    library already loaded keeps its kernels (docs/determinism.md)."""
     check_cpu(profile)
     environ = os.environ if environ is None else environ
     for name in VARIABLES:
@@ -95,8 +90,7 @@ def pin(profile: str = DEFAULT_PROFILE, environ=None) -> dict[str, str]:
 @functools.cache
 def thread_pools():
     """threadpoolctl's controller of the BLAS and OpenMP libraries loaded in this process (imports
-    NumPy), found once: the scan of the loaded libraries costs a job about 0.015 CPU s each time
-    (a fork of the job server reuses the server's)."""
+    NumPy), found once (a scan costs about 0.015 CPU s; a job server's fork reuses the server's)."""
     import numpy  # noqa: F401  (loads OpenBLAS)
     from threadpoolctl import ThreadpoolController
 
@@ -110,8 +104,7 @@ def openblas_architecture() -> str | None:
 
 
 def in_effect() -> dict[str, str | None]:
-    """What this process computes with: the profile it was started under, the OpenBLAS core type,
-    and the kernel variables of its environment."""
+    """The profile, OpenBLAS core type and kernel variables this process computes with."""
     return {
         "profile": os.environ.get(PROFILE_VARIABLE),
         "openblas_architecture": openblas_architecture(),
@@ -134,20 +127,15 @@ def assert_pinned(profile: str) -> str | None:
     return architecture
 
 
-def warn_if_unpinned(stacklevel: int = 2) -> bool:
-    """Warn (once per call site) when this process computes with other kernels than the default
-    profile's; True when it is pinned. For the Python API, whose numbers a notebook compares with
-    the workflow's."""
+def warn_if_unpinned() -> None:
+    """Warn when this process computes with other kernels than the default profile's."""
     try:
         assert_pinned(DEFAULT_PROFILE)
     except KernelError:
         warnings.warn(
-            f"unishift runs with OpenBLAS's {openblas_architecture()} kernels, not the "
-            f"{PROFILES[DEFAULT_PROFILE]['OPENBLAS_CORETYPE']} ones the workflow pins ({KEY}: "
-            f"{DEFAULT_PROFILE}): results may differ from a workflow run in the last digits. Call "
-            "unishift.kernels.pin() before importing numpy, or start Python with "
+            f"unishift runs with OpenBLAS's {openblas_architecture()} kernels, not the workflow's "
+            f"({KEY}: {DEFAULT_PROFILE}), so its last digits may differ; call unishift.kernels.pin()"
+            " before importing numpy, or start Python with "
             + " ".join(f"{k}={v}" for k, v in PROFILES[DEFAULT_PROFILE].items()),
-            stacklevel=stacklevel,
+            stacklevel=3,
         )
-        return False
-    return True

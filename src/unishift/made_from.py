@@ -1,6 +1,5 @@
-"""What made each intermediate file, so that nothing is read that its job did not write: the
-``.<name>.made.json`` record next to each file and the checks against it (docs/evaluation-jobs.md,
-"What made a file")."""
+"""The ``.<name>.made.json`` record of what made each intermediate file, and the checks that nothing
+is read that its job did not write (docs/evaluation-jobs.md, "What made a file")."""
 
 from __future__ import annotations
 
@@ -17,10 +16,6 @@ FORMAT = 1
 
 class ProvenanceError(ValueError):
     """A file whose record says it is not what its job wrote."""
-
-    def __init__(self, path, problem: str):
-        self.path, self.problem = str(path), problem
-        super().__init__(f"{path}: {problem}; {FIX}")
 
 
 def record_path(path: str | os.PathLike) -> Path:
@@ -49,7 +44,7 @@ def recorded_sha256(path: str | os.PathLike) -> str:
     return file_sha256(path)
 
 
-def write_record(path, rule: str, wildcards: dict, inputs: Iterable[str | os.PathLike]) -> dict:
+def write_record(path, rule: str, wildcards: dict, inputs: Iterable[str | os.PathLike]) -> None:
     """Record what made ``path`` (written by ``rule`` with ``wildcards`` from ``inputs``)."""
     path = Path(path)
     size, mtime = _stat(path)
@@ -64,7 +59,6 @@ def write_record(path, rule: str, wildcards: dict, inputs: Iterable[str | os.Pat
         "inputs": {os.path.normpath(p): recorded_sha256(p) for p in inputs if Path(p).is_file()},
     }
     write_text(record_path(path), json.dumps(record, indent=1, sort_keys=True))
-    return record
 
 
 def problem_of(path: str | os.PathLike) -> str | None:
@@ -89,4 +83,4 @@ def verify(paths: Iterable[str | os.PathLike]) -> None:
     for path in paths:
         problem = problem_of(path)
         if problem:
-            raise ProvenanceError(path, problem)
+            raise ProvenanceError(f"{path}: {problem}; {FIX}")

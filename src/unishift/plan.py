@@ -1,44 +1,21 @@
-"""What a config runs, in one place for the workflow's rules and the Python API: the result folder,
-the paths of the files the steps exchange, the record layout of each shift (from the number of
-classes of its data, :mod:`unishift.records`) and whether its protocol is the paper's
+"""What a config runs, for the workflow's rules and the Python API: the result folder, the record
+layout of each shift (:mod:`unishift.records`) and whether its protocol is the paper's
 (docs/evaluation-jobs.md, docs/reporting.md).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from unishift.data.datasets import two_class
 from unishift.records import K_CLASS, TWO_CLASS
-
-# Where each artifact lies under the results folder; ``{...}`` are the fields of one file (the
-# workflow's wildcards).
-PATHS = {
-    "split": "data/label/{dataset}/split.npz",
-    "label_samples": "samples/label/{dataset}.npz",
-    "posteriors": "posteriors/label/{dataset}/{classifier}.npz",
-    "covariate_samples": "samples/covariate/{source}__{target}.npz",
-    "lm_outputs": "lm/{model}/{source}/outputs.npz",
-    "eval": "eval/{shift}/{task}/{method}.csv",
-    "runtime": "runtime/{shift}/{task}/{method}.csv",
-}
 
 
 def results_folder(config: dict) -> str:
     return str(config.get("results") or "results")
 
 
-def path(kind: str, results: str | Path, **fields) -> str:
-    """The file of one artifact, e.g. ``path("split", "results", dataset="yeast")``; with no fields,
-    the pattern with its wildcards (for a rule's input or output)."""
-    pattern = f"{results}/{PATHS[kind]}"
-    return pattern.format(**fields) if fields else pattern
-
-
 def record_layout(config: dict, shift: str) -> str:
-    """The record layout of one shift's per-sample files: ``two_class`` when every data set of the
-    shift's collection (``label_shift.benchmark``, or ``covariate_shift.text_source`` with its
-    section) has two classes, else ``k_class``."""
+    """The record layout of one shift: ``two_class`` when every data set of its collection has two
+    classes, else ``k_class``."""
     if shift == "label":
         collection = (config.get("label_shift") or {}).get("benchmark", "uci_binary")
         options = {}
@@ -95,7 +72,6 @@ def reproduction_caveat(config: dict, paper_config: dict, shift: str) -> str:
         return ""
     return (
         "**Not comparable with the paper:** this run's samples or arithmetic are not the paper's "
-        f"({'; '.join(differing)}), so its cells are expected to differ from the printed ones and a "
-        "verdict below says nothing about the reproduction. `config/paper.yaml` runs the paper's "
-        "protocol."
+        f"({'; '.join(differing)}), so its cells may differ from the printed ones and no verdict "
+        "below speaks to the reproduction; `config/paper.yaml` runs the paper's protocol."
     )

@@ -8,6 +8,7 @@ import json
 import platform
 import subprocess
 import sys
+from dataclasses import asdict
 from importlib import metadata
 from pathlib import Path
 
@@ -34,8 +35,7 @@ def config_hash(config: dict) -> str:
 
 
 def provenance(config: dict, code_version: str | None = None) -> dict:
-    """``code_version``: the content hash of the library's code (default: computed now; see
-    :mod:`unishift.codeversion`), so that results name the code that made them."""
+    """The config, seed, versions, kernels and plugins of a run (code version: the library's)."""
     from unishift.codeversion import library_version
     from unishift.kernels import in_effect as kernels_in_effect
 
@@ -59,17 +59,13 @@ def provenance(config: dict, code_version: str | None = None) -> dict:
 
 
 def plugin_records() -> list[dict]:
-    """Each plugin source of the registry: where it came from, its package and version, the code
-    version of its module, and why it could not be imported where it could not."""
+    """Each plugin source of the registry (:class:`unishift.registry.Plugin`) with its code version."""
     from unishift.codeversion import plugin_code_version
     from unishift.registry import plugins
 
     return [
         {
-            "origin": plugin.origin,
-            "module": plugin.module,
-            "package": plugin.package,
-            "version": plugin.version,
+            **asdict(plugin),
             "code_version": None if plugin.error else plugin_code_version(plugin.module),
             "error": plugin.error or None,
         }
@@ -100,10 +96,8 @@ def hub_revisions(manifests) -> dict:
     resolved: dict = {}
     for path in manifests:
         record = json.loads(Path(path).read_text())
-        resolved.setdefault(record["kind"] + "s", {})[record["id"]] = {
-            "revision": record["revision"],
-            "commit": record["commit"],
-        }
+        entry = {key: record[key] for key in ("revision", "commit")}
+        resolved.setdefault(record["kind"] + "s", {})[record["id"]] = entry
     return resolved
 
 

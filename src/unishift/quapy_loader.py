@@ -1,7 +1,5 @@
-"""QuaPy without PyTorch, which its neural quantifiers import and no method here uses: 3 CPU s
-saved per process (docs/evaluation-jobs.md, "Start-up"). Call :func:`load_quapy` before the first
-``from quapy... import ...`` of a code path.
-"""
+"""QuaPy without PyTorch, which no method here uses (docs/evaluation-jobs.md, "Start-up"): call
+:func:`load_quapy` before the first ``from quapy... import ...`` of a code path."""
 
 from __future__ import annotations
 

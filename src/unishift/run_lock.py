@@ -1,8 +1,5 @@
 """One workflow run at a time per results folder: an exclusive ``flock`` on ``<results>/.run.lock``
-held by the snakemake process, released when that process ends, however it ends (``kill -9``
-included), and removable by nothing else (why Snakemake's own lock is not enough, and when the lock
-is taken: docs/evaluation-jobs.md, "One run at a time").
-"""
+held by the snakemake process until it ends (docs/evaluation-jobs.md, "One run at a time")."""
 
 from __future__ import annotations
 
@@ -20,8 +17,7 @@ class RunLockError(RuntimeError):
 
 
 def hold_run_lock(results: str | os.PathLike) -> Path:
-    """Take the run lock of ``results`` for the life of this process, or raise
-    :class:`RunLockError` naming the run that holds it."""
+    """Take the run lock of ``results`` for this process's life; :class:`RunLockError` if held."""
     path = Path(results) / LOCK_NAME
     try:
         import fcntl
@@ -39,8 +35,7 @@ def hold_run_lock(results: str | os.PathLike) -> Path:
         os.close(descriptor)
         raise RunLockError(
             f"another snakemake run is writing to {results}/ ({holder}); no job was started. Wait "
-            "for it to finish (its lock is released when it ends, however it ends), or give this "
-            "run another `results` folder"
+            "for it to end, or give this run another `results` folder"
         ) from None
     started = datetime.datetime.now().isoformat(timespec="seconds")
     os.ftruncate(descriptor, 0)

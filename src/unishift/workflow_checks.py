@@ -1,12 +1,12 @@
-"""What the workflow checks when it is parsed (``workflow/rules/common.smk``), before any job runs:
-the config beyond what its schema can say, and the intermediate files a previous run left under
-``results/``. Every error names the config file or key (or the damaged file), problem and fix.
+"""What the workflow checks before any job runs: the config beyond its schema, and the intermediate
+files a previous run left. Every error names the config file or key (or the file) and the fix.
 
     python -m unishift.workflow_checks my_config.yaml   # YAML syntax and duplicate keys, with lines
 """
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import sys
 from collections.abc import Iterable
@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from unishift.classifiers.specs import classifier_names
+from unishift.classifiers.specs import classifier_spec
 from unishift.config_docs import load_schema, resolve
-from unishift.data.datasets import check_dataset_names, dataset_names
+from unishift.data.datasets import check_dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
 from unishift.io import REBUILD, csv_problem, npz_problem
@@ -58,10 +58,8 @@ class _StrictLoader(yaml.SafeLoader):
 
 def load_config_file(path: str | Path) -> dict:
     """A YAML config file; syntax errors and duplicate keys name the file, line and column."""
-    path = Path(path)
     try:
-        with open(path, encoding="utf-8") as handle:
-            content = yaml.load(handle, Loader=_StrictLoader)
+        content = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_StrictLoader)
     except ConfigError as err:
         raise ConfigError(f"{path}, {err}") from None
     except yaml.MarkedYAMLError as err:
@@ -77,9 +75,7 @@ def load_config_file(path: str | Path) -> dict:
     if content is None:
         return {}
     if not isinstance(content, dict):
-        raise ConfigError(
-            f"{path}: a config must be a mapping of keys, got {type(content).__name__}"
-        )
+        raise ConfigError(f"{path}: a config is a mapping of keys, not a {type(content).__name__}")
     return content
 
 
@@ -92,19 +88,13 @@ def check_config_files(paths: Iterable[str | Path]) -> None:
 
 
 def _check_branches(config: dict) -> None:
-    shifts = list(config.get("shifts") or [])
-    if not shifts:
-        raise ConfigError(
-            "config key shifts is empty: the run would produce no table; list label, covariate "
-            "and/or compound"
-        )
-    for shift in shifts:
+    for shift in config["shifts"]:  # the schema requires one at least
         tasks = (config.get("methods") or {}).get(shift) or {}
         if not any(tasks.get(task) for task in ("calibration", "quantification", "cap")):
             raise ConfigError(
                 f"config key shifts lists {shift!r} but methods.{shift} names no method, so that "
-                f"branch would produce no result table; add methods under "
-                f"methods.{shift}.<calibration|quantification|cap> or remove {shift!r} from shifts"
+                f"branch would produce no result table; add methods under methods.{shift}.<task> "
+                f"or remove {shift!r} from shifts"
             )
 
 
@@ -118,10 +108,9 @@ def _check_data_root(config: dict) -> None:
 
 
 def _check_data(config: dict) -> None:
-    """Data-set, classifier and domain names against their specs (each collection has its own
-    names), a multiclass data set's classes left after ``min_class_support``, and the sample size
-    against each data set's test pool."""
-    shifts = config.get("shifts") or []
+    """Data-set, classifier and domain names, classes left after ``min_class_support``, and the
+    sample size against each data set's test pool."""
+    shifts = config["shifts"]
     if "label" in shifts:
         label = config["label_shift"]
         collection = label["benchmark"]
@@ -131,19 +120,17 @@ def _check_data(config: dict) -> None:
             raise ConfigError(f"{err} (label_shift.benchmark: {collection})") from None
         if config.get("selector", True) and len(label["datasets"]) < 2:
             raise ConfigError(
-                "config key selector: the Selector is trained leave one data set out "
-                "(docs/regimes.md §4), and label_shift.datasets names only one; add a data set or "
-                "set selector: false"
+                "config key selector: the Selector is trained leave one data set out, and "
+                "label_shift.datasets names one (docs/regimes.md §4); add one or set selector: false"
             )
-        valid = classifier_names()
         for name in label["classifiers"]:
-            if name not in valid:
-                raise ConfigError(
-                    f"config key label_shift.classifiers: {name!r} is not a classifier; valid ones "
-                    f"are {list(valid)}"
-                )
+            try:
+                classifier_spec(name)
+            except ValueError as err:
+                raise ConfigError(f"config key label_shift.classifiers: {err}") from None
         # the config was validated with the schema's defaults filled in (they live only there)
         support, home, root = label["min_class_support"], config["quapy_home"], config["data_root"]
+        size, allow_larger = label["sample_size"], label["allow_sample_larger_than_pool"]
         for name in label["datasets"]:
             try:
                 if collection != "uci_binary":
@@ -154,27 +141,16 @@ def _check_data(config: dict) -> None:
             except ValueError as err:
                 raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
             try:
-                check_sample_size(
-                    label["sample_size"],
-                    pool,
-                    label["allow_sample_larger_than_pool"],
-                    f"label_shift.datasets {name}",
-                )
+                check_sample_size(size, pool, allow_larger, f"label_shift.datasets {name}")
             except ValueError as err:
                 raise ConfigError(f"config key label_shift.sample_size: {err}") from None
     if "covariate" in shifts or "compound" in shifts:  # compound shift uses the covariate data
-        covariate = config.get("covariate_shift") or {}
-        source = covariate.get("text_source", "tweets")
-        domains = covariate.get("domains") or []
+        covariate = config["covariate_shift"]
+        source, domains = covariate["text_source"], covariate["domains"]
         try:
             check_dataset_names(source, domains, "config key covariate_shift.domains")
         except ValueError as err:
             raise ConfigError(f"{err} (covariate_shift.text_source: {source})") from None
-        if len(domains) < 2:
-            raise ConfigError(
-                "config key covariate_shift.domains needs at least two domains (every ordered pair "
-                f"is a source->target setup); valid ones are {list(dataset_names(source))}"
-            )
 
 
 def _check_ece(config: dict) -> None:
@@ -191,10 +167,7 @@ def _check_ece(config: dict) -> None:
 
 
 def _check_methods(config: dict) -> None:
-    """Method names per shift and task (a binary-only method where the data have more than two
-    classes fails with its reason; no name of the Selector's columns), and method_params keys
-    against the method's parameters; every configured method is built once so that a bad parameter
-    value fails here, not in a job."""
+    """Method names per shift and task, and each ``method_params`` entry built once."""
     listed: dict[tuple[str, str], list[str]] = {}
     for shift, tasks in (config.get("methods") or {}).items():
         for task, names in (tasks or {}).items():
@@ -210,13 +183,12 @@ def _check_methods(config: dict) -> None:
                     spec = get_method(task, name, shift)
                 except KeyError as err:
                     raise ConfigError(f"{where}: {err.args[0]}") from None
-                if shift in (config.get("shifts") or []) and spec.binary_only:
-                    if record_layout(config, shift) != TWO_CLASS:
-                        raise ConfigError(
-                            f"{where}: {name!r} is binary-only ({spec.binary_only}), and the "
-                            f"{shift}-shift data of this config have more than two classes; "
-                            "remove it"
-                        )
+                binary = shift not in config["shifts"] or record_layout(config, shift) == TWO_CLASS
+                if spec.binary_only and not binary:
+                    raise ConfigError(
+                        f"{where}: {name!r} is binary-only ({spec.binary_only}), and the {shift}-shift "
+                        "data of this config have more than two classes; remove it"
+                    )
                 listed.setdefault((task, name), []).append(shift)
     for key, params in (config.get("method_params") or {}).items():
         task, _, name = key.partition("/")
@@ -231,13 +203,12 @@ def _check_methods(config: dict) -> None:
         # each shift whose tables list the method, built with 2 classes or the smallest k > 2
         shifts = listed.get((task, name)) or [spec.shifts[0]]
         classes = {s: 2 if record_layout(config, s) == TWO_CLASS else 3 for s in shifts}
-        check_method_params(spec, params, where, f"{task} method {name}", classes)
+        check_method_params(spec, params, where, classes)
 
 
-def check_method_params(spec, params, where: str, method: str, classes=None) -> None:
-    """One ``method_params`` entry against the method's constructor (``spec``: a registry entry): a
-    mapping of its parameter names, and values it accepts under each shift of ``classes`` (shift ->
-    number of classes: the shifts whose tables list it; by default its first shift, two classes)."""
+def check_method_params(spec, params, where: str, classes=None) -> None:
+    """One ``method_params`` entry built by ``spec`` (a registry entry) under each shift of
+    ``classes`` (shift -> number of classes; by default its first shift, two classes)."""
     if not isinstance(params, dict):
         raise ConfigError(f"{where} must map parameter names to values, got {params!r}")
     signature = inspect.signature(spec.factory)
@@ -245,7 +216,8 @@ def check_method_params(spec, params, where: str, method: str, classes=None) -> 
     unknown = sorted(set(params) - set(signature.parameters))
     if unknown and not accepts_any:
         raise ConfigError(
-            f"{where}: {', '.join(map(repr, unknown))} is not a parameter of {method}; "
+            f"{where}: {', '.join(map(repr, unknown))} is not a parameter of {spec.task} method "
+            f"{spec.name}; "
             f"its parameters are {sorted(signature.parameters)}"
         )
     for shift, n_classes in (classes or {spec.shifts[0]: 2}).items():
@@ -268,8 +240,7 @@ def _schema_integers(schema: dict, root: dict, path: tuple = ()):
 
 
 def check_integers(config: dict, schema_path: str | Path) -> None:
-    """A JSON schema accepts 3.0 as an integer; the code downstream does not (``range(3.0)``):
-    refuse a float where the schema says integer, naming the key."""
+    """Refuse a float where the schema says integer (JSON Schema accepts 3.0, ``range`` does not)."""
     schema = load_schema(schema_path)
     for path in _schema_integers(schema, schema):
         value = config_value(config, ".".join(path))
@@ -301,44 +272,21 @@ def parquet_problem(path) -> str | None:
     return None if head == tail == b"PAR1" else "not a complete parquet file"
 
 
-# (folder under results/, glob, cheap check); final tables and plots are rebuilt from these.
+# (cheap check, file suffix, folders under results/); final tables and plots are rebuilt from these.
 INTERMEDIATES = (
-    ("data", "**/*.npz", npz_problem),
-    ("posteriors", "**/*.npz", npz_problem),
-    ("samples", "**/*.npz", npz_problem),
-    ("lm", "**/*.npz", npz_problem),
-    ("weights", "**/*.npz", npz_problem),
-    ("text", "**/*.parquet", parquet_problem),
-    ("eval_setups", "**/*.csv", csv_problem),
-    ("eval", "**/*.csv", csv_problem),
-    ("descriptors", "**/*.csv", csv_problem),
+    (npz_problem, "npz", ("data", "posteriors", "samples", "lm", "weights")),
+    (parquet_problem, "parquet", ("text",)),
+    (csv_problem, "csv", ("eval_setups", "eval", "descriptors")),
 )
 
 
-def damaged_intermediates(results: str | Path) -> list[tuple[str, str]]:
-    """(path, problem) of every intermediate file under ``results`` that is visibly cut or corrupt,
-    or that is not what its job wrote (:mod:`unishift.made_from`: edited, copied from another
-    setup, or without a record)."""
-    results = Path(results)
-    found = []
-    for folder, pattern, check in INTERMEDIATES:
-        for path in sorted((results / folder).glob(pattern)):
-            if path.name.startswith("."):
-                continue
-            problem = check(path) or made_from_problem(path)
-            if problem:
-                found.append((str(path), problem))
-    return found
-
-
 def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
-    """(path, problem) of every cached posteriors file whose column count differs from its data
-    set's number of classes (e.g. left by a run with another ``min_class_support``)."""
+    """(path, problem) of each cached posteriors file whose columns are not its data set's classes."""
     results = Path(results)
     found = []
     for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
         split = results / "data" / "label" / path.parent.name / "split.npz"
-        # a damaged or missing file is damaged_intermediates' to report
+        # a damaged or missing file is reported by check_intermediates
         if path.name.startswith(".") or npz_problem(split) or npz_problem(path):
             continue
         with np.load(split) as arrays:
@@ -352,10 +300,16 @@ def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
 
 
 def check_intermediates(results: str | Path) -> None:
-    """Refuse to plan on top of damaged intermediate files: a job reading one would fail after
-    Snakemake removed its previous (good) outputs, or worse, read it partially; and on cached
-    posteriors whose columns are not their data set's classes."""
-    damaged = damaged_intermediates(results) + posterior_column_problems(results)
+    """Refuse to plan on top of intermediate files that are cut, corrupt, not what their job wrote
+    (:mod:`unishift.made_from`), or posteriors of other classes (docs/evaluation-jobs.md)."""
+    damaged = [
+        (str(path), problem)
+        for check, suffix, folders in INTERMEDIATES
+        for folder in folders
+        for path in sorted((Path(results) / folder).glob(f"**/*.{suffix}"))
+        if not path.name.startswith(".") and (problem := check(path) or made_from_problem(path))
+    ]
+    damaged += posterior_column_problems(results)
     if damaged:
         listing = "\n".join(f"  {path}: {problem}" for path, problem in damaged)
         paths = " ".join(path for path, _ in damaged)
@@ -366,12 +320,10 @@ def check_intermediates(results: str | Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    paths = sys.argv[1:] if argv is None else argv
-    if not paths:
-        print(__doc__.strip().splitlines()[-1].strip(), file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(description="Check config files' YAML and duplicate keys.")
+    parser.add_argument("files", nargs="+")
     status = 0
-    for path in paths:
+    for path in parser.parse_args(argv).files:
         try:
             load_config_file(path)
             print(f"{path}: valid YAML, no duplicate keys")
