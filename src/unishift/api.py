@@ -43,10 +43,10 @@ warn_if_unpinned(stacklevel=3)
 # Where a run records its config (workflow/scripts/provenance.py), which names its methods.
 PROVENANCE = "provenance.json"
 
-_TASK_OF_ENTRY_POINT = {
-    "calibrate": "calibration",
-    "quantify": "quantification",
-    "predict_accuracy": "cap",
+_ENTRY_POINTS = {
+    "calibration": "calibrate",
+    "quantification": "quantify",
+    "cap": "predict_accuracy",
 }
 
 
@@ -123,9 +123,7 @@ def task_of(method: Any) -> str:
     task = getattr(method, "task", None)
     if task in TASKS:
         return task
-    found = [
-        t for entry, t in _TASK_OF_ENTRY_POINT.items() if callable(getattr(method, entry, None))
-    ]
+    found = [t for t, entry in _ENTRY_POINTS.items() if callable(getattr(method, entry, None))]
     if len(found) != 1:
         raise TypeError(
             f"{method!r} has none (or several) of calibrate / quantify / predict_accuracy: "
@@ -146,8 +144,7 @@ class _Wrapped(Method):
         return self
 
     def apply(self, sample: Sample, context: SampleContext):
-        entry = {v: k for k, v in _TASK_OF_ENTRY_POINT.items()}[self.task]
-        return getattr(self.method, entry)(sample, context)
+        return getattr(self.method, _ENTRY_POINTS[self.task])(sample, context)
 
 
 def evaluate(
@@ -173,7 +170,6 @@ def evaluate(
         if task is None:
             raise ValueError(f"evaluate({method!r}, ...) needs task= (one of {list(TASKS)})")
         spec = get_method(task, method, setups[0].shift if setups else None)
-        spec.params(setups[0].shift if setups else "label", overrides=params)
         name = name or method
 
         def build(setup):
@@ -218,8 +214,9 @@ def load_records(
     folder = Path(results) / "eval" / shift / task
     provenance = Path(results) / PROVENANCE
     present = [p.stem for p in sorted(folder.glob("*.csv"))]
-    names = list(methods) if methods is not None else _configured_methods(provenance, shift, task)
-    if names is None:
+    if methods is not None:
+        names = list(methods)
+    elif not provenance.is_file():
         names = present
         if names:
             warnings.warn(
@@ -228,7 +225,15 @@ def load_records(
                 "methods= to choose)",
                 stacklevel=2,
             )
-    elif methods is None:
+    else:
+        try:
+            config = json.loads(provenance.read_text())["config"]
+            names = list(config.get("methods", {}).get(shift, {}).get(task, []))
+        except (ValueError, KeyError, TypeError, AttributeError) as err:
+            raise ValueError(
+                f"{provenance} does not hold a run's config ({type(err).__name__}: {err}): rerun "
+                "the workflow's provenance rule, or pass methods="
+            ) from err
         if not names:
             raise FileNotFoundError(
                 f"the run's config ({provenance}) names no {shift}/{task} methods (method files "
@@ -250,20 +255,6 @@ def load_records(
             "run the workflow for them, or leave them out of methods="
         )
     return read_all([folder / f"{name}.csv" for name in names])
-
-
-def _configured_methods(path: Path, shift: str, task: str) -> list[str] | None:
-    """The methods the run's config names for ``(shift, task)``; None when it left no provenance."""
-    if not path.is_file():
-        return None
-    try:
-        config = json.loads(path.read_text())["config"]
-        return list(config.get("methods", {}).get(shift, {}).get(task, []))
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise ValueError(
-            f"{path} does not hold a run's config ({type(err).__name__}: {err}): rerun the "
-            "workflow's provenance rule, or pass methods= to load_records"
-        ) from err
 
 
 def table(
@@ -337,10 +328,8 @@ class QuaPyQuantifier(Quantifier):
         kind = type(quantifier).__name__
         if not isinstance(quantifier, AggregativeQuantifier):
             raise ValueError(
-                f"{kind} ({type(quantifier).__module__}) is not a QuaPy aggregative quantifier: "
-                "it does not work from a classifier's posteriors, which is all a unishift sample "
-                "gives it (the setup's classifier is fixed). Wrap an aggregative one, e.g. CC, "
-                "PCC, ACC, PACC, EMQ, KDEyML, HDy, DyS, MAX, T50, X, MS (quapy.method.aggregative)"
+                f"{kind} is not a QuaPy aggregative quantifier, so it cannot work from the setup's "
+                "posteriors: wrap one of quapy.method.aggregative (CC, PCC, ACC, PACC, EMQ, ...)"
             )
         # what fit() rebuilds it with, on the pass-through classifier
         params = quantifier.get_params(deep=False)

@@ -279,7 +279,6 @@ def evaluate_method(
     spec = get_method(task, method_name, shift)
 
     def build(setup):
-        spec.params(shift, setup.n_classes, params)  # fail early on a malformed parameter mapping
         return lambda: spec.build(shift, setup.n_classes, params)
 
     return evaluate_setups(task, method_name, build, setups, **options)
