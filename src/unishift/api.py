@@ -63,10 +63,8 @@ def load_setups(
     seed: int = 0,
     sample_posteriors: str = "per_sample",
 ) -> list[SetupData]:
-    """The setups a run persisted under ``results`` (its files found by name), in table order
-    (classifier-major; covariate and compound shift: every ``(model, source->target)`` whose cache
-    and that shift's samples exist); ``seed`` and ``sample_posteriors`` must be the run's config
-    values for the numbers to be the workflow's."""
+    """The setups a run persisted under ``results``, in table order; ``seed`` and
+    ``sample_posteriors`` must be the run's config values (docs/api.md)."""
     check_choice("shift", shift, SHIFTS)
     results = Path(results)
     if not results.is_dir():
@@ -159,10 +157,8 @@ def evaluate(
     domain_stream: str = "reference",
     layout: str | None = None,
 ) -> pd.DataFrame:
-    """Per-sample records (the columns of ``results/eval``, in the layout a run on these setups
-    writes) of one method on every setup: a registered name (with ``task``; ``params`` override its
-    defaults) or any object with the interface of one task, fitted afresh (a deep copy) per setup.
-    The defaults of ``ece``, ``ece_precision`` and ``domain_stream`` are the workflow's."""
+    """Per-sample records of one method on every setup: a registered name (with ``task``) or an
+    object with one task's interface, fitted afresh (a deep copy) per setup (docs/api.md)."""
     setups = list(setups)
     if isinstance(method, str):
         from unishift.registry import get_method
@@ -206,9 +202,8 @@ def load_records(
     task: str = "quantification",
     methods: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """The per-sample records a run wrote for ``(shift, task)``: those of ``methods``, by default
-    the methods of the run's config (``results/eval`` keeps the files of methods an earlier config
-    named: they are left out, with a warning)."""
+    """The per-sample records a run wrote for ``(shift, task)`` of ``methods``, by default those of
+    the run's config (docs/api.md)."""
     from unishift.report.tables import load_records as read_all
 
     folder = Path(results) / "eval" / shift / task
@@ -268,10 +263,8 @@ def table(
     display: dict[str, tuple[str, str]] | None = None,
     alpha: float = 0.05,
 ):
-    """Every number of one table (means, ranks, win rates, significance) from per-sample records,
-    as a :class:`unishift.report.tables.TableResult`. A method's group decides the table's numbers,
-    so a method the registry does not know needs one (``groups``, or ``display``: ``(LaTeX display
-    name, group)``; docs/api.md)."""
+    """One table's :class:`unishift.report.tables.TableResult` from per-sample records; a method the
+    registry does not know needs its group in ``groups`` or ``display`` (docs/api.md)."""
     from unishift.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 
@@ -316,10 +309,8 @@ def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None,
 
 
 class QuaPyQuantifier(Quantifier):
-    """Any QuaPy aggregative quantifier as a unishift quantifier: a fresh copy fitted on the
-    validation set's posteriors (passed through as its classifier's output) and applied to each
-    sample's posteriors. QuaPy's threshold methods sweep the positive posterior as their classifier
-    score (``passthrough.PosteriorPassthrough.decision_function``)."""
+    """A QuaPy aggregative quantifier fitted on the validation set's posteriors, passed through as
+    its classifier's output (``passthrough.PosteriorPassthrough``; docs/api.md, ``from_quapy``)."""
 
     def __init__(self, quantifier: Any, name: str | None = None):
         load_quapy()
@@ -356,14 +347,12 @@ class QuaPyQuantifier(Quantifier):
 
 
 def from_quapy(quantifier: Any, *, name: str | None = None) -> QuaPyQuantifier:
-    """A unishift quantifier from a QuaPy aggregative quantifier (its classifier is ignored: the
-    setup's classifier posteriors are used), named ``name`` or after its QuaPy class (``"ACC"``)."""
+    """A unishift quantifier from a QuaPy aggregative quantifier, named after its class by default."""
     return QuaPyQuantifier(quantifier, name=name)
 
 
 def adapt(method: Method, kind: str, **params) -> Method:
-    """The paper's adaptation ``kind`` (``"q2c"``, ``"q2a"``, ``"c2q"``, ``"c2a"``, ``"a2q"``,
-    ``"a2c"``) of a method object, with the adaptation's defaults (e.g. 5 bins for ρ2ζ)."""
+    """The paper's adaptation ``kind`` of a method object, with the adaptation's defaults."""
     from unishift.methods.adapt.table import KINDS
 
     kind = {"q2c": "q2c_5B", "a2c": "a2c_6B"}.get(kind, kind)  # the paper's (two-class) binnings

@@ -286,12 +286,11 @@ def cd_analysis(
         raise ValueError(f"{k} error columns for {len(methods)} methods")
     avg = rank_matrix(errors, None).mean(axis=0)
     friedman = friedman_iman_davenport(avg, n)
-    raw = adjusted = np.ones((k, k))
+    raw, adjusted = np.ones((k, k)), np.ones((k, k))
     groups = [tuple(range(k))] if k > 1 else []
     if friedman.pvalue < alpha:
         raw = pairwise_wilcoxon(errors)
         iu = np.triu_indices(k, 1)
-        adjusted = np.ones((k, k))
         adjusted[iu] = holm(raw[iu])
         adjusted.T[iu] = adjusted[iu]
         adjacency = adjusted >= alpha
