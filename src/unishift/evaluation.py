@@ -273,9 +273,7 @@ def evaluate_method(
     params: dict[str, Any] | None = None,
     **options,
 ):
-    """Per-sample records (one row per setup x sample, in the run's layout) and per-setup timings
-    of one registered method; each setup builds the method for its own number of classes
-    (``options``: those of :func:`evaluate_setups`)."""
+    """:func:`evaluate_setups` of one registered method, built for each setup's number of classes."""
     spec = get_method(task, method_name, shift)
 
     def build(setup):

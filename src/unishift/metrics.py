@@ -24,8 +24,7 @@ PREVALENCE_TOLERANCE = 1e-8
 
 
 def check_posteriors(posteriors) -> np.ndarray:
-    """An n x k float matrix (k >= 2) of finite probabilities in [0, 1] whose rows sum to 1, or a
-    clear error naming the problem."""
+    """An n x k float matrix (k >= 2) of probabilities whose rows sum to 1, or an error naming why."""
     posteriors = np.asarray(posteriors, dtype=float)
     if posteriors.ndim != 2 or posteriors.shape[1] < 2:
         raise ValueError(f"posteriors must be an n x k matrix with k >= 2, got {posteriors.shape}")
