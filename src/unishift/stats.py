@@ -162,12 +162,11 @@ def win_rates(
     if missing:
         raise ValueError(f"reference methods {missing} are not among the table's methods")
     r = len(references)
-    ref_idx = [methods.index(m) for m in references]
     counts = np.full((r, k), -1, dtype=int)
     rates = np.full((r, k), np.nan)
     pvalues = np.full((r, k), np.nan)
     dagger = np.zeros((r, k), dtype=bool)
-    theirs = errors[:, ref_idx]
+    theirs = errors[:, [methods.index(m) for m in references]]
     for j in (j for j, name in enumerate(methods) if name not in references):
         mine = errors[:, j][:, None]
         beats = (np.isfinite(mine) & ~np.isfinite(theirs)) | (mine <= theirs)
