@@ -169,7 +169,7 @@ def evaluate(
         name = name or method
 
         def build(setup):
-            return lambda: spec.build(setup.shift, setup.n_classes, params)
+            return spec.build(setup.shift, setup.n_classes, params)
     else:
         if params:
             raise ValueError("params= applies to a registered method name, not to an object")
@@ -178,7 +178,7 @@ def evaluate(
         method = method if isinstance(method, Method) else _Wrapped(method, task)
 
         def build(_setup):
-            return lambda: copy.deepcopy(method)
+            return copy.deepcopy(method)
 
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise ValueError(f"method name {name!r}: use letters, digits and underscores")
