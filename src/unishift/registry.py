@@ -1,9 +1,7 @@
 """One registry mapping each method name, spelled as in the paper's table columns, to its entry, for
-any number of classes. A method is identified by ``(task, name)``: the same name can denote a
-calibrator and a quantifier (e.g. ``EMQ``). Which modules are scanned (``METHOD_PACKAGES``, the
-``unishift.methods`` entry points, the ``plugins:`` key as ``UNISHIFT_PLUGINS``), which classes are
-registered, how their adaptations are derived and how one is built for k classes: docs/methods.md,
-"Adding a method".
+any number of classes; a method is identified by ``(task, name)`` (``EMQ`` is a calibrator and a
+quantifier). Which modules are scanned (the packages, entry points and ``UNISHIFT_PLUGINS``) and how
+a method is registered, adapted and built: docs/methods.md, "Adding a method".
 """
 
 from __future__ import annotations
