@@ -43,10 +43,10 @@ warn_if_unpinned()
 # Where a run records its config (workflow/scripts/provenance.py), which names its methods.
 PROVENANCE = "provenance.json"
 
-_TASK_OF_ENTRY_POINT = {
-    "calibrate": "calibration",
-    "quantify": "quantification",
-    "predict_accuracy": "cap",
+_ENTRY_POINTS = {
+    "calibration": "calibrate",
+    "quantification": "quantify",
+    "cap": "predict_accuracy",
 }
 
 
@@ -63,10 +63,8 @@ def load_setups(
     seed: int = 0,
     sample_posteriors: str = "per_sample",
 ) -> list[SetupData]:
-    """The setups a run persisted under ``results`` (its files found by name), in table order
-    (classifier-major; covariate and compound shift: every ``(model, source->target)`` whose cache
-    and that shift's samples exist); ``seed`` and ``sample_posteriors`` must be the run's config
-    values for the numbers to be the workflow's."""
+    """The setups a run persisted under ``results``, in table order; ``seed`` and
+    ``sample_posteriors`` must be the run's config values (docs/api.md)."""
     check_choice("shift", shift, SHIFTS)
     results = Path(results)
     if not results.is_dir():
@@ -123,9 +121,7 @@ def task_of(method: Any) -> str:
     task = getattr(method, "task", None)
     if task in TASKS:
         return task
-    found = [
-        t for entry, t in _TASK_OF_ENTRY_POINT.items() if callable(getattr(method, entry, None))
-    ]
+    found = [t for t, entry in _ENTRY_POINTS.items() if callable(getattr(method, entry, None))]
     if len(found) != 1:
         raise TypeError(
             f"{method!r} has none (or several) of calibrate / quantify / predict_accuracy: "
@@ -146,8 +142,7 @@ class _Wrapped(Method):
         return self
 
     def apply(self, sample: Sample, context: SampleContext):
-        entry = {v: k for k, v in _TASK_OF_ENTRY_POINT.items()}[self.task]
-        return getattr(self.method, entry)(sample, context)
+        return getattr(self.method, _ENTRY_POINTS[self.task])(sample, context)
 
 
 def evaluate(
@@ -162,10 +157,8 @@ def evaluate(
     domain_stream: str = "reference",
     layout: str | None = None,
 ) -> pd.DataFrame:
-    """Per-sample records (the columns of ``results/eval``, in the layout a run on these setups
-    writes) of one method on every setup: a registered name (with ``task``; ``params`` override its
-    defaults) or any object with the interface of one task, fitted afresh (a deep copy) per setup.
-    The defaults of ``ece``, ``ece_precision`` and ``domain_stream`` are the workflow's."""
+    """Per-sample records of one method on every setup: a registered name (with ``task``) or an
+    object with one task's interface, fitted afresh (a deep copy) per setup (docs/api.md)."""
     setups = list(setups)
     if isinstance(method, str):
         from unishift.registry import get_method
@@ -173,11 +166,10 @@ def evaluate(
         if task is None:
             raise ValueError(f"evaluate({method!r}, ...) needs task= (one of {list(TASKS)})")
         spec = get_method(task, method, setups[0].shift if setups else None)
-        spec.params(setups[0].shift if setups else "label", overrides=params)
         name = name or method
 
         def build(setup):
-            return lambda: spec.build(setup.shift, setup.n_classes, params)
+            return spec.build(setup.shift, setup.n_classes, params)
     else:
         if params:
             raise ValueError("params= applies to a registered method name, not to an object")
@@ -186,7 +178,7 @@ def evaluate(
         method = method if isinstance(method, Method) else _Wrapped(method, task)
 
         def build(_setup):
-            return lambda: copy.deepcopy(method)
+            return copy.deepcopy(method)
 
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise ValueError(f"method name {name!r}: use letters, digits and underscores")
@@ -210,16 +202,16 @@ def load_records(
     task: str = "quantification",
     methods: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """The per-sample records a run wrote for ``(shift, task)``: those of ``methods``, by default
-    the methods of the run's config (``results/eval`` keeps the files of methods an earlier config
-    named: they are left out, with a warning)."""
+    """The per-sample records a run wrote for ``(shift, task)`` of ``methods``, by default those of
+    the run's config (docs/api.md)."""
     from unishift.report.tables import load_records as read_all
 
     folder = Path(results) / "eval" / shift / task
     provenance = Path(results) / PROVENANCE
     present = [p.stem for p in sorted(folder.glob("*.csv"))]
-    names = list(methods) if methods is not None else _configured_methods(provenance, shift, task)
-    if names is None:
+    if methods is not None:
+        names = list(methods)
+    elif not provenance.is_file():
         names = present
         if names:
             warnings.warn(
@@ -228,7 +220,15 @@ def load_records(
                 "methods= to choose)",
                 stacklevel=2,
             )
-    elif methods is None:
+    else:
+        try:
+            config = json.loads(provenance.read_text())["config"]
+            names = list(config.get("methods", {}).get(shift, {}).get(task, []))
+        except (ValueError, KeyError, TypeError, AttributeError) as err:
+            raise ValueError(
+                f"{provenance} does not hold a run's config ({type(err).__name__}: {err}): rerun "
+                "the workflow's provenance rule, or pass methods="
+            ) from err
         if not names:
             raise FileNotFoundError(
                 f"the run's config ({provenance}) names no {shift}/{task} methods (method files "
@@ -252,20 +252,6 @@ def load_records(
     return read_all([folder / f"{name}.csv" for name in names])
 
 
-def _configured_methods(path: Path, shift: str, task: str) -> list[str] | None:
-    """The methods the run's config names for ``(shift, task)``; None when it left no provenance."""
-    if not path.is_file():
-        return None
-    try:
-        config = json.loads(path.read_text())["config"]
-        return list(config.get("methods", {}).get(shift, {}).get(task, []))
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise ValueError(
-            f"{path} does not hold a run's config ({type(err).__name__}: {err}): rerun the "
-            "workflow's provenance rule, or pass methods= to load_records"
-        ) from err
-
-
 def table(
     records: pd.DataFrame,
     task: str,
@@ -277,10 +263,8 @@ def table(
     display: dict[str, tuple[str, str]] | None = None,
     alpha: float = 0.05,
 ):
-    """Every number of one table (means, ranks, win rates, significance) from per-sample records,
-    as a :class:`unishift.report.tables.TableResult`. A method's group decides the table's numbers,
-    so a method the registry does not know needs one (``groups``, or ``display``: ``(LaTeX display
-    name, group)``; docs/api.md)."""
+    """One table's :class:`unishift.report.tables.TableResult` from per-sample records; a method the
+    registry does not know needs its group in ``groups`` or ``display`` (docs/api.md)."""
     from unishift.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 
@@ -325,10 +309,8 @@ def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None,
 
 
 class QuaPyQuantifier(Quantifier):
-    """Any QuaPy aggregative quantifier as a unishift quantifier: a fresh copy fitted on the
-    validation set's posteriors (passed through as its classifier's output) and applied to each
-    sample's posteriors. QuaPy's threshold methods sweep the positive posterior as their classifier
-    score (``passthrough.PosteriorPassthrough.decision_function``)."""
+    """A QuaPy aggregative quantifier fitted on the validation set's posteriors, passed through as
+    its classifier's output (``passthrough.PosteriorPassthrough``; docs/api.md, ``from_quapy``)."""
 
     def __init__(self, quantifier: Any, name: str | None = None):
         load_quapy()
@@ -337,10 +319,8 @@ class QuaPyQuantifier(Quantifier):
         kind = type(quantifier).__name__
         if not isinstance(quantifier, AggregativeQuantifier):
             raise ValueError(
-                f"{kind} ({type(quantifier).__module__}) is not a QuaPy aggregative quantifier: "
-                "it does not work from a classifier's posteriors, which is all a unishift sample "
-                "gives it (the setup's classifier is fixed). Wrap an aggregative one, e.g. CC, "
-                "PCC, ACC, PACC, EMQ, KDEyML, HDy, DyS, MAX, T50, X, MS (quapy.method.aggregative)"
+                f"{kind} is not a QuaPy aggregative quantifier, so it cannot work from the setup's "
+                "posteriors: wrap one of quapy.method.aggregative (CC, PCC, ACC, PACC, EMQ, ...)"
             )
         # what fit() rebuilds it with, on the pass-through classifier
         params = quantifier.get_params(deep=False)
@@ -367,14 +347,12 @@ class QuaPyQuantifier(Quantifier):
 
 
 def from_quapy(quantifier: Any, *, name: str | None = None) -> QuaPyQuantifier:
-    """A unishift quantifier from a QuaPy aggregative quantifier (its classifier is ignored: the
-    setup's classifier posteriors are used), named ``name`` or after its QuaPy class (``"ACC"``)."""
+    """A unishift quantifier from a QuaPy aggregative quantifier, named after its class by default."""
     return QuaPyQuantifier(quantifier, name=name)
 
 
 def adapt(method: Method, kind: str, **params) -> Method:
-    """The paper's adaptation ``kind`` (``"q2c"``, ``"q2a"``, ``"c2q"``, ``"c2a"``, ``"a2q"``,
-    ``"a2c"``) of a method object, with the adaptation's defaults (e.g. 5 bins for ρ2ζ)."""
+    """The paper's adaptation ``kind`` of a method object, with the adaptation's defaults."""
     from unishift.methods.adapt.table import KINDS
 
     kind = {"q2c": "q2c_5B", "a2c": "a2c_6B"}.get(kind, kind)  # the paper's (two-class) binnings

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -244,19 +245,21 @@ def evaluate_setup(
 def evaluate_setups(
     task: str,
     name: str,
-    build: Callable[[SetupData], Callable[[], Method]],
+    build: Callable[[SetupData], Method],
     setups,
     layout: str = TWO_CLASS,
     **options,
 ):
-    """The records (a frame in ``layout``'s columns) and per-setup timings (a frame) of the method
-    ``build(setup)`` makes, on every setup (``options``: ece, ece_precision, domain_stream)."""
+    """The records (a frame in ``layout``'s columns) and per-setup timings (a frame) of a fresh
+    method ``build(setup)`` on every setup (``options``: ece, ece_precision, domain_stream)."""
     import pandas as pd
 
     check_options(layout, **options)
     records, timings = [], []
     for setup in setups:
-        rows, timing = evaluate_setup(task, name, build(setup), setup, layout=layout, **options)
+        rows, timing = evaluate_setup(
+            task, name, partial(build, setup), setup, layout=layout, **options
+        )
         records.extend(rows)
         timings.append(
             {"method": name, "classifier": setup.classifier, "dataset": setup.dataset, **timing}
@@ -273,13 +276,7 @@ def evaluate_method(
     params: dict[str, Any] | None = None,
     **options,
 ):
-    """Per-sample records (one row per setup x sample, in the run's layout) and per-setup timings
-    of one registered method; each setup builds the method for its own number of classes
-    (``options``: those of :func:`evaluate_setups`)."""
+    """:func:`evaluate_setups` of one registered method, built for each setup's number of classes."""
     spec = get_method(task, method_name, shift)
-
-    def build(setup):
-        spec.params(shift, setup.n_classes, params)  # fail early on a malformed parameter mapping
-        return lambda: spec.build(shift, setup.n_classes, params)
-
-    return evaluate_setups(task, method_name, build, setups, **options)
+    build = partial(spec.build, shift, overrides=params)
+    return evaluate_setups(task, method_name, lambda s: build(s.n_classes), setups, **options)

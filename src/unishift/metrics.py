@@ -24,8 +24,7 @@ PREVALENCE_TOLERANCE = 1e-8
 
 
 def check_posteriors(posteriors) -> np.ndarray:
-    """An n x k float matrix (k >= 2) of finite probabilities in [0, 1] whose rows sum to 1, or a
-    clear error naming the problem."""
+    """An n x k float matrix (k >= 2) of probabilities whose rows sum to 1, or an error naming why."""
     posteriors = np.asarray(posteriors, dtype=float)
     if posteriors.ndim != 2 or posteriors.shape[1] < 2:
         raise ValueError(f"posteriors must be an n x k matrix with k >= 2, got {posteriors.shape}")
@@ -200,16 +199,12 @@ def quantification_ae(true_prevalence, estimate) -> float:
     return float(np.mean(np.abs(estimate - true_prevalence)))
 
 
-def quantification_rae(true_prevalence, estimate, sample_size: int | None = None, eps=None):
-    """QuaPy's RAE: mean over classes of |p_hat_k - p_k| / p_k after smoothing both vectors;
-    ``eps`` defaults to QuaPy's 1 / (2 * sample_size)."""
+def quantification_rae(true_prevalence, estimate, sample_size: int) -> float:
+    """QuaPy's RAE: mean over classes of |p_hat_k - p_k| / p_k after smoothing both vectors."""
     true_prevalence = check_prevalence(true_prevalence, name="true prevalence")
     estimate = check_prevalence(estimate, len(true_prevalence), "estimated prevalence")
-    if eps is None:
-        if sample_size is None:
-            raise ValueError("quantification_rae needs eps or the sample size (eps = 1 / (2 n))")
-        eps = 1.0 / (2 * sample_size)
-    # QuaPy's additive smoothing (p + eps) / (eps k + 1)
+    eps = 1.0 / (2 * sample_size)
+    # QuaPy's additive smoothing (p + eps) / (eps k + 1), with its eps = 1 / (2 * sample size)
     true_prevalence, estimate = (
         (p + eps) / (eps * len(p) + 1) for p in (true_prevalence, estimate)
     )

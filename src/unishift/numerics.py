@@ -12,13 +12,9 @@ PRECISIONS = ("float32", "float64")
 
 
 def torch_linspace_float32(start: float, end: float, steps: int) -> np.ndarray:
-    """``torch.linspace(start, end, steps)`` (float32), bit for bit.
-
-    torch uses a float32 step and fills the first half as ``start + i*step`` and the second as
-    ``end - (steps-1-i)*step`` with fused multiply-adds (one rounding); the products are exact in
-    float64, so evaluating in float64 and rounding once reproduces it. ``np.linspace(...,
-    dtype=float32)`` differs from it by one ulp on some points.
-    """
+    """``torch.linspace(start, end, steps)`` (float32), bit for bit: a float32 step, the first half
+    ``start + i*step`` and the second ``end - (steps-1-i)*step``, each rounded once (torch's fused
+    multiply-adds; exact in float64). ``np.linspace(..., dtype=float32)`` is one ulp off at times."""
     start32, end32 = np.float32(start), np.float32(end)
     step = np.float64((end32 - start32) / np.float32(steps - 1))
     idx = np.arange(steps)

@@ -97,16 +97,11 @@ def read_descriptors(path):
 
 def join_descriptors(records, descriptors):
     """``records`` (a frame in one layout) with the descriptor columns of its sample's row in
-    ``descriptors`` (the setups' descriptor files, matched on :data:`DESCRIPTOR_KEYS`); a record
-    without a row, or a sample with two, is an error naming it."""
+    ``descriptors`` (frames of :func:`read_descriptors`, matched on :data:`DESCRIPTOR_KEYS`); a
+    record without a row, or a sample with two, is an error naming it."""
     keys = list(DESCRIPTOR_KEYS)
-    table = pd.concat(list(descriptors), ignore_index=True) if descriptors is not None else None
-    if table is None or table.empty:
-        raise ValueError("no descriptor rows to join")
-    missing = [c for c in DESCRIPTOR_FILE_COLUMNS if c not in table.columns]
-    if missing:
-        raise ValueError(f"the descriptor rows lack the columns {missing}")
-    table = table[list(DESCRIPTOR_FILE_COLUMNS)].astype({"sample_id": "int64"})
+    table = pd.concat(list(descriptors), ignore_index=True)[list(DESCRIPTOR_FILE_COLUMNS)]
+    table = table.astype({"sample_id": "int64"})
     if table.duplicated(keys).any():
         first = table[table.duplicated(keys)].iloc[0][keys].to_dict()
         raise ValueError(f"two descriptor rows for one sample, e.g. {first}")
@@ -131,24 +126,19 @@ def read_records(path: str | Path) -> pd.DataFrame:
     problem = csv_problem(path)
     if problem:
         raise DamagedFileError(path, problem)
+    texts = {c: str for columns in STRING_COLUMNS.values() for c in columns}
     try:
-        header = pd.read_csv(path, nrows=0).columns
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as err:
+        frame = pd.read_csv(path, dtype=texts, keep_default_na=False, na_values=[""])
+    except ValueError as err:  # pandas' parser errors and a bad encoding included
         raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
-    layout = layout_of_columns(header)
+    layout = layout_of_columns(frame.columns)
     if layout is None:
         raise DamagedFileError(
             path,
-            f"columns {list(header)} are not those of a record layout "
+            f"columns {list(frame.columns)} are not those of a record layout "
             f"({' or '.join(str(list(c)) for c in COLUMNS.values())})",
         )
     strings = STRING_COLUMNS[layout]
-    try:
-        frame = pd.read_csv(
-            path, dtype={c: str for c in strings}, keep_default_na=False, na_values=[""]
-        )
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as err:
-        raise DamagedFileError(path, f"unreadable CSV ({one_line(str(err))})") from err
     numeric = frame.drop(columns=list(strings)).apply(pd.to_numeric, errors="coerce")
     bad = (numeric.isna() & frame.drop(columns=list(strings)).notna()).any(axis=1)
     bad |= frame[[*_KEYS, "status"]].isna().any(axis=1)

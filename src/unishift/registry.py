@@ -1,9 +1,7 @@
 """One registry mapping each method name, spelled as in the paper's table columns, to its entry, for
-any number of classes. A method is identified by ``(task, name)``: the same name can denote a
-calibrator and a quantifier (e.g. ``EMQ``). Which modules are scanned (``METHOD_PACKAGES``, the
-``unishift.methods`` entry points, the ``plugins:`` key as ``UNISHIFT_PLUGINS``), which classes are
-registered, how their adaptations are derived and how one is built for k classes: docs/methods.md,
-"Adding a method".
+any number of classes; a method is identified by ``(task, name)`` (``EMQ`` is a calibrator and a
+quantifier). Which modules are scanned (the packages, entry points and ``UNISHIFT_PLUGINS``) and how
+a method is registered, adapted and built: docs/methods.md, "Adding a method".
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import pkgutil
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, entry_points, packages_distributions, version
+from importlib.metadata import entry_points, packages_distributions, version
 from types import ModuleType
 from typing import Any
 
@@ -93,13 +91,6 @@ def declared_methods(module: ModuleType) -> list[type[Method]]:
     ]
 
 
-def register_module(module: ModuleType | str) -> list[MethodSpec]:
-    """Register every method class of a module (a module object or its import name)."""
-    if isinstance(module, str):
-        module = importlib.import_module(module)
-    return [register_class(cls) for cls in declared_methods(module)]
-
-
 def register_class(method_class: type[Method]) -> MethodSpec:
     if not (inspect.isclass(method_class) and issubclass(method_class, Method)):
         raise TypeError(f"{method_class!r} is not a unishift Method class")
@@ -136,13 +127,11 @@ class Plugin:
 _PLUGINS: list[Plugin] = []
 
 
-def plugin_objects() -> list[tuple[Any, str]]:
-    """What the installed plugins provide, as (loaded object, origin) pairs: each entry point of the
-    ``unishift.methods`` group (a module, a method class or a list of them) and each module named in
-    ``UNISHIFT_PLUGINS``. An entry point that cannot be imported is left out with a warning naming it
-    and its package (:func:`plugins` lists it), so that configs that do not use it still run; a
-    module the config names must import."""
-    found = []
+def _register_plugins() -> None:
+    """Register what each entry point of the ``unishift.methods`` group (a module, a method class or
+    a list of them) and each module named in ``UNISHIFT_PLUGINS`` provides. An entry point that
+    cannot be imported is left out with a warning naming it and its package (:func:`plugins` lists
+    it), so that configs that do not use it still run; a module the config names must import."""
     _PLUGINS.clear()
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
         dist, error = entry_point.dist, ""
@@ -150,7 +139,7 @@ def plugin_objects() -> list[tuple[Any, str]]:
         if dist is not None:
             origin += f" of package {dist.name}"
         try:
-            found.append((entry_point.load(), origin))
+            loaded = entry_point.load()
         except Exception as err:  # any error of a third-party import: report, do not stop
             error = f"{type(err).__name__}: {err}"
             warnings.warn(
@@ -161,6 +150,8 @@ def plugin_objects() -> list[tuple[Any, str]]:
             )
         module = entry_point.value.split(":")[0]
         _PLUGINS.append(Plugin(origin, module, dist and dist.name, dist and dist.version, error))
+        if not error:
+            _register_object(loaded, origin)
     for module in plugin_modules():
         try:
             loaded = importlib.import_module(module)
@@ -171,16 +162,8 @@ def plugin_objects() -> list[tuple[Any, str]]:
             ) from err
         package = (packages_distributions().get(module.split(".")[0]) or [None])[0]
         origin = f"module {module!r} (plugins: config key)"
-        _PLUGINS.append(Plugin(origin, module, package, _version_of(package)))
-        found.append((loaded, origin))
-    return found
-
-
-def _version_of(package: str | None) -> str | None:
-    try:
-        return version(package) if package else None
-    except PackageNotFoundError:
-        return None
+        _PLUGINS.append(Plugin(origin, module, package, package and version(package)))
+        _register_object(loaded, origin)
 
 
 def plugins() -> list[Plugin]:
@@ -189,14 +172,15 @@ def plugins() -> list[Plugin]:
     return list(_PLUGINS)
 
 
-def _load_plugin(loaded: Any, origin: str) -> None:
+def _register_object(loaded: Any, origin: str) -> None:
     if isinstance(loaded, ModuleType):
-        register_module(loaded)
+        for method_class in declared_methods(loaded):
+            register_class(method_class)
     elif inspect.isclass(loaded):
         register_class(loaded)
     elif isinstance(loaded, Iterable):
         for item in loaded:
-            _load_plugin(item, origin)
+            _register_object(item, origin)
     else:
         raise TypeError(f"plugin {origin} gave {loaded!r}: expected a module or a Method class")
 
@@ -209,9 +193,8 @@ def _load_all() -> None:
         path = importlib.import_module(package).__path__
         for info in sorted(pkgutil.iter_modules(path, f"{package}."), key=lambda i: i.name):
             if not info.ispkg:
-                register_module(info.name)
-    for loaded, origin in plugin_objects():
-        _load_plugin(loaded, origin)
+                _register_object(importlib.import_module(info.name), info.name)
+    _register_plugins()
     for spec in derived_adaptations(list(_REGISTRY.values())):
         register(spec)
     _loaded = True

@@ -17,19 +17,14 @@ ALPHA = 0.05
 RANK_DECIMALS = 8
 
 
-def failure_penalised(errors: np.ndarray) -> np.ndarray:
-    """NaN errors (failed samples) replaced by one finite value worse than every finite error, so
-    that failures lose to every number, tie with each other and keep paired tests defined."""
+def _ranked_errors(errors: np.ndarray, decimals: int | None) -> np.ndarray:
+    """NaN errors (failed samples) replaced by one finite value worse than every finite error (so
+    that failures lose to every number, tie with each other and keep paired tests defined), then
+    rounded to ``decimals`` (None: not rounded)."""
     errors = np.asarray(errors, dtype=float)
     finite = np.isfinite(errors)
-    if finite.all():
-        return errors.copy()
     top = float(np.max(np.abs(errors[finite]))) if finite.any() else 0.0
-    return np.where(finite, errors, 2.0 * top + 1.0)
-
-
-def _ranked_errors(errors: np.ndarray, decimals: int | None) -> np.ndarray:
-    errors = failure_penalised(errors)
+    errors = np.where(finite, errors, 2.0 * top + 1.0)
     return errors if decimals is None else np.round(errors, decimals)
 
 
@@ -41,9 +36,8 @@ def rank_matrix(errors: np.ndarray, decimals: int | None = RANK_DECIMALS) -> np.
 
 def top_ranked(avg_ranks: np.ndarray, r: int) -> np.ndarray:
     """Mask of the r lowest average ranks; ties at the cut-off go to the earlier column."""
-    order = np.argsort(np.asarray(avg_ranks), kind="stable")
     mask = np.zeros(len(avg_ranks), dtype=bool)
-    mask[order[:r]] = True
+    mask[np.argsort(np.asarray(avg_ranks), kind="stable")[:r]] = True
     return mask
 
 
@@ -139,11 +133,6 @@ def row_colours(means: np.ndarray, max_tone: int = 40) -> list[str | None]:
     return out
 
 
-def binomial_greater_pvalue(k: int, n: int, p: float) -> float:
-    """P(X >= k) for X ~ Binomial(n, p): the one-sided test of "more successes than chance"."""
-    return float(stats.binom.sf(k - 1, n, p))
-
-
 @dataclass(frozen=True)
 class WinRates:
     methods: tuple[str, ...]
@@ -173,12 +162,11 @@ def win_rates(
     if missing:
         raise ValueError(f"reference methods {missing} are not among the table's methods")
     r = len(references)
-    ref_idx = [methods.index(m) for m in references]
     counts = np.full((r, k), -1, dtype=int)
     rates = np.full((r, k), np.nan)
     pvalues = np.full((r, k), np.nan)
     dagger = np.zeros((r, k), dtype=bool)
-    theirs = errors[:, ref_idx]
+    theirs = errors[:, [methods.index(m) for m in references]]
     for j in (j for j, name in enumerate(methods) if name not in references):
         mine = errors[:, j][:, None]
         beats = (np.isfinite(mine) & ~np.isfinite(theirs)) | (mine <= theirs)
@@ -189,7 +177,8 @@ def win_rates(
             counts[i - 1, j] = k_i
             rates[i - 1, j] = k_i / n if n else np.nan
             if gate_open and n:
-                p = binomial_greater_pvalue(k_i, n, 1.0 - i / (r + 1))
+                # P(X >= k_i), X ~ Binomial(n, 1 - i / (r + 1)): more wins than chance
+                p = float(stats.binom.sf(k_i - 1, n, 1.0 - i / (r + 1)))
                 pvalues[i - 1, j] = p
                 dagger[i - 1, j] = p < alpha
                 gate_open = bool(dagger[i - 1, j])
@@ -296,12 +285,11 @@ def cd_analysis(
         raise ValueError(f"{k} error columns for {len(methods)} methods")
     avg = rank_matrix(errors, None).mean(axis=0)
     friedman = friedman_iman_davenport(avg, n)
-    raw = adjusted = np.ones((k, k))
+    raw, adjusted = np.ones((k, k)), np.ones((k, k))
     groups = [tuple(range(k))] if k > 1 else []
     if friedman.pvalue < alpha:
         raw = pairwise_wilcoxon(errors)
         iu = np.triu_indices(k, 1)
-        adjusted = np.ones((k, k))
         adjusted[iu] = holm(raw[iu])
         adjusted.T[iu] = adjusted[iu]
         adjacency = adjusted >= alpha

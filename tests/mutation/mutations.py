@@ -637,8 +637,8 @@ MUTATIONS = [
         "S11",
         "stats",
         SIGNIFICANCE,
-        "p = binomial_greater_pvalue(k_i, n, 1.0 - i / (r + 1))",
-        "p = binomial_greater_pvalue(k_i, n, 1.0 - i / r)",
+        "p = float(stats.binom.sf(k_i - 1, n, 1.0 - i / (r + 1)))",
+        "p = float(stats.binom.sf(k_i - 1, n, 1.0 - i / r))",
         "win rates: wrong binomial null",
     ),
     m(
@@ -661,8 +661,8 @@ MUTATIONS = [
         "S14",
         "stats",
         RANKS,
-        "return np.where(finite, errors, 2.0 * top + 1.0)",
-        "return np.where(finite, errors, top)",
+        "errors = np.where(finite, errors, 2.0 * top + 1.0)",
+        "errors = np.where(finite, errors, top)",
         "a failed sample ties with the worst finite error",
     ),
     m(
@@ -1017,8 +1017,8 @@ HELD_OUT = [
         "H8",
         "stats",
         RANKS,
-        "mask[order[:r]] = True",
-        "mask[order[: r + 1]] = True",
+        'mask[np.argsort(np.asarray(avg_ranks), kind="stable")[:r]] = True',
+        'mask[np.argsort(np.asarray(avg_ranks), kind="stable")[: r + 1]] = True',
         "one average rank too many bolded",
     ),
     m(
