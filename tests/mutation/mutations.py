@@ -710,8 +710,8 @@ MUTATIONS = [
         "T5",
         "tables",
         TABLES,
-        'value = block.pivot(index="sample_id", columns="method", values=metric)',
-        'value = block.pivot(index="sample_id", columns="method", values="error")',
+        'values=[metric, "status"])\n            value = wide[metric]',
+        'values=["error", "status"])\n            value = wide["error"]',
         "the Brier table reports the ECE",
     ),
     m(
@@ -726,8 +726,8 @@ MUTATIONS = [
         "T7",
         "tables",
         TABLES,
-        'def render_table_tex(result: TableResult, width: str = r"\\textwidth", decimals: int = 3)',
-        'def render_table_tex(result: TableResult, width: str = r"\\textwidth", decimals: int = 2)',
+        'number = f"{mean:.3f}"',
+        'number = f"{mean:.2f}"',
         "LaTeX cells with 2 instead of 3 decimals",
     ),
     # ---------------------------------------------------------------- protocols
@@ -875,8 +875,8 @@ MUTATIONS += [
         "L6",
         "tables",
         REPORT_PIPELINE,
-        'f"{dataset} (k={int(classes[dataset])})" if dataset in classes else dataset',
-        "dataset",
+        'setups = [(clf, f"{ds} (k={int(classes[ds])})") for clf, ds in result.setups]',
+        "setups = [(clf, ds) for clf, ds in result.setups]",
         "the k-class tables do not name each data set's number of classes",
     ),
     m(
