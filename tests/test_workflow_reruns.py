@@ -111,7 +111,7 @@ def test_a_comment_or_docstring_change_replans_nothing(finished_test_run, tmp_pa
         "                # the adjustment of PACC, applied item by item\n"
         "                positive = (positive - self.fpr_)   /   (self.tpr_ - self.fpr_)",
     )
-    edit(path, '    """PacCal^σ (§2.9)', '    """PacCal-sigma (paper §2.9)')
+    edit(path, '    """PacCal^σ: p\' = M', '    """PacCal-sigma: p\' = M')
     assert "Nothing to be done" in dry_run(work, library)
 
 
