@@ -92,9 +92,7 @@ class DMCal(Calibrator):
             totals = counts.sum(axis=(1, 2), keepdims=True)
             if self.missing_class_:
                 missing = np.flatnonzero(~present).tolist()
-                self.fit_notes.append(
-                    ("fallback", f"DMCal: class {missing} absent from validation")
-                )
+                self.fit_fallback(f"DMCal: class {missing} absent from validation")
             self.likelihood_ = counts / np.where(totals > 0, totals, 1.0)
         return self
 

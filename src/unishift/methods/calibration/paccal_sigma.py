@@ -45,7 +45,7 @@ class PacCalSigma(Calibrator):
             self.adjust_ = determinant > 0 and np.linalg.cond(self.matrix_) < 1e12
             reason = f"det(M)={determinant:.4g} (singular or <= 0)"
         if not self.adjust_:
-            self.fit_notes.append(("fallback", f"PacCal: {reason}; posteriors kept"))
+            self.fit_fallback(f"PacCal: {reason}; posteriors kept")
         return self
 
     def adjusted(self, posteriors: np.ndarray) -> np.ndarray:

@@ -65,7 +65,7 @@ class _AbstentionScaling(Calibrator):
             reason = f"{self.name}: the likelihood fit failed ({summary})"
             if self.on_fit_error == "raise":
                 raise RuntimeError(reason) from err
-            self.fit_notes.append(("fallback", reason + "; uncalibrated posteriors returned"))
+            self.fit_fallback(reason + "; uncalibrated posteriors returned")
         return self
 
     def calibrate(self, sample, context):

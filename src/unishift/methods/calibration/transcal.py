@@ -100,9 +100,7 @@ class TransCal(TemperatureCalibrator):
         self.source_temperature_ = source_temperature(self.source_logits_, labels)
         if self.source_temperature_ == -1.0:
             reason = "no finite validation cross-entropy on the temperature grid (a zero posterior"
-            self.fit_notes.append(
-                ("fallback", f"TransCal: {reason} for a true class); REF's sentinel T_s = -1 kept")
-            )
+            self.fit_fallback(f"TransCal: {reason} for a true class); REF's sentinel T_s = -1 kept")
         # Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s, a
         # float32 torch mean as REF's (docs/reproduction.md, "Arithmetic"). With T_s = -1 a row
         # holding -inf becomes NaN: prediction class 0, mean confidence NaN, as in REF.
