@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from unishift.classifiers.specs import classifier_names
+from unishift.classifiers.specs import check_classifier
 from unishift.config_docs import load_schema, resolve
 from unishift.data.datasets import check_dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
@@ -123,11 +123,11 @@ def _check_data(config: dict) -> None:
                 "config key selector: the Selector is trained leave one data set out, and "
                 "label_shift.datasets names one (docs/regimes.md §4); add one or set selector: false"
             )
-        for name in [n for n in label["classifiers"] if n not in classifier_names()]:
-            raise ConfigError(
-                f"config key label_shift.classifiers: unknown classifier {name!r}; valid ones are "
-                f"{list(classifier_names())}"
-            )
+        for name in label["classifiers"]:
+            try:
+                check_classifier(name)
+            except ValueError as err:
+                raise ConfigError(f"config key label_shift.classifiers: {err}") from None
         # the config was validated with the schema's defaults filled in (they live only there)
         support, home, root = label["min_class_support"], config["quapy_home"], config["data_root"]
         size, allow_larger = label["sample_size"], label["allow_sample_larger_than_pool"]

@@ -60,10 +60,15 @@ def order_classifiers(names) -> list[str]:
     return known + sorted(n for n in names if n not in _REGISTRY)
 
 
-def make_classifier(name: str, seed: int):
-    """An unfitted tabular classifier."""
+def check_classifier(name: str) -> None:
+    """Refuse a name that is not a registered tabular classifier."""
     if name not in classifier_names():
         raise ValueError(f"unknown classifier {name!r}; valid ones are {list(classifier_names())}")
+
+
+def make_classifier(name: str, seed: int):
+    """An unfitted tabular classifier."""
+    check_classifier(name)
     return _REGISTRY[name].factory(seed)
 
 
