@@ -29,6 +29,35 @@ if os.environ.get("HYPOTHESIS_PROFILE"):
 REPO = Path(__file__).resolve().parents[1]
 
 
+# The CPU flags that decide which kernels the libraries may pick (names as /proc/cpuinfo spells them).
+VECTOR_FLAG_PREFIXES = ("sse", "ssse3", "avx", "fma", "f16c", "amx")
+
+
+def pytest_report_header(config):
+    """The CPU's vector extensions and the kernels this session computes with, so that a last-digit
+    failure on a new machine points at its cause (docs/determinism.md)."""
+    import platform
+
+    import numpy
+
+    flags = kernels.cpu_flags()
+    vector = sorted(f for f in flags or () if f.startswith(VECTOR_FLAG_PREFIXES))
+    cpu = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+         if line.startswith("model name")), platform.processor() or platform.machine(),
+    ) if Path("/proc/cpuinfo").exists() else platform.machine()  # fmt: skip
+    from numpy._core import _multiarray_umath as umath
+
+    profile = kernels.DEFAULT_PROFILE if KERNELS_PINNED else "native (not pinned)"
+    return [
+        f"CPU: {cpu}; vector extensions: {' '.join(vector) if flags else 'unknown'}",
+        f"CPU kernels: {profile}; OpenBLAS {kernels.openblas_architecture()}; NumPy "
+        f"{numpy.__version__} dispatch {' '.join(kernels.numpy_dispatch()) or 'baseline only'} "
+        f"(compiled for {' '.join(umath.__cpu_dispatch__)}, baseline "
+        f"{' '.join(umath.__cpu_baseline__)})",
+    ]
+
+
 @pytest.fixture
 def pinned_kernels():
     """For tests that compare last digits with stored values (they hold for the pinned kernels)."""

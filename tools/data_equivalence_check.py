@@ -22,6 +22,7 @@ missing or different one is a difference. ``.npz`` files are not compared byte f
 stamps each member with the time of writing. Run it with the pinned kernels:
 
     OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
+    NPY_ENABLE_CPU_FEATURES=X86_V3 ARROW_USER_SIMD_LEVEL=AVX2 \\
         .venv/bin/python tools/data_equivalence_check.py [--data-root /work/shared/data]
 
 Not part of the test suite (minutes; needs the baseline checkout).
@@ -43,6 +44,8 @@ PINNED = {
     "MKL_CBWR": "AVX2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "ATEN_CPU_CAPABILITY": "avx2",
+    "NPY_ENABLE_CPU_FEATURES": "X86_V3",
+    "ARROW_USER_SIMD_LEVEL": "AVX2",
 }
 CLASSIFIERS = ("LR", "NB", "kNN", "MLP")
 BINARY = ("cmc.3", "yeast")
@@ -287,6 +290,7 @@ def compare(old: Path, new: Path) -> tuple[int, list[str]]:
 
 def run_side(side: str, src: Path, out: Path, data_root: str | None) -> None:
     env = {**os.environ, **PINNED, "PYTHONPATH": str(src)}
+    env.pop("NPY_DISABLE_CPU_FEATURES", None)  # NumPy refuses it next to NPY_ENABLE_CPU_FEATURES
     command = [sys.executable, __file__, "--worker", side, "--out", str(out)]
     if data_root:
         command += ["--data-root", data_root]

@@ -19,6 +19,7 @@ true logits, a continuing stream); the multiclass label shift of cmc (3 classes)
 derived per-sample seeds (the multiclass branch's), and a synthetic 3-class covariate shift.
 
     OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
+    NPY_ENABLE_CPU_FEATURES=X86_V3 ARROW_USER_SIMD_LEVEL=AVX2 \\
         python tools/equivalence_check.py --old /work/baseline/src [--samples 5]
 
 (the script sets those variables for its subprocesses). Exit status 1 when anything differs. The
@@ -43,6 +44,8 @@ PINNED = {
     "MKL_CBWR": "AVX2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "ATEN_CPU_CAPABILITY": "avx2",
+    "NPY_ENABLE_CPU_FEATURES": "X86_V3",
+    "ARROW_USER_SIMD_LEVEL": "AVX2",
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
@@ -435,6 +438,9 @@ def main() -> int:
 
     def side(role: str, src: str, *extra: str) -> None:
         env = {**os.environ, **PINNED, "PYTHONPATH": src}
+        env.pop(
+            "NPY_DISABLE_CPU_FEATURES", None
+        )  # NumPy refuses it next to NPY_ENABLE_CPU_FEATURES
         command = [sys.executable, __file__, "--role", role, "--samples", str(args.samples), *extra]
         if only:
             command += ["--only", *sorted(only)]

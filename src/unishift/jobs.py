@@ -15,7 +15,7 @@ def start_job(job) -> logging.Logger:
     """Set up one workflow job (``job``: its ``snakemake`` object, or a log path alone): logging to
     its log file, thread pools capped at its threads, the CPU kernels checked, and (given the
     ``snakemake`` object) its inputs verified and its outputs recorded (:mod:`unishift.made_from`)."""
-    from unishift.kernels import PROFILE_VARIABLE, assert_pinned, thread_pools
+    from unishift.kernels import PROFILE_VARIABLE, assert_pinned, numpy_dispatch, thread_pools
 
     log_path = job if isinstance(job, (str, os.PathLike)) else job.log[0]
     thread_pools().limit(limits=max(1, int(getattr(job, "threads", 1))))
@@ -30,7 +30,9 @@ def start_job(job) -> logging.Logger:
     # that computes with other kernels stops here instead of writing other last digits
     profile = os.environ.get(PROFILE_VARIABLE)
     if profile:
-        logger.info("CPU kernels: %s (OpenBLAS %s)", profile, assert_pinned(profile))
+        architecture = assert_pinned(profile)
+        dispatch = " ".join(numpy_dispatch()) or "baseline"
+        logger.info("CPU kernels: %s (OpenBLAS %s, NumPy %s)", profile, architecture, dispatch)
     if isinstance(job, (str, os.PathLike)):
         return logger
     inputs = _files(job.input)

@@ -1,6 +1,7 @@
-"""The CPU kernels of the numerical libraries, pinned through their environment variables before
-NumPy is imported so that a config gives the same bytes on every x86-64 machine
-(docs/determinism.md, "CPU kernels"). Nothing numerical is imported at import time.
+"""The CPU kernels of the numerical libraries (OpenBLAS, NumPy's own SIMD dispatch, PyTorch's MKL,
+oneDNN and ATen), pinned through their environment variables before NumPy is imported so that a
+config gives the same bytes on every x86-64 machine (docs/determinism.md, "CPU kernels"). Nothing
+numerical is imported at import time.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import platform
+import sys
 import warnings
 from pathlib import Path
 
@@ -20,6 +22,12 @@ PROFILES: dict[str, dict[str, str]] = {
         "MKL_CBWR": "AVX2",  # PyTorch's MKL (conditional numerical reproducibility)
         "ONEDNN_MAX_CPU_ISA": "AVX2",  # PyTorch's oneDNN
         "ATEN_CPU_CAPABILITY": "avx2",  # PyTorch's own vectorised kernels
+        # NumPy's own loops (ufuncs, reductions, sorting): of the targets NumPy 2.4 dispatches to
+        # (X86_V3, X86_V4, AVX512_ICL, AVX512_SPR) only the AVX2 one, X86_V3. An allow-list rather
+        # than NPY_DISABLE_CPU_FEATURES, so that a target a later NumPy adds stays off too
+        "NPY_ENABLE_CPU_FEATURES": "X86_V3",
+        # Arrow's compute kernels (pyarrow reads the data files; pandas may hand it strings)
+        "ARROW_USER_SIMD_LEVEL": "AVX2",
     },
     # the machine's own choice: fastest, but the last bits depend on the CPU
     "native": {},
@@ -28,8 +36,11 @@ PROFILES: dict[str, dict[str, str]] = {
 REQUIRED_CPU_FLAGS = {"avx2": ("avx2", "fma")}
 # Set with the profile's variables, so that a job (and a test) can tell which profile it runs under.
 PROFILE_VARIABLE = "UNISHIFT_CPU_KERNELS"
-# Every variable any profile sets: "native" clears them.
-VARIABLES = sorted({name for env in PROFILES.values() for name in env})
+# NumPy refuses to start with both its enable and its disable list set: a pin clears the latter.
+CLEARED_VARIABLES = ("NPY_DISABLE_CPU_FEATURES",)
+# Every variable any profile sets, and those it clears: "native" clears them all.
+VARIABLES = sorted({name for env in PROFILES.values() for name in env} | set(CLEARED_VARIABLES))
+NUMPY_VARIABLE = "NPY_ENABLE_CPU_FEATURES"
 KEY = "cpu_kernels"
 NATIVE = f"set {KEY}: native (its numbers may differ in the last digits, docs/determinism.md)"
 
@@ -103,27 +114,61 @@ def openblas_architecture() -> str | None:
     return pools[0].get("architecture") if pools else None
 
 
+def numpy_dispatch() -> list[str]:
+    """The targets of NumPy's runtime SIMD dispatch that its loops may run in this process (imports
+    NumPy): those it was compiled for and found enabled on this CPU, e.g. ['X86_V3', 'X86_V4',
+    'AVX512_ICL', 'AVX512_SPR'] on an AVX-512 CPU unpinned, ['X86_V3'] under the avx2 profile."""
+    from numpy._core import _multiarray_umath as umath
+
+    return [name for name in umath.__cpu_dispatch__ if umath.__cpu_features__.get(name)]
+
+
 def in_effect() -> dict[str, str | None]:
-    """The profile, OpenBLAS core type and kernel variables this process computes with."""
+    """The profile, OpenBLAS core type, NumPy dispatch and kernel variables this process computes
+    with."""
     return {
         "profile": os.environ.get(PROFILE_VARIABLE),
         "openblas_architecture": openblas_architecture(),
+        "numpy_dispatch": " ".join(numpy_dispatch()),
         **{name: os.environ.get(name) for name in VARIABLES},
     }
 
 
 def assert_pinned(profile: str) -> str | None:
-    """Raise when this process does not compute with the profile's OpenBLAS kernel (NumPy was
-    loaded before the variables were set, or OpenBLAS ignored them); return the core type."""
+    """Raise when this process does not compute with the profile's OpenBLAS kernel and NumPy
+    dispatch (NumPy was loaded before the variables were set, or a library ignored them, as NumPy
+    does a target name it does not know); return the OpenBLAS core type."""
     check_profile(profile)
+    fix = (
+        "Set the variables before Python starts (or call unishift.kernels.pin() before importing "
+        "numpy)"
+    )
     architecture = openblas_architecture()
     wanted = PROFILES[profile].get("OPENBLAS_CORETYPE")  # threadpoolctl's "architecture"
     if wanted and architecture is not None and architecture.lower() != wanted.lower():
         raise KernelError(
             f"{KEY}: {profile} wants OpenBLAS's {wanted} kernels, but this process runs "
-            f"{architecture}: NumPy was imported before OPENBLAS_CORETYPE was set. Set the "
-            "variables before Python starts (or call unishift.kernels.pin() before importing numpy)"
+            f"{architecture}: NumPy was imported before OPENBLAS_CORETYPE was set. {fix}"
         )
+    targets = PROFILES[profile].get(NUMPY_VARIABLE)
+    if targets is not None and numpy_dispatch() != targets.split():
+        # equality, not inclusion: a name this NumPy does not know leaves no target enabled (NumPy
+        # only says so in an ImportWarning, hidden by default), and the baseline loops round
+        # differently again
+        raise KernelError(
+            f"{KEY}: {profile} wants NumPy's {targets} loops, but this process dispatches to "
+            f"{numpy_dispatch() or 'none (the baseline loops)'}: NumPy was imported before "
+            f"{NUMPY_VARIABLE} was set, or this NumPy does not know the name (its targets: "
+            f"numpy._core._multiarray_umath.__cpu_dispatch__). {fix}"
+        )
+    arrow = PROFILES[profile].get("ARROW_USER_SIMD_LEVEL")
+    if arrow and "pyarrow" in sys.modules:  # checked where loaded: importing it costs 0.1 s
+        level = sys.modules["pyarrow"].runtime_info().simd_level
+        if level.lower() != arrow.lower():
+            raise KernelError(
+                f"{KEY}: {profile} wants Arrow's {arrow} kernels, but this process runs {level}: "
+                f"pyarrow was imported before ARROW_USER_SIMD_LEVEL was set. {fix}"
+            )
     return architecture
 
 
@@ -131,11 +176,10 @@ def warn_if_unpinned() -> None:
     """Warn when this process computes with other kernels than the default profile's."""
     try:
         assert_pinned(DEFAULT_PROFILE)
-    except KernelError:
+    except KernelError as error:
         warnings.warn(
-            f"unishift runs with OpenBLAS's {openblas_architecture()} kernels, not the workflow's "
-            f"({KEY}: {DEFAULT_PROFILE}), so its last digits may differ; call unishift.kernels.pin()"
-            " before importing numpy, or start Python with "
-            + " ".join(f"{k}={v}" for k, v in PROFILES[DEFAULT_PROFILE].items()),
+            f"unishift runs with other CPU kernels than the workflow's ({error}), so its last "
+            "digits may differ; call unishift.kernels.pin() before importing numpy, or start "
+            "Python with " + " ".join(f"{k}={v}" for k, v in PROFILES[DEFAULT_PROFILE].items()),
             stacklevel=3,
         )
