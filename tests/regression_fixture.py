@@ -1,7 +1,13 @@
 """Write the stored outputs of tests/test_method_regression.py from the OLD library (two method trees).
 
-    OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
-        python -m tests.regression_fixture --old /work/baseline/src --out tests/data
+    git archive 661200d src | tar -x -C /tmp/baseline   # the old library, from this repository
+    python -m tests.regression_fixture --old /tmp/baseline/src --out tests/data
+
+(the script sets the pinned kernels' variables for its subprocesses, ``PINNED``:
+OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2
+NPY_ENABLE_CPU_FEATURES=X86_V3 ARROW_USER_SIMD_LEVEL=AVX2, and one thread). The stored files were
+last written so on 2026-11-29 (issue 36), when NumPy's own dispatch joined the pin: the earlier
+ones had NumPy's AVX-512 loops in 91 digests, which an AVX2-only CPU could not reproduce.
 
 Two subprocesses: this checkout's data layer builds the setups of ``tests/regression_cases.py``
 (``setup_arrays``), then the library of main 661200d (``--old``: the last one with a binary
@@ -30,6 +36,8 @@ PINNED = {
     "MKL_CBWR": "AVX2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "ATEN_CPU_CAPABILITY": "avx2",
+    "NPY_ENABLE_CPU_FEATURES": "X86_V3",
+    "ARROW_USER_SIMD_LEVEL": "AVX2",
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
@@ -80,7 +88,7 @@ def main() -> int:
         return 0
     work = Path(args.work or tempfile.mkdtemp(prefix="fixture-"))
     setups = work / "regression_setups.pkl"
-    env = {**os.environ, **PINNED}
+    env = {**{k: v for k, v in os.environ.items() if k != "NPY_DISABLE_CPU_FEATURES"}, **PINNED}
     prepare = (
         "import pickle, sys, tempfile; sys.path.insert(0, sys.argv[1]); "
         "from tests.regression_cases import setup_arrays; home = tempfile.mkdtemp(); "
