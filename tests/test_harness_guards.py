@@ -317,15 +317,20 @@ def test_the_summary_lists_per_table_the_methods_with_errors_and_fallbacks(tmp_p
             "classifier": ["LR", "LR", "kNN", "kNN"],
             "dataset": ["a", "a", "a", "a"],
             "method": ["Naive", "DoC", "Naive", "DoC"],
-            "n_samples": [10, 10, 10, 10],
+            # a table's n_samples counts the scored samples: DoC was asked for 10 + 10 + 0 + 10
+            "n_samples": [10, 10, 10, 0],
             "n_fallbacks": [0, 2, 0, 1],
             "n_errors": [0, 0, 0, 10],
         }
     )
     cells.to_csv(tables / "cap_label.csv", index=False)
-    cells.assign(n_fallbacks=0, n_errors=0).to_csv(tables / "quantification_label.csv")
+    cells.assign(n_samples=10, n_fallbacks=0, n_errors=0).to_csv(
+        tables / "quantification_label.csv"
+    )
     text = run_summary(tmp_path, [("cap", "label"), ("quantification", "label")])
-    assert "DoC: errors on 10 of 20 samples, fallbacks on 3" in text
+    # issue 32: the count of errors over the scored count read "errors on 10 of 10"
+    assert "DoC: errors on 10 of 20 samples, scored on fewer than 90% of its samples" in text
+    assert "fallbacks on 3" in text
     assert "Naive" not in text
     assert "quantification under label shift: every method scored every sample" in text
 

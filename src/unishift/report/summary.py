@@ -6,6 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from unishift.stats import MIN_COVERAGE
+
+_BELOW_SHARE = (
+    f"scored on fewer than {MIN_COVERAGE:.0%} of its samples: shown, never bold, chosen or "
+    'ranked best (docs/reporting.md, "Failures")'
+)
+
 
 def run_summary(results: str | Path, tables: list[tuple[str, str]]) -> str:
     """The summary of the (task, shift) tables of a finished run under ``results``."""
@@ -21,7 +28,11 @@ def run_summary(results: str | Path, tables: list[tuple[str, str]]) -> str:
         for method, row in totals.iterrows():
             parts = []
             if row["n_errors"]:
-                parts.append(f"errors on {int(row['n_errors'])} of {int(row['n_samples'])} samples")
+                # n_samples counts the scored samples; a method was asked for the errored ones too
+                asked = int(row["n_samples"] + row["n_errors"])
+                parts.append(f"errors on {int(row['n_errors'])} of {asked} samples")
+                if row["n_samples"] < MIN_COVERAGE * asked:
+                    parts.append(_BELOW_SHARE)
             if row["n_fallbacks"]:
                 parts.append(f"fallbacks on {int(row['n_fallbacks'])}")
             if parts:
