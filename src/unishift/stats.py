@@ -15,6 +15,34 @@ from scipy import stats
 
 ALPHA = 0.05
 RANK_DECIMALS = 8
+# The share of the samples a method was asked for that it must have scored to be compared as a
+# winner (docs/reporting.md, "Failures"): below it a method is shown, counted and flagged, but never
+# bold, best-coloured, top-ranked, daggered, chosen, nor a reason to drop other methods' samples.
+MIN_COVERAGE = 0.9
+
+
+def check_share(name: str, value, low_open: bool = True) -> float:
+    """A finite number in (0, 1) (``low_open``) or (0, 1], not a bool; else a ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    value = float(value)
+    inside = 0.0 < value < 1.0 if low_open else 0.0 < value <= 1.0
+    if not inside:  # NaN included
+        bounds = "0 < x < 1" if low_open else "0 < x <= 1"
+        raise ValueError(f"{name} must be a finite number with {bounds}, got {value!r}")
+    return value
+
+
+def covered(values: np.ndarray, min_coverage: float = MIN_COVERAGE) -> np.ndarray:
+    """(k,) mask of the columns of an (n, k) matrix (NaN where a method failed) with a finite value
+    on at least ``min_coverage`` of the n rows; every column is False when n is 0."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2:
+        raise ValueError("values must be (n_samples, n_methods)")
+    n = values.shape[0]
+    scored = np.isfinite(values).sum(axis=0)
+    # integers compared, so that 9 of 10 at 0.9 is not lost to 0.9 * 10 = 9.000000000000002
+    return (n > 0) & (scored >= np.ceil(np.round(min_coverage * n, 9)))
 
 
 def _ranked_errors(errors: np.ndarray, decimals: int | None) -> np.ndarray:
@@ -34,10 +62,15 @@ def rank_matrix(errors: np.ndarray, decimals: int | None = RANK_DECIMALS) -> np.
     return stats.rankdata(_ranked_errors(errors, decimals), method="average", axis=1)
 
 
-def top_ranked(avg_ranks: np.ndarray, r: int) -> np.ndarray:
-    """Mask of the r lowest average ranks; ties at the cut-off go to the earlier column."""
+def top_ranked(avg_ranks: np.ndarray, r: int, eligible: np.ndarray | None = None) -> np.ndarray:
+    """Mask of the r lowest average ranks among the ``eligible`` columns (default: every one); ties
+    at the cut-off go to the earlier column."""
+    avg_ranks = np.asarray(avg_ranks, dtype=float)
+    candidates = np.arange(len(avg_ranks))
+    if eligible is not None:
+        candidates = candidates[np.asarray(eligible, dtype=bool)]
     mask = np.zeros(len(avg_ranks), dtype=bool)
-    mask[np.argsort(np.asarray(avg_ranks), kind="stable")[:r]] = True
+    mask[candidates[np.argsort(avg_ranks[candidates], kind="stable")[:r]]] = True
     return mask
 
 
@@ -88,15 +121,18 @@ class RowBold:
     pvalues: np.ndarray  # (k,) p-value of each cell against the best one (NaN for best and n/a)
 
 
-def bold_row(values: np.ndarray, alpha: float = ALPHA) -> RowBold:
+def bold_row(
+    values: np.ndarray, alpha: float = ALPHA, min_coverage: float = MIN_COVERAGE
+) -> RowBold:
     """Bold flags of one table row (docs/reporting.md §2.3) from its (n_samples, k) errors, aligned by
-    sample id (NaN where a method errored); a cell whose samples all errored is never bold."""
+    sample id (NaN where a method errored); a cell scored on fewer than ``min_coverage`` of the
+    samples is never bold nor the best cell (docs/reporting.md, "Failures")."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 2:
         raise ValueError("values must be (n_samples, n_methods)")
     means = cell_means(values)
     pvalues = np.full(values.shape[1], np.nan)
-    available = np.isfinite(means)
+    available = np.isfinite(means) & covered(values, min_coverage)
     if not available.any():
         return RowBold(available, -1, pvalues)
     bold = available & (means == np.min(means[available]))
@@ -118,10 +154,16 @@ def cell_means(values: np.ndarray) -> np.ndarray:
         return np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
 
 
-def row_colours(means: np.ndarray, max_tone: int = 40) -> list[str | None]:
-    """``green!N`` / ``red!N`` per cell (docs/reporting.md §2.2); None for an n/a cell."""
+def row_colours(
+    means: np.ndarray, max_tone: int = 40, eligible: np.ndarray | None = None
+) -> list[str | None]:
+    """``green!N`` / ``red!N`` per cell (docs/reporting.md §2.2), the scale spanned by the
+    ``eligible`` cells (default: every one); None for an n/a cell and a cell not eligible (scored on
+    too few samples: docs/reporting.md, "Failures")."""
     means = np.asarray(means, dtype=float)
     available = np.isfinite(means)
+    if eligible is not None:
+        available &= np.asarray(eligible, dtype=bool)
     out: list[str | None] = [None] * means.size
     if not available.any():
         return out
@@ -149,9 +191,11 @@ def win_rates(
     methods: list[str] | tuple[str, ...],
     references: list[str] | tuple[str, ...],
     alpha: float = ALPHA,
+    min_coverage: float = MIN_COVERAGE,
 ) -> WinRates:
     """Win rates and daggers of every non-reference method against the reference methods from an
-    (N experiments, k methods) error matrix, NaN for a failure (docs/reporting.md §2.4)."""
+    (N experiments, k methods) error matrix, NaN for a failure (docs/reporting.md §2.4); a failure
+    loses, and a method scored on fewer than ``min_coverage`` of the experiments gets no dagger."""
     errors = np.asarray(errors, dtype=float)
     methods = tuple(methods)
     references = tuple(references)
@@ -167,6 +211,7 @@ def win_rates(
     pvalues = np.full((r, k), np.nan)
     dagger = np.zeros((r, k), dtype=bool)
     theirs = errors[:, [methods.index(m) for m in references]]
+    eligible = covered(errors, min_coverage) if n else np.zeros(k, dtype=bool)
     for j in (j for j, name in enumerate(methods) if name not in references):
         mine = errors[:, j][:, None]
         beats = (np.isfinite(mine) & ~np.isfinite(theirs)) | (mine <= theirs)
@@ -180,7 +225,7 @@ def win_rates(
                 # P(X >= k_i), X ~ Binomial(n, 1 - i / (r + 1)): more wins than chance
                 p = float(stats.binom.sf(k_i - 1, n, 1.0 - i / (r + 1)))
                 pvalues[i - 1, j] = p
-                dagger[i - 1, j] = p < alpha
+                dagger[i - 1, j] = p < alpha and eligible[j]
                 gate_open = bool(dagger[i - 1, j])
     return WinRates(methods, references, n, counts, rates, pvalues, dagger)
 

@@ -686,8 +686,8 @@ MUTATIONS = [
         "T2",
         "tables",
         TABLES,
-        "bold = np.vstack([bold_row(v, alpha).bold for v in values])",
-        "bold = np.vstack([bold_row(values[0], alpha).bold for v in values])",
+        "bold = np.vstack([bold_row(v, alpha, min_coverage).bold for v in values])",
+        "bold = np.vstack([bold_row(values[0], alpha, min_coverage).bold for v in values])",
         "every row bolded like the first",
     ),
     m(
@@ -702,8 +702,8 @@ MUTATIONS = [
         "T4",
         "tables",
         TABLES,
-        "rank_bold=top_ranked(avg, len(references)),",
-        "rank_bold=top_ranked(avg, 1),",
+        "rank_bold=top_ranked(avg, len(references), methods_covered),",
+        "rank_bold=top_ranked(avg, 1, methods_covered),",
         "only the first average rank bolded",
     ),
     m(

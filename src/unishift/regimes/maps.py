@@ -12,7 +12,8 @@ import pandas as pd
 
 from unishift.choices import check_choice, check_positive_int
 from unishift.io import write_csv, write_text
-from unishift.regimes.selector import REQUIRED, SAMPLE_KEY, method_errors
+from unishift.regimes.selector import REQUIRED, SAMPLE_KEY, eligible_methods, method_errors
+from unishift.stats import MIN_COVERAGE
 
 CSV_COLUMNS = (
     "task",
@@ -88,6 +89,9 @@ class RegimeMap:
     bins: pd.DataFrame  # one row per bin
     cells: pd.DataFrame  # one row per (bin, method)
     n_dropped: int
+    # methods scored on fewer than the share of the map's samples (docs/regimes.md, "Failures"):
+    # drawn with the means of their finite errors, never ranked nor a winner
+    below_share: tuple[str, ...] = ()
 
     def table(self) -> pd.DataFrame:
         """The CSV's rows: :data:`CSV_COLUMNS`, one row per (bin, method)."""
@@ -106,6 +110,7 @@ def regime_map(
     scheme: str = "quantile",
     value_range=None,
     methods: list[str] | None = None,
+    min_coverage: float = MIN_COVERAGE,
 ) -> RegimeMap:
     """Bin ``descriptor``, and per bin each method's mean error, ranking and winner
     (docs/regimes.md §3)."""
@@ -125,9 +130,12 @@ def regime_map(
             f"the descriptor {descriptor!r} differs between the methods' rows of "
             f"{int(varying.sum())} samples; a descriptor belongs to the sample, not the method"
         )
-    complete = np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)
+    # the samples on which every method scored on the share has a finite error: a method that
+    # failed too often is not compared, and its failures drop no other method's samples
+    ranked = eligible_methods(errors, methods, min_coverage, f"of the map of {descriptor!r}")
+    complete = np.isfinite(errors[ranked].to_numpy(dtype=float)).all(axis=1)
     if not complete.any():
-        raise ValueError("no sample has a finite error for every method")
+        raise ValueError(f"no sample has a finite error for every one of {ranked}")
     values = per_sample["min"].reindex(errors.index).to_numpy()[complete]
     errors, task = errors[complete], str(frame["task"].iloc[0])
     edges = bin_edges(values, n_bins, scheme, value_range)
@@ -138,11 +146,12 @@ def regime_map(
     for b in range(len(edges) - 1):
         in_bin = errors[sample_bin == b]
         n = len(in_bin)
+        # NaN errors (of a method below the share) left out of its mean; NaN where it has none
         means = in_bin.mean(axis=0) if n else pd.Series(np.nan, index=methods)
         ranking, winner, n_tied, winner_changed, ranking_changed = [], "", 0, False, False
         if n:
-            rounded = means.round(12)  # so that summation order cannot decide
-            ranking = sorted(methods, key=lambda m: (rounded[m], methods.index(m)))
+            rounded = means[ranked].round(12)  # so that summation order cannot decide
+            ranking = sorted(ranked, key=lambda m: (rounded[m], methods.index(m)))
             winner = ranking[0]
             n_tied = int((rounded == rounded[winner]).sum())
             winner_changed = prev_winner is not None and winner != prev_winner
@@ -167,7 +176,7 @@ def regime_map(
                 "bin": b,
                 "method": m,
                 "mean_error": float(means[m]),
-                "rank": ranking.index(m) + 1 if n else 0,
+                "rank": ranking.index(m) + 1 if m in ranking else 0,
                 "is_winner": m == winner,
             }
             for m in methods
@@ -180,6 +189,7 @@ def regime_map(
         bins=pd.DataFrame(bin_rows),
         cells=pd.DataFrame(cell_rows),
         n_dropped=int((~complete).sum()),
+        below_share=tuple(m for m in methods if m not in ranked),
     )
 
 
@@ -208,9 +218,16 @@ def regime_maps_tex(rmaps: list[RegimeMap]) -> str:
     for rmap in rmaps:
         cells = rmap.cells.set_index(["bin", "method"])["mean_error"]
         head = ["bin", "$n$", *(m.translate(_TEX) for m in rmap.methods), "winner", "change"]
+        left_out = "every method's" if not rmap.below_share else "a ranked method's"
+        flagged = (
+            "; not ranked, scored on too few samples: "
+            + ", ".join(m.translate(_TEX) for m in rmap.below_share)
+            if rmap.below_share
+            else ""
+        )
         lines += [
             rf"\noindent\textbf{{{rmap.descriptor.translate(_TEX)}}}"
-            rf" ({rmap.n_dropped} samples without every method's error left out)\\",
+            rf" ({rmap.n_dropped} samples without {left_out} error left out{flagged})\\",
             r"\resizebox{\textwidth}{!}{%",
             r"\begin{tabular}{lr" + "r" * len(rmap.methods) + "lc}",
             r"\hline",

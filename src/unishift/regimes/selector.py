@@ -11,6 +11,7 @@ import pandas as pd
 
 from unishift.classifiers import one_thread
 from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
+from unishift.stats import MIN_COVERAGE, covered
 
 SAMPLE_KEY = ["task", "classifier", "dataset", "sample_id"]
 REQUIRED = (*SAMPLE_KEY, "method", "error")
@@ -116,6 +117,24 @@ def _wide(records: pd.DataFrame, methods, shared: list[str] = ()):
     return methods, per_sample[list(shared)].first().reindex(errors.index), errors
 
 
+def eligible_methods(
+    errors: pd.DataFrame, methods: list[str], min_coverage: float = MIN_COVERAGE, what: str = ""
+) -> list[str]:
+    """The ``methods`` with a finite error on at least ``min_coverage`` of the rows of ``errors``
+    (docs/regimes.md, "Failures"): the only ones that may be chosen, declared best or win a bin;
+    a ValueError naming each method's count when none is."""
+    mask = covered(errors[methods].to_numpy(dtype=float), min_coverage)
+    if not mask.any():
+        counts = np.isfinite(errors[methods].to_numpy(dtype=float)).sum(axis=0)
+        scored = ", ".join(f"{m} {int(c)}" for m, c in zip(methods, counts, strict=True))
+        raise ValueError(
+            f"no method has a finite error on {min_coverage:.0%} of the {len(errors)} samples"
+            f"{' ' + what if what else ''} (finite errors: {scored}); every method failed too often "
+            "to be compared: see the records' reasons"
+        )
+    return [m for m, keep in zip(methods, mask, strict=True) if keep]
+
+
 def _pick(records: pd.DataFrame, key_index, chosen: list, name: str, is_method: bool, **extra):
     """The chosen method's row of each sample, renamed ``name``, with ``is_method`` and ``extra``."""
     lookup = records[records["method"].isin(set(chosen))].set_index([*SAMPLE_KEY, "method"])
@@ -130,6 +149,7 @@ def select_methods(
     methods: list[str] | None = None,
     seed: int = 0,
     model: Callable[[int], object] = default_model,
+    min_coverage: float = MIN_COVERAGE,
 ) -> pd.DataFrame:
     """The Selector's records, leave-one-group-out (docs/regimes.md §4.1): per sample the chosen
     method's record with ``chosen_method``, ``predicted_error`` and ``is_method`` True, sorted by
@@ -150,44 +170,59 @@ def select_methods(
     with one_thread():
         for g in unique_groups:
             test, train = groups == g, training_mask(groups, g)
-            for j in range(len(methods)):
+            # a method that failed on too many training samples is never a candidate
+            candidates = eligible_methods(
+                errors[train], methods, min_coverage, f"outside group {g!r}"
+            )
+            for j in (methods.index(m) for m in candidates):
                 usable = train & np.isfinite(E[:, j])
-                if usable.any():
-                    regressor = model(seed).fit(X[usable], E[usable, j])
-                    predicted[test, j] = regressor.predict(X[test])
-    if np.isinf(predicted.min(axis=1)).any():
-        raise ValueError("some group has no method with a finite training error")
+                regressor = model(seed).fit(X[usable], E[usable, j])
+                predicted[test, j] = regressor.predict(X[test])
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
     lowest = predicted[np.arange(len(choice)), choice]
     chosen = [methods[c] for c in choice]
     return _pick(records, errors.index, chosen, "Selector", True, predicted_error=lowest)
 
 
-def oracle_records(records: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
-    """Per sample, the row of the method with the lowest finite error (NaN error if none has one),
-    flagged ``is_method`` False: an upper bound, not a method."""
+def oracle_records(
+    records: pd.DataFrame, methods: list[str] | None = None, min_coverage: float = MIN_COVERAGE
+) -> pd.DataFrame:
+    """Per sample, the row of the method with the lowest finite error among those scored on
+    ``min_coverage`` of the samples (NaN error if none has one), flagged ``is_method`` False: an
+    upper bound, not a method."""
     methods, _, errors = _wide(records, methods)
-    E = errors.to_numpy(dtype=float)
+    candidates = [methods.index(m) for m in eligible_methods(errors, methods, min_coverage)]
+    E = errors.to_numpy(dtype=float)[:, candidates]
     choice = np.argmin(np.where(np.isfinite(E), E, np.inf), axis=1)
-    return _pick(records, errors.index, [methods[c] for c in choice], "Oracle", False)
+    return _pick(records, errors.index, [methods[candidates[c]] for c in choice], "Oracle", False)
 
 
-def best_single_method(records: pd.DataFrame, methods: list[str] | None = None) -> str:
-    """The method with the lowest mean error over the samples on which every method has a finite
-    error (paired); means rounded to 12 places, ties to the earlier-listed method."""
+def best_single_method(
+    records: pd.DataFrame, methods: list[str] | None = None, min_coverage: float = MIN_COVERAGE
+) -> str:
+    """The method with the lowest mean error over the samples on which every method scored on
+    ``min_coverage`` of the samples has a finite error (paired); means rounded to 12 places, ties
+    to the earlier-listed method. A method below the share is never the best, and its failures
+    drop no other method's samples."""
     methods, _, errors = _wide(records, methods)
-    return _best(errors, methods)
+    return _best(errors, methods, min_coverage)
 
 
-def _best(errors: pd.DataFrame, methods: list[str]) -> str:
+def _best(errors: pd.DataFrame, methods: list[str], min_coverage: float, what: str = "") -> str:
+    methods = eligible_methods(errors, methods, min_coverage, what)
+    errors = errors[methods]
     complete = errors[np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)]
     if complete.empty:
-        raise ValueError("no sample has a finite error for every method")
+        raise ValueError(
+            f"no sample{' ' + what if what else ''} has a finite error for every one of {methods}"
+        )
     means = complete.mean(axis=0).round(12)
     return min(methods, key=lambda m: (means[m], methods.index(m)))
 
 
-def best_single_records(records: pd.DataFrame, methods: list[str] | None = None) -> pd.DataFrame:
+def best_single_records(
+    records: pd.DataFrame, methods: list[str] | None = None, min_coverage: float = MIN_COVERAGE
+) -> pd.DataFrame:
     """For each group, :func:`best_single_method` of the other groups' samples applied to the
     group's samples (leave-one-group-out, as the Selector); ``is_method`` True."""
     methods, info, errors = _wide(records, methods, ["group"])
@@ -197,5 +232,5 @@ def best_single_records(records: pd.DataFrame, methods: list[str] | None = None)
         train = training_mask(groups, g)
         if not train.any():
             raise ValueError(f"no training samples outside group {g!r}")
-        chosen[groups == g] = _best(errors[train], methods)
+        chosen[groups == g] = _best(errors[train], methods, min_coverage, f"outside group {g!r}")
     return _pick(records, errors.index, list(chosen), "BestSingle", True)

@@ -25,6 +25,7 @@ from unishift.regimes.selector import (
 from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
 from unishift.report.tables import load_records
+from unishift.stats import MIN_COVERAGE
 
 # The Selector's column and record file name, and its group in the tables (docs/regimes.md §5.4).
 SELECTOR = "Selector"
@@ -156,6 +157,15 @@ def build_selection(
     summary["note"] = [notes.get(m, "") for m in summary["method"]]
     overall = best_single_method(records, methods)
     summary.loc[summary["method"] == overall, "note"] = "best single method over all groups"
+    # a method that failed too often is shown and counted, and said never to have been chosen
+    per_sample = records.groupby(SAMPLE).ngroups
+    for method in methods:
+        scored = int(records.loc[records["method"] == method, "error"].notna().sum())
+        if scored < np.ceil(np.round(MIN_COVERAGE * per_sample, 9)):
+            summary.loc[summary["method"] == method, "note"] = (
+                f"scored on {scored} of {per_sample} samples, fewer than {MIN_COVERAGE:.0%}: "
+                "never chosen nor declared best (docs/regimes.md, Failures)"
+            )
     write_csv(summary_path, summary[["method", "role", "mean_error", "n_finite", "note"]])
     if tex_path is not None:
         Path(tex_path).write_text(selection_tex(summary, overall))

@@ -27,10 +27,13 @@ from unishift.report.names import (
 from unishift.report.render import render_template
 from unishift.stats import (
     ALPHA,
+    MIN_COVERAGE,
     RANK_DECIMALS,
     WinRates,
     bold_row,
     cell_means,
+    check_share,
+    covered,
     rank_matrix,
     row_colours,
     top_ranked,
@@ -116,6 +119,18 @@ class TableResult:
     # (NaN / False for the selection columns; docs/regimes.md §5.4); None without one.
     avg_ranks_methods: np.ndarray | None = None  # (k,)
     bold_methods: np.ndarray | None = None  # (S, k)
+    # (S, k) cells scored on at least min_coverage of their samples, the only ones that may be bold
+    # or best-coloured; (k,) methods that may be top-ranked (docs/reporting.md, "Failures"); None:
+    # every one
+    covered: np.ndarray | None = None
+    covered_methods: np.ndarray | None = None
+    min_coverage: float = MIN_COVERAGE
+
+    def below_share(self) -> np.ndarray:
+        """(S, k) cells with a mean but scored on fewer than ``min_coverage`` of their samples."""
+        if self.covered is None:
+            return np.zeros(self.means.shape, dtype=bool)
+        return np.isfinite(self.means) & ~self.covered
 
     @property
     def names(self) -> list[str]:
@@ -147,12 +162,15 @@ def compute_table(
     n_samples: int | None = None,
     alpha: float = ALPHA,
     method_info: dict[str, tuple[str, str]] | None = None,
+    min_coverage: float = MIN_COVERAGE,
 ) -> TableResult:
     """Every number of one table (docs/reporting.md §2) from the per-sample records: ``methods`` in
     config order (regrouped by group, in that order within a group), ``classifiers``/``datasets``
     the row order (default: the paper's), ``n_samples`` the exact sample count of every cell."""
     if metric not in METRICS:
         raise ValueError(f"metric {metric!r} is not one of {METRICS}")
+    alpha = check_share("alpha", alpha)
+    min_coverage = check_share("min_coverage", min_coverage, low_open=False)
     columns = resolve_methods(task, list(methods), shift, method_info)
     names = [c.name for c in columns]
     if not names:
@@ -197,8 +215,10 @@ def compute_table(
             fallbacks.append((status == "fallback").sum(axis=0).to_numpy())
 
     means = np.vstack([cell_means(v) for v in values])
-    bold = np.vstack([bold_row(v, alpha).bold for v in values])
+    bold = np.vstack([bold_row(v, alpha, min_coverage).bold for v in values])
+    cells_covered = np.vstack([covered(v, min_coverage) for v in values])
     experiments = np.vstack(values)
+    methods_covered = covered(experiments, min_coverage)
     references = [c.name for c in columns if c.group == "reference"]
     avg = rank_matrix(experiments, RANK_DECIMALS).mean(axis=0)
     avg_methods = bold_methods = None
@@ -207,7 +227,9 @@ def compute_table(
         avg_methods = np.full(len(columns), np.nan)
         avg_methods[keep] = rank_matrix(experiments[:, keep], RANK_DECIMALS).mean(axis=0)
         bold_methods = np.zeros(bold.shape, dtype=bool)
-        bold_methods[:, keep] = np.vstack([bold_row(v[:, keep], alpha).bold for v in values])
+        bold_methods[:, keep] = np.vstack(
+            [bold_row(v[:, keep], alpha, min_coverage).bold for v in values]
+        )
     return TableResult(
         task=task,
         shift=shift,
@@ -220,11 +242,14 @@ def compute_table(
         n_fallbacks=np.vstack(fallbacks).astype(int),
         n_errors=np.vstack([(~np.isfinite(v)).sum(axis=0) for v in values]),
         bold=bold,
-        colours=[row_colours(m) for m in means],
-        wins=win_rates(experiments, names, references, alpha),
+        colours=[row_colours(m, eligible=c) for m, c in zip(means, cells_covered)],
+        wins=win_rates(experiments, names, references, alpha, min_coverage),
         avg_ranks=avg,
-        rank_bold=top_ranked(avg, len(references)),
+        rank_bold=top_ranked(avg, len(references), methods_covered),
         alpha=alpha,
+        covered=cells_covered,
+        covered_methods=methods_covered,
+        min_coverage=min_coverage,
         avg_ranks_methods=avg_methods,
         bold_methods=bold_methods,
     )
@@ -289,6 +314,8 @@ def _cell(mean: float, bold: bool, colour: str | None) -> str:
         return "n/a"
     number = f"{mean:.3f}"
     number = rf"\textbf{{{number}}}" if bold else number
+    if colour is None:  # scored on too few samples: flagged, never coloured
+        return f"${number}^{{\\ast}}$"
     return f"${number}$\\cellcolor{{{colour}}}"
 
 
@@ -334,6 +361,8 @@ def render_table_tex(result: TableResult, width: str = r"\textwidth") -> str:
         win_rows=win_rows,
         ranks=ranks,
         notes=result.failures().to_dict("records"),
+        below_share=int(result.below_share().sum()),
+        min_coverage=f"{result.min_coverage:.0%}".replace("%", r"\%"),
         na_cells=int((result.n_samples == 0).sum()),
         n_experiments=wins.n_experiments,
     )
