@@ -23,6 +23,7 @@ from unishift.metrics import (
     absolute_error,
     accuracy,
     brier,
+    check_accuracy,
     check_posteriors,
     check_prevalence,
     ece_classwise,
@@ -60,10 +61,7 @@ def _accuracy_estimate(output) -> float:
     values = np.asarray(output, dtype=float)
     if values.size != 1:
         raise ValueError(f"cap method returned {values.size} values, expected one accuracy")
-    estimate = float(values.reshape(-1)[0])
-    if not 0.0 <= estimate <= 1.0:  # NaN included
-        raise ValueError(f"cap method returned {estimate!r}: not finite or outside [0, 1]")
-    return estimate
+    return check_accuracy(values.reshape(-1)[0], "the cap method's accuracy estimate")
 
 
 def score(

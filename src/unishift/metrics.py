@@ -17,27 +17,51 @@ from unishift.numerics import (
 )
 
 N_BINS = 15
-# How far a probability may stray outside [0, 1] from rounding (a softmax's 1 + 2e-16), and a
-# prevalence estimate below 0 (QuaPy's solvers stop within 1e-8 of the simplex's faces).
-PROBABILITY_TOLERANCE = 1e-9
-PREVALENCE_TOLERANCE = 1e-8
+# The one tolerance of probabilities, posterior rows and prevalence vectors, and of a CAP method's
+# accuracy (docs/reporting.md, "Method outputs"): float32 rounding (2**-23 per entry, a few entries
+# per row; the language models' posteriors are float32) and a solver's stop near a face of the
+# simplex. Within it a value is clipped into [0, 1] and its row renormalised; beyond it the sample
+# fails with the reason. No metric sees a negative, NaN or above-1 entry.
+OUTPUT_TOLERANCE = 1e-6
+
+
+def clean_probabilities(values, what: str = "posteriors") -> np.ndarray:
+    """``values`` (rows of class probabilities, 2-d) with every entry in [0, 1]: entries outside
+    it by at most :data:`OUTPUT_TOLERANCE` clipped and their rows renormalised; a ValueError naming
+    the worst entry or row sum beyond the tolerance, or a NaN / infinite entry. Rows within [0, 1]
+    are returned as they are (a renormalisation would move their last digits)."""
+    values = np.asarray(values, dtype=float)
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{what} hold NaN or infinite values")
+    low, high = float(values.min(initial=0.0)), float(values.max(initial=0.0))
+    if low < -OUTPUT_TOLERANCE or high > 1 + OUTPUT_TOLERANCE:
+        raise ValueError(
+            f"{what} must lie in [0, 1] within {OUTPUT_TOLERANCE:g}, got values in "
+            f"[{low:.6g}, {high:.6g}]"
+        )
+    sums = values.sum(axis=1)
+    off = np.abs(sums - 1.0)
+    if values.size and float(off.max()) > OUTPUT_TOLERANCE:
+        worst = float(sums[np.argmax(off)])
+        raise ValueError(
+            f"{what}: a row sums to {worst!r}, more than {OUTPUT_TOLERANCE:g} away from 1"
+        )
+    outside = ((values < 0.0) | (values > 1.0)).any(axis=1)
+    if outside.any():
+        values = values.copy()
+        clipped = np.clip(values[outside], 0.0, 1.0)
+        values[outside] = clipped / clipped.sum(axis=1, keepdims=True)
+    return values
 
 
 def check_posteriors(posteriors) -> np.ndarray:
-    """An n x k float matrix (k >= 2) of probabilities whose rows sum to 1, or an error naming why."""
+    """An n x k float matrix (k >= 2) of probabilities whose rows sum to 1 within
+    :data:`OUTPUT_TOLERANCE` (entries outside [0, 1] within it clipped and their rows renormalised:
+    :func:`clean_probabilities`), or an error naming why."""
     posteriors = np.asarray(posteriors, dtype=float)
     if posteriors.ndim != 2 or posteriors.shape[1] < 2:
         raise ValueError(f"posteriors must be an n x k matrix with k >= 2, got {posteriors.shape}")
-    if not np.all(np.isfinite(posteriors)):
-        raise ValueError("posteriors hold NaN or infinite values")
-    low, high = float(posteriors.min(initial=0.0)), float(posteriors.max(initial=0.0))
-    if low < -PROBABILITY_TOLERANCE or high > 1 + PROBABILITY_TOLERANCE:
-        raise ValueError(f"posteriors must lie in [0, 1], got values in [{low:.6g}, {high:.6g}]")
-    sums = posteriors.sum(axis=1)
-    if not np.allclose(sums, 1.0):
-        worst = float(sums[np.argmax(np.abs(sums - 1.0))])
-        raise ValueError(f"posterior rows do not sum to 1 (one sums to {worst:.6g})")
-    return posteriors
+    return clean_probabilities(posteriors, "posteriors")
 
 
 def check_labels(labels, n_classes: int) -> np.ndarray:
@@ -177,7 +201,8 @@ def brier(posteriors, labels) -> float:
 
 
 def check_prevalence(prevalence, n_classes: int | None = None, name: str = "prevalence"):
-    """A finite length-k vector on the probability simplex, or a clear error."""
+    """A finite length-k vector on the probability simplex within :data:`OUTPUT_TOLERANCE` (an
+    entry outside [0, 1] within it clipped and the vector renormalised), or a clear error."""
     prevalence = np.asarray(prevalence, dtype=float)
     if prevalence.ndim != 1 or len(prevalence) < 2:
         raise ValueError(f"{name} must be a vector of k >= 2 class shares, got {prevalence.shape}")
@@ -185,9 +210,20 @@ def check_prevalence(prevalence, n_classes: int | None = None, name: str = "prev
         raise ValueError(f"{name} has {len(prevalence)} entries, the problem has {n_classes}")
     if not np.all(np.isfinite(prevalence)):
         raise ValueError(f"{name} holds NaN or infinite values: {prevalence}")
-    if prevalence.min() < -PREVALENCE_TOLERANCE or abs(prevalence.sum() - 1.0) > 1e-6:
-        raise ValueError(f"{name} {prevalence} is not on the probability simplex")
-    return prevalence
+    try:
+        return clean_probabilities(prevalence[None, :], name)[0]
+    except ValueError as err:
+        raise ValueError(f"{name} {prevalence} is not on the probability simplex: {err}") from None
+
+
+def check_accuracy(value, name: str = "accuracy") -> float:
+    """A finite number in [0, 1] within :data:`OUTPUT_TOLERANCE` (clipped into it), or an error."""
+    value = float(value)
+    if not -OUTPUT_TOLERANCE <= value <= 1.0 + OUTPUT_TOLERANCE:  # NaN included
+        raise ValueError(
+            f"{name} {value!r} is not finite or outside [0, 1] by more than {OUTPUT_TOLERANCE:g}"
+        )
+    return min(max(value, 0.0), 1.0)
 
 
 def quantification_ae(true_prevalence, estimate) -> float:
