@@ -314,3 +314,76 @@ def test_posteriors_without_one_column_per_class_are_refused_before_planning(tmp
         str(results / "posteriors/label/cmc.3/LR.npz"),
     ]
     assert "for a data set of 2 classes" in problems[1][1]
+
+
+# ------------------------------------------------------------------------------------------------
+# every number finite and in range, every method parameter of its constructor's kind (issue 32)
+
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
+
+
+@pytest.mark.parametrize(
+    "changes, key",
+    [
+        ({"alpha": float("nan")}, "alpha"),  # changed the bolding before
+        ({"covariate_shift__lm__epochs": float("nan")}, "covariate_shift.lm.epochs"),
+        (
+            {"method_params": {"cap/DoC": {"sample_size": float("inf")}}},
+            "method_params.cap/DoC.sample_size",
+        ),
+    ],
+)
+def test_nan_and_infinity_are_refused_wherever_they_are(changes, key):
+    from unishift.workflow_checks import check_integers
+
+    config = config_with(**changes)
+    validate(config, SCHEMA)  # JSON Schema's bounds let NaN through: the check below must not
+    with pytest.raises(ConfigError, match=rf"config key {re.escape(key)}: (nan|inf).*finite"):
+        check_integers(config, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"seed": 2**32}, "is greater than the maximum of 4294967295"),
+        ({"label_shift__sample_size": 10**12}, "is greater than the maximum of 1000000"),
+        ({"label_shift__n_samples": 10**9}, "is greater than the maximum of 100000"),
+        ({"regimes": {"n_bins": 10**12}}, "is greater than the maximum of 1000"),
+        ({"alpha": True}, "True is not of type 'number'"),
+    ],
+)
+def test_the_schema_bounds_seeds_sizes_and_bins(changes, message):
+    with pytest.raises(Exception, match=message):
+        validate(config_with(**changes), SCHEMA)
+    validate(config_with(seed=2**32 - 1), SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        # before: True taken as 1 (the cell moved 0.1464 -> 0.1384), 0 and -1 failed in the job
+        ({"sample_size": True}, "sample_size=True is not valid; it takes an integer"),
+        ({"repeats": 0}, "repeats=0 is not valid; choose a positive integer"),
+        ({"seed": -1}, "seed=-1 is not valid; choose an integer seed"),
+        ({"seed": 2**32}, "seed=4294967296 is not valid; choose an integer seed"),
+        ({"clip": 1}, "clip=1 is not valid; it takes true or false"),
+    ],
+)
+def test_doc_parameters_are_checked_before_any_job(params, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        check_config(config_with(method_params={"cap/DoC": params}))
+
+
+@pytest.mark.parametrize(
+    "inner, message",
+    [
+        ({"train_prevalence": "bogus"}, "train_prevalence='bogus' is not valid"),
+        ({"no_such_key": 1}, "'no_such_key' is not a parameter of quantification method EMQ"),
+    ],
+)
+def test_an_inner_methods_parameters_are_checked_before_any_job(inner, message):
+    """Before: ignored on a finished run, and on a fresh one a failure after 30 s reading "Missing
+    files" (the inner method was built only when the adapter was fitted)."""
+    with pytest.raises(ConfigError, match=r"cap/EMQ_q2a'\.inner_params.*" + re.escape(message)):
+        check_config(config_with(method_params={"cap/EMQ_q2a": {"inner_params": inner}}))
+    check_config(config_with(method_params={"cap/EMQ_q2a": {"inner_params": {}}}))

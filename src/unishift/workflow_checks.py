@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from unishift.choices import check_like_default
 from unishift.classifiers.specs import check_classifier
 from unishift.config_docs import load_schema, resolve
 from unishift.data.datasets import check_dataset_names
@@ -22,6 +23,7 @@ from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
 from unishift.io import REBUILD, csv_problem, npz_problem
 from unishift.made_from import problem_of as made_from_problem
+from unishift.methods.spec import constructor_defaults
 from unishift.plan import config_value, record_layout
 from unishift.records import ECE_CHOICES, TWO_CLASS
 from unishift.registry import get_method
@@ -220,6 +222,17 @@ def check_method_params(spec, params, where: str, classes=None) -> None:
             f"{spec.name}; "
             f"its parameters are {sorted(signature.parameters)}"
         )
+    defaults = constructor_defaults(spec.factory)
+    for name, value in params.items():
+        try:
+            check_like_default(name, value, defaults.get(name))
+        except ValueError as err:
+            raise ConfigError(f"{where}: {err}") from None
+    inner_params = params.get("inner_params")
+    if spec.inner is not None and inner_params is not None:
+        # the inner method is built only when the adapter is fitted: check its parameters now, so
+        # that a wrong one fails before any job (and on a finished run) rather than in a job
+        check_method_params(spec.inner, inner_params, f"{where}.inner_params", classes)
     for shift, n_classes in (classes or {spec.shifts[0]: 2}).items():
         if spec.binary_only and n_classes > 2:
             continue
@@ -239,8 +252,27 @@ def _schema_integers(schema: dict, root: dict, path: tuple = ()):
         yield from _schema_integers(child, root, (*path, name))
 
 
+def _non_finite(value, path: tuple = ()):
+    """(key path, value) of the NaN and infinite numbers in a parsed config."""
+    if isinstance(value, float) and not np.isfinite(value):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, child in value.items():
+            yield from _non_finite(child, (*path, str(key)))
+    elif isinstance(value, list | tuple):
+        for index, child in enumerate(value):
+            yield from _non_finite(child, (*path, str(index)))
+
+
 def check_integers(config: dict, schema_path: str | Path) -> None:
-    """Refuse a float where the schema says integer (JSON Schema accepts 3.0, ``range`` does not)."""
+    """Refuse a NaN or infinite number anywhere (JSON Schema's bounds let ``.nan`` through, and
+    ``method_params`` has none), and a float where the schema says integer (JSON Schema accepts
+    3.0, ``range`` does not)."""
+    for path, value in _non_finite(config):
+        raise ConfigError(
+            f"config key {'.'.join(path)}: {value!r} is not a finite "
+            "number; write a number (every numeric key and method parameter must be finite)"
+        )
     schema = load_schema(schema_path)
     for path in _schema_integers(schema, schema):
         value = config_value(config, ".".join(path))

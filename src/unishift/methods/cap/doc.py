@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
-from unishift.choices import check_choice
+from unishift.choices import check_choice, check_positive_int, check_seed
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import AccuracyPredictor, SampleContext
 from unishift.methods.cap.atc import max_confidence
@@ -33,6 +33,9 @@ class DoC(AccuracyPredictor):
 
     def __post_init__(self):
         check_choice("protocol", self.protocol, PROTOCOLS)
+        check_positive_int("sample_size", self.sample_size)
+        check_positive_int("repeats", self.repeats)
+        check_seed("seed", self.seed)
 
     def _sample_indices(self, labels: np.ndarray, n_classes: int) -> np.ndarray:
         protocol = self.protocol
