@@ -110,7 +110,8 @@ def test_evaluate_records_a_quantifier_that_answers_no_prevalence_vector():
         def quantify(self, sample, context):
             return float(np.mean(sample.posteriors[:, 1]))
 
-    records = evaluate(Positive(), [_setup(3)], name="Positive")
+    with pytest.warns(UserWarning, match="Positive failed on 2 of 2 samples"):
+        records = evaluate(Positive(), [_setup(3)], name="Positive")
     assert (records["status"] == "error").all() and records["error"].isna().all()
     assert records["reason"].str.contains("must be a vector of k >= 2 class shares").all()
 
@@ -185,3 +186,32 @@ def test_example_notebook_runs_on_a_finished_run(finished_test_run, tmp_path):
         frame = pd.read_csv(tmp_path / f"{task}_label.csv")
         assert len(frame) == 4 and np.isfinite(frame[mine]).all()
         assert (tmp_path / f"{task}_label_cd.tex").read_text().strip()
+
+
+def test_evaluate_warns_how_many_samples_a_method_failed_on():
+    """Issue 32: no warning when every sample failed, and a mean of ``error`` averaged the rest."""
+    from tests.wrong_methods import AlwaysFails, MostlyFails
+
+    with pytest.warns(
+        UserWarning, match=r"AlwaysFails failed on 2 of 2 samples .*fails on purpose"
+    ):
+        evaluate(AlwaysFails(), [_setup(3)])
+    setups = [_setup(seed) for seed in range(3, 8)]
+    # sample 1 of each of the 5 setups fails: 5 of 10, below the share of 90 %
+    with pytest.warns(UserWarning, match=r"MostlyFails failed on 5 of 10 samples .*never bold"):
+        records = evaluate(MostlyFails(), setups)
+    assert (records["status"] == "error").sum() == 5
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate("CC", [_setup(3)], task="quantification")
+
+
+@pytest.mark.parametrize("alpha", [2.0, -1.0, 0.0, 1.0, float("nan"), True, "0.05"])
+def test_table_refuses_an_alpha_outside_the_open_unit_interval(alpha):
+    records = evaluate("CC", [_setup(3), _setup(4)], task="quantification")
+    with pytest.raises(ValueError, match="alpha must be"):
+        table(records, "quantification", "label", alpha=alpha)
+    with pytest.raises(ValueError, match="min_coverage must be"):
+        table(records, "quantification", "label", min_coverage=float("nan"))

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from unishift import API
@@ -37,6 +38,7 @@ from unishift.methods.base import (
 from unishift.passthrough import PosteriorPassthrough, quiet
 from unishift.quapy_loader import load_quapy
 from unishift.records import layout_of
+from unishift.stats import ALPHA, MIN_COVERAGE, check_share
 
 warn_if_unpinned()
 
@@ -193,7 +195,30 @@ def evaluate(
         domain_stream=domain_stream,
         layout=layout,
     )
+    _warn_failures(records, name)
     return records
+
+
+def _warn_failures(records: pd.DataFrame, name: str) -> None:
+    """A warning naming how many samples ``name`` failed on: a mean of ``error`` averages the
+    survivors only, and a method below the share is never declared best (docs/api.md)."""
+    failed = int((records["status"] == "error").sum())
+    if not failed:
+        return
+    total = len(records)
+    first = records.loc[records["status"] == "error", "reason"].iloc[0]
+    below = failed > total - np.ceil(np.round(MIN_COVERAGE * total, 9))
+    warnings.warn(
+        f"{name} failed on {failed} of {total} samples (first reason: {first}); their error is NaN "
+        "and a mean over 'error' averages the other samples only"
+        + (
+            f"; scored on fewer than {MIN_COVERAGE:.0%} of them, it is never bold, chosen or "
+            "ranked best in a table"
+            if below
+            else ""
+        ),
+        stacklevel=3,
+    )
 
 
 def load_records(
@@ -261,12 +286,18 @@ def table(
     metric: str = "error",
     groups: dict[str, str] | None = None,
     display: dict[str, tuple[str, str]] | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
+    min_coverage: float = MIN_COVERAGE,
 ):
     """One table's :class:`unishift.report.tables.TableResult` from per-sample records; a method the
-    registry does not know needs its group in ``groups`` or ``display`` (docs/api.md)."""
+    registry does not know needs its group in ``groups`` or ``display`` (docs/api.md). A method
+    scored on fewer than ``min_coverage`` of a cell's samples is never bold there (docs/reporting.md,
+    "Failures")."""
     from unishift.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
+
+    alpha = check_share("alpha", alpha)
+    min_coverage = check_share("min_coverage", min_coverage, low_open=False)
 
     records = records[(records["task"] == task) & (records["shift"] == shift)]
     methods = list(methods) if methods is not None else list(dict.fromkeys(records["method"]))
@@ -290,7 +321,16 @@ def table(
     classifiers = list(dict.fromkeys(records["classifier"]))
     datasets = list(dict.fromkeys(records["dataset"]))
     return compute_table(
-        records, task, shift, methods, metric, classifiers, datasets, alpha=alpha, method_info=info
+        records,
+        task,
+        shift,
+        methods,
+        metric,
+        classifiers,
+        datasets,
+        alpha=alpha,
+        method_info=info,
+        min_coverage=min_coverage,
     )
 
 
@@ -300,10 +340,11 @@ def table_tex(result) -> str:
     return render_table_tex(result)
 
 
-def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None, alpha=0.05):
+def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None, alpha=ALPHA):
     """Write the critical-difference diagram of a table (TikZ and PNG); returns its CD result."""
     from unishift.report.cd import write_cd
 
+    alpha = check_share("alpha", alpha)
     tex_path = Path(tex_path)
     return write_cd(result, tex_path, png_path or tex_path.with_suffix(".png"), alpha)
 
