@@ -274,7 +274,10 @@ def load_records(
             f"no per-sample records of {missing} under {folder} (methods there: {present}): "
             "run the workflow for them, or leave them out of methods="
         )
-    return read_all([folder / f"{name}.csv" for name in names])
+    records = read_all([folder / f"{name}.csv" for name in names])
+    for name, part in records.groupby("method", sort=False):
+        _warn_failures(part, str(name))
+    return records
 
 
 def table(
