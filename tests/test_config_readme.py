@@ -79,7 +79,7 @@ def test_rows_give_type_enum_default_and_description(schema):
         key: (kind, default, text) for key, kind, default, text in config_docs.schema_rows(schema)
     }
     assert rows["ece"][:2] == ("one of `top_label`, `positive_class`, `classwise`", "top_label")
-    assert rows["label_shift.n_samples"][:2] == ("integer (≥ 2)", "100")
+    assert rows["label_shift.n_samples"][:2] == ("integer (≥ 2, ≤ 100000)", "100")
     assert rows["shifts"][1] == "[label]"
     assert rows["covariate_shift.mixture.counts"][2].startswith("round: round(linspace")
     # a $ref is followed: the hub entry's fields under each hf data set and model

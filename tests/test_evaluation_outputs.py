@@ -107,6 +107,6 @@ def test_the_wrong_methods_are_clipped_or_fail_with_a_reason():
     assert {r["status"] for r in records} == {"ok"} and {r["estimate"] for r in records} == {1.0}
     records, _ = evaluate_setup("quantification", "Unnormalised", Unnormalised, setup)
     assert {r["status"] for r in records} == {"error"}
-    assert "more than 1e-06 away from 1" in records[0]["reason"]
+    assert "do not sum to 1 within 1e-06" in records[0]["reason"]
     records, _ = evaluate_setup("calibration", "MostlyFails", MostlyFails, setup)
     assert [r["status"] for r in records] == ["ok"] + ["error"] * 9

@@ -294,8 +294,8 @@ def table(
 ):
     """One table's :class:`unishift.report.tables.TableResult` from per-sample records; a method the
     registry does not know needs its group in ``groups`` or ``display`` (docs/api.md). A method
-    scored on fewer than ``min_coverage`` of a cell's samples is never bold there (docs/reporting.md,
-    "Failures")."""
+    scored on fewer than ``min_coverage`` of a cell's samples is never bold there
+    (docs/reporting.md §2.1.1)."""
     from unishift.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 

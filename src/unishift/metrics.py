@@ -18,7 +18,7 @@ from unishift.numerics import (
 
 N_BINS = 15
 # The one tolerance of probabilities, posterior rows and prevalence vectors, and of a CAP method's
-# accuracy (docs/reporting.md, "Method outputs"): float32 rounding (2**-23 per entry, a few entries
+# accuracy (docs/reporting.md §1.8): float32 rounding (2**-23 per entry, a few entries
 # per row; the language models' posteriors are float32) and a solver's stop near a face of the
 # simplex. Within it a value is clipped into [0, 1] and its row renormalised; beyond it the sample
 # fails with the reason. No metric sees a negative, NaN or above-1 entry.
@@ -44,7 +44,7 @@ def clean_probabilities(values, what: str = "posteriors") -> np.ndarray:
     if values.size and float(off.max()) > OUTPUT_TOLERANCE:
         worst = float(sums[np.argmax(off)])
         raise ValueError(
-            f"{what}: a row sums to {worst!r}, more than {OUTPUT_TOLERANCE:g} away from 1"
+            f"{what} rows do not sum to 1 within {OUTPUT_TOLERANCE:g} (one sums to {worst!r})"
         )
     outside = ((values < 0.0) | (values > 1.0)).any(axis=1)
     if outside.any():

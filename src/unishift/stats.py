@@ -16,7 +16,7 @@ from scipy import stats
 ALPHA = 0.05
 RANK_DECIMALS = 8
 # The share of the samples a method was asked for that it must have scored to be compared as a
-# winner (docs/reporting.md, "Failures"): below it a method is shown, counted and flagged, but never
+# winner (docs/reporting.md §2.1.1): below it a method is shown, counted and flagged, but never
 # bold, best-coloured, top-ranked, daggered, chosen, nor a reason to drop other methods' samples.
 MIN_COVERAGE = 0.9
 
@@ -126,7 +126,7 @@ def bold_row(
 ) -> RowBold:
     """Bold flags of one table row (docs/reporting.md §2.3) from its (n_samples, k) errors, aligned by
     sample id (NaN where a method errored); a cell scored on fewer than ``min_coverage`` of the
-    samples is never bold nor the best cell (docs/reporting.md, "Failures")."""
+    samples is never bold nor the best cell (docs/reporting.md §2.1.1)."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 2:
         raise ValueError("values must be (n_samples, n_methods)")
@@ -159,7 +159,7 @@ def row_colours(
 ) -> list[str | None]:
     """``green!N`` / ``red!N`` per cell (docs/reporting.md §2.2), the scale spanned by the
     ``eligible`` cells (default: every one); None for an n/a cell and a cell not eligible (scored on
-    too few samples: docs/reporting.md, "Failures")."""
+    too few samples: docs/reporting.md §2.1.1)."""
     means = np.asarray(means, dtype=float)
     available = np.isfinite(means)
     if eligible is not None:

@@ -10,7 +10,7 @@ from unishift.stats import MIN_COVERAGE
 
 _BELOW_SHARE = (
     f"scored on fewer than {MIN_COVERAGE:.0%} of its samples: shown, never bold, chosen or "
-    'ranked best (docs/reporting.md, "Failures")'
+    "ranked best (docs/reporting.md §2.1.1)"
 )
 
 

@@ -120,7 +120,7 @@ class TableResult:
     avg_ranks_methods: np.ndarray | None = None  # (k,)
     bold_methods: np.ndarray | None = None  # (S, k)
     # (S, k) cells scored on at least min_coverage of their samples, the only ones that may be bold
-    # or best-coloured; (k,) methods that may be top-ranked (docs/reporting.md, "Failures"); None:
+    # or best-coloured; (k,) methods that may be top-ranked (docs/reporting.md §2.1.1); None:
     # every one
     covered: np.ndarray | None = None
     covered_methods: np.ndarray | None = None
