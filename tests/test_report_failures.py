@@ -201,3 +201,15 @@ def test_allow_failed_methods_finishes_with_an_empty_column(finished_test_run, t
     text = run_summary(results, [("calibration", "label")])
     assert "AlwaysFails: errors on 40 of 40 samples" in text
     assert "MostlyFails: errors on 36 of 40 samples" in text
+
+
+def test_the_cd_diagram_flags_a_method_below_the_share(tmp_path):
+    from unishift.report.cd import write_cd
+
+    values = _values()
+    status = {("A2", clf, ds, s): "error" for clf, ds in SETUPS for s in range(3, N)}
+    result = compute_table(_records(values, status), "cap", "label", list(INFO), method_info=INFO)
+    write_cd(result, tmp_path / "cd.tex", tmp_path / "cd.png")
+    tex = (tmp_path / "cd.tex").read_text()
+    assert tex.count(r"${}^{\ast}$") == 1 and r"DMCal${}^{\ast}$" in tex
+    assert (tmp_path / "cd.png").stat().st_size > 0

@@ -222,6 +222,11 @@ def write_cd(
     matching .png of a computed table's CD analysis (its experiments, references in bold)."""
     cd = cd_analysis(np.vstack(result.values), result.names, alpha)
     labels = {m.name: m.display for m in result.methods}
+    if result.covered_methods is not None:
+        # scored on too few experiments: its failures rank last, and its label is flagged as in
+        # the table (docs/reporting.md §2.1.1)
+        for m, ok in zip(result.methods, result.covered_methods, strict=True):
+            labels[m.name] += "" if ok else r"${}^{\ast}$"
     layout = cd_layout(cd, labels, set(result.references), make_title(result.task, result.shift))
     write_text(tex_path, render_cd_tikz(layout))
     plot_cd_png(layout, png_path)
