@@ -147,6 +147,12 @@ DUPLICATE = "seed: 0\nshifts: [label]\nseed: 1\n"
             "'bandwith' is not a parameter of quantification method KDEy",
         ),
         (DUPLICATE, r"bad.yaml, line 3, column 1: key 'seed' appears twice"),
+        # issue 32: a "Missing files" failure after 30 s before, and ignored on a finished run
+        (
+            {"method_params": {"cap/EMQ_q2a": {"inner_params": {"train_prevalence": "bogus"}}}},
+            r"inner_params.*train_prevalence='bogus' is not valid",
+        ),
+        ({"alpha": float("nan")}, r"config key alpha: nan is not a finite number"),
     ],
 )
 def test_snakemake_rejects_bad_configs_before_any_job(tmp_path, changes, message):
