@@ -190,7 +190,9 @@ def test_an_edited_table_stops_the_run_before_snakemake_removes_its_reproduction
     first = re.search(r"\d\.\d{4}", text).group(0)
     table.write_text(text.replace(first, "9.9999", 1))
     reproduction = {
-        p: p.read_bytes() for p in sorted((work / "results" / "reproduction").glob("*.*"))
+        p: p.read_bytes()
+        for p in sorted((work / "results" / "reproduction").glob("*.*"))
+        if not p.name.startswith(".")
     }
     assert {p.suffix for p in reproduction} == {".csv", ".md"}
     output = snakemake("--cores", "2", *CONFIG, cwd=work, check=False)
@@ -213,11 +215,10 @@ def test_a_deleted_figure_beside_a_target_is_rebuilt(finished_test_run, tmp_path
     (work / "results" / "plots" / "cap_label_err_by_shift.png").unlink()
     (work / "results" / "cd" / "quantification_label.png").unlink()
     jobs = planned_jobs(dry_run(work))
-    assert set(jobs) - {("all", "")} == {
+    # the table job rewrites the table (the same bytes), so the reproduction runs after it
+    assert set(jobs) == {
         ("error_by_shift", "task=cap, shift=label"),
         ("tables", "task=quantification, shift=label"),
         ("reproduction", "task=quantification, shift=label"),
-    } or set(jobs) - {("all", "")} == {
-        ("error_by_shift", "task=cap, shift=label"),
-        ("tables", "task=quantification, shift=label"),
+        ("all", ""),
     }

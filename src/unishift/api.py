@@ -142,7 +142,10 @@ def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
 
 def _covariate_setups(results, pairs, models, seed, shift):
     lm = results / "lm"
-    models = list(models) if models is not None else _names_in(lm)
+    run = (_run_config(results) or {}).get("covariate_shift") or {}
+    if models is None:
+        models = list(run.get("models") or {}) or _names_in(lm)
+    models = list(models)
     samples = results / "samples" / shift
     if pairs is None:
         pairs = [p.stem.replace("__", "->") for p in sorted(samples.glob("*__*.npz"))]
