@@ -153,6 +153,15 @@ def test_table_ranks_a_method_the_registry_does_not_know():
     np.testing.assert_array_equal(means["PACC"], means["MyPACC"])  # same quantifier, same numbers
 
 
+def test_table_names_an_unknown_shift_or_task():
+    """A misspelt shift filtered every record away: "needs at least one method"."""
+    records = pd.DataFrame({"task": ["quantification"], "shift": ["label"], "method": ["CC"]})
+    with pytest.raises(ValueError, match=r"shift='lable' is not valid; choose one of \['compound'"):
+        table(records, "quantification", "lable")
+    with pytest.raises(ValueError, match=r"task='quantifcation' is not valid; choose one of"):
+        table(records, "quantifcation", "label")
+
+
 def test_load_setups_says_what_is_missing(tmp_path):
     with pytest.raises(FileNotFoundError, match="run the workflow first"):
         load_setups(tmp_path / "nowhere")

@@ -87,6 +87,36 @@ def test_the_test_config_passes():
             {"methods": {"label": {"cap": ["Naive", "LEAP_PCC"]}}},
             "does not run under label shift",
         ),
+        # was "unknown Platt method ''"
+        (
+            {"method_params": {"Platt": {}}},
+            r"method_params.'Platt': keys read '<task>/<method>'.*e.g. 'calibration/Platt'",
+        ),
+        # each of these crashed in a job (seeds past 32 bits in uci_dataset, a MemoryError of
+        # 3.28 TiB in the samples job, another in the regime maps), or with a WildcardError
+        ({"seed": 2**32}, "config key seed: 4294967296 is out of range.*0 to 4294967295"),
+        ({"seed": 10**12}, "config key seed: 1000000000000 is out of range"),
+        ({"seed": -1}, "config key seed: -1 is out of range"),
+        (
+            {
+                "label_shift__sample_size": 10**12,
+                "label_shift__allow_sample_larger_than_pool": True,
+            },
+            r"label_shift.sample_size \(1000000000000\) and label_shift.n_samples \(10\) draw 1e\+13",
+        ),
+        ({"regimes__n_bins": 10**12}, "config key regimes.n_bins: 1000000000000 bins"),
+        ({"results": "res{shift}"}, r"config key results: 'res\{shift\}' holds a brace"),
+        (
+            {
+                "covariate_shift__tweets__validation_fraction": 0.5,
+                "covariate_shift__tweets__test_fraction": 0.5,
+            },
+            r"covariate_shift.tweets.validation_fraction \(0.5\) and .*test_fraction \(0.5\) sum to 1",
+        ),
+        (
+            {"covariate_shift__offline__test_fraction": 0.9},
+            r"covariate_shift.offline.validation_fraction \(0.2\) .* sum to 1.1",
+        ),
     ],
 )
 def test_bad_configs_name_the_key_and_the_fix(changes, message):
@@ -128,6 +158,49 @@ def test_yaml_errors_name_the_file_and_the_line(tmp_path, capsys):
         load_config_file(REPO / name)
 
 
+def test_the_largest_seed_and_sample_pass():
+    check_config(config_with(seed=2**32 - 1))
+    check_config(config_with(regimes__n_bins=10_000))
+
+
+def test_a_float_too_large_for_an_integer_is_not_written_out(tmp_path):
+    """seed: 1e300 suggested writing a 301-digit integer."""
+    from unishift.workflow_checks import check_integers
+
+    schema = REPO / "workflow" / "schemas" / "config.schema.yaml"
+    with pytest.raises(ConfigError, match="1e[+]300 is not an integer; write a whole number in"):
+        check_integers(config_with(seed=1e300), schema)
+    with pytest.raises(ConfigError, match="3.0 is not an integer; write 3$"):
+        check_integers(config_with(seed=3.0), schema)
+
+
+def test_a_config_that_is_not_utf8_names_the_file_and_line(tmp_path, capsys):
+    """Snakemake reads a --configfile in its command line, before the workflow, and stops there with
+    a raw UnicodeDecodeError (Snakemake 9); this check is the one `python -m
+    unishift.workflow_checks` and the workflow (the embedded config, every config file) make."""
+    latin = tmp_path / "latin1.yaml"
+    latin.write_bytes("seed: 0\n# r\u00e9sultats\nalpha: 0.05\n".encode("latin-1"))
+    with pytest.raises(
+        ConfigError, match=rf"{latin}, line 2: not UTF-8 text.*save the file as UTF-8"
+    ):
+        load_config_file(latin)
+    assert main([str(latin)]) == 1 and "not UTF-8" in capsys.readouterr().err
+
+
+def test_yaml_merge_keys_are_read_and_duplicates_still_refused(tmp_path):
+    merged = tmp_path / "merged.yaml"
+    merged.write_text(
+        "defaults: &size {sample_size: 50, n_samples: 10}\n"
+        "label_shift:\n  <<: *size\n  n_samples: 20\n  datasets: [cmc.3]\n"
+    )
+    loaded = load_config_file(merged)
+    assert loaded["label_shift"] == {"sample_size": 50, "n_samples": 20, "datasets": ["cmc.3"]}
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("a: &x {b: 1}\nc:\n  <<: *x\n  d: 1\n  d: 2\n")
+    with pytest.raises(ConfigError, match="key 'd' appears twice"):
+        load_config_file(twice)
+
+
 # ------------------------------------------------------------------------------------------------
 # the same through snakemake, on a copy of the workflow: rejected while planning, before any job
 
@@ -153,6 +226,7 @@ DUPLICATE = "seed: 0\nshifts: [label]\nseed: 1\n"
             r"inner_params.*train_prevalence='bogus' is not valid",
         ),
         ({"alpha": float("nan")}, r"config key alpha: nan is not a finite number"),
+        ({"results": "res{shift}"}, r"config key results: 'res\{shift\}' holds a brace"),
     ],
 )
 def test_snakemake_rejects_bad_configs_before_any_job(tmp_path, changes, message):

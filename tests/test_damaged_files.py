@@ -4,7 +4,11 @@ whatever QuaPy loads must match the content checksum of the exact UCI copy."""
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
+import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -316,3 +320,286 @@ def test_a_modified_package_copy_fails_its_checksum(tmp_path, monkeypatch):
     monkeypatch.setattr(uci, "_package_root", lambda: tmp_path)
     with pytest.raises(uci.ChecksumError, match="contraceptive.dat has sha256"):
         uci.seed_quapy_cache("cmc.3", tmp_path / "home", None)
+
+
+# ------------------------------------------------------------------------------------------------
+# final outputs, the place of a file in its results folder, the size-and-mtime shortcut
+
+
+def _written(results, relative, content: bytes):
+    """A file as a job of the run writes it: the file, then its record."""
+    path = results / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
+    write_record(path, "test", {}, [], results)
+    return path
+
+
+FINAL_FILES = {
+    "tables/cap_label.csv": b"classifier,dataset,method,mean\nLR,cmc.3,ATC,0.0712\n",
+    "reproduction/cap_label.md": b"| cell | ours |\n",
+    "reproduction/cap_label.csv": b"cell,ours\nLR,0.0712\n",
+    "cd/cap_label.tex": b"\\begin{tikzpicture}\\end{tikzpicture}\n",
+    "cd/cap_label.png": b"\x89PNG\r\n\x1a\nfigure",
+    "plots/cap_label_err_by_shift.png": b"\x89PNG\r\n\x1a\nplot",
+    "regimes/cap_label.csv": b"descriptor,bin\nx,0\n",
+    "provenance.json": b'{"config": {"seed": 0}}\n',
+}
+
+
+@pytest.mark.parametrize(
+    "name, damage",
+    [
+        ("tables/cap_label.csv", lambda b: b.replace(b"0.0712", b"0.0172")),
+        ("tables/cap_label.csv", lambda b: b[:-3]),
+        ("reproduction/cap_label.md", lambda b: b + b"| edited | 1 |\n"),
+        ("cd/cap_label.tex", lambda b: b.replace(b"tikz", b"TIKZ", 1)),
+        ("plots/cap_label_err_by_shift.png", lambda b: b[:-1] + b"!"),
+        ("provenance.json", lambda b: b[:10]),
+    ],
+)
+def test_edited_or_cut_final_outputs_are_refused_before_planning(tmp_path, name, damage):
+    """Before, only the intermediates were checked: an edited table went to the reproduction job,
+    which Snakemake had emptied of its good files before the job refused the table."""
+    results = tmp_path / "results"
+    for relative, content in FINAL_FILES.items():
+        _written(results, relative, content)
+    check_intermediates(results)
+    path = results / name
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(DamagedIntermediatesError) as caught:
+        check_intermediates(results)
+    listing = str(caught.value).split("Fix")[0]
+    assert [line.split(": ")[0].strip() for line in listing.splitlines()[1:]] == [str(path)]
+    assert "no file was removed" in str(caught.value) and f"rm {path}" in str(caught.value)
+
+
+def test_the_damage_message_states_what_a_rerun_rebuilds():
+    """A deleted intermediate is not rebuilt by a plain rerun (Snakemake keeps what was made from it):
+    the fix says so instead of promising a rebuild."""
+    from unishift.io import REBUILD
+
+    assert "rebuilds it (and what is computed from it)" not in REBUILD
+    assert "when a job needs it again" in REBUILD and "snakemake <its path>" in REBUILD
+
+
+def test_a_results_folder_named_absolutely_or_moved_keeps_its_files(tmp_path, monkeypatch):
+    from unishift.made_from import problem_of
+
+    monkeypatch.chdir(tmp_path)
+    results = Path("results")
+    npz = results / "samples" / "label" / "cmc.3.npz"
+    write_npz(npz, indices=np.arange(6).reshape(2, 3))
+    write_record(npz, "label_samples", {"dataset": "cmc.3"}, [], results)
+    assert problem_of(npz, results) is None
+    # the same folder by its absolute path (the job's or the API's)
+    assert problem_of(tmp_path / npz, tmp_path / "results") is None
+    assert problem_of(tmp_path / npz) is None
+    check_intermediates(tmp_path / "results")
+    # the whole folder moved elsewhere
+    moved = tmp_path / "elsewhere" / "run1"
+    moved.parent.mkdir()
+    Path("results").rename(moved)
+    assert problem_of(moved / "samples" / "label" / "cmc.3.npz", moved) is None
+    check_intermediates(moved)
+    # but another setup's file copied over this one is still refused
+    write_npz(moved / "samples" / "label" / "yeast.npz", indices=np.arange(6).reshape(3, 2))
+    write_record(moved / "samples" / "label" / "yeast.npz", "label_samples", {}, [], moved)
+    for suffix in ("", ".made.json"):
+        shutil.copy(
+            moved / "samples" / "label" / f"{'.' if suffix else ''}yeast.npz{suffix}",
+            moved / "samples" / "label" / f"{'.' if suffix else ''}cmc.3.npz{suffix}",
+        )
+    problem = problem_of(moved / "samples" / "label" / "cmc.3.npz", moved)
+    assert "written as samples/label/yeast.npz" in problem and "another setup" in problem
+    with pytest.raises(DamagedIntermediatesError, match="another setup"):
+        check_intermediates(moved)
+
+
+def test_an_untouched_file_is_not_hashed_again(tmp_path, monkeypatch):
+    """The record's size and mtime match the file, so the planning check spares its sha256; before,
+    Snakemake's touch of a job's outputs left no record of a run matching its file (0 of 246 in a
+    run of .test/config.yaml), so every check hashed every file."""
+    from unishift import made_from
+
+    results = tmp_path / "results"
+    path = _written(results, "eval/label/cap/ATC.csv", b"a,b\n1,2\n")
+    record = made_from.read_record(path)
+    assert [record["size"], record["mtime_ns"]] == [path.stat().st_size, path.stat().st_mtime_ns]
+    hashed = []
+    sha256 = made_from.file_sha256
+    monkeypatch.setattr(made_from, "file_sha256", lambda p: hashed.append(p) or sha256(p))
+    assert made_from.problem_of(path, results) is None and hashed == []
+    # Snakemake touches a job's outputs once the job ends: hashed once, then spared again
+    os.utime(path, ns=(record["mtime_ns"] + 10**9, record["mtime_ns"] + 10**9))
+    assert made_from.problem_of(path, results) is None and hashed == [path]
+    assert made_from.problem_of(path, results) is None and hashed == [path]
+    path.write_bytes(b"a,b\n1,3\n")  # edited: hashed, and refused
+    assert "content changed" in made_from.problem_of(path, results) and hashed == [path, path]
+
+
+def test_a_flipped_byte_in_posteriors_names_the_file_and_the_fix(tmp_path):
+    """A flipped byte leaves the zip directory whole: reading the array raised a raw BadZipFile
+    (a CRC error) that named neither the file nor the fix."""
+    results = tmp_path / "results"
+    split = results / "data" / "label" / "cmc.3" / "split.npz"
+    posteriors = results / "posteriors" / "label" / "cmc.3" / "LR.npz"
+    for path, arrays in (
+        (split, {"y_h": np.zeros(4)}),
+        (posteriors, {"P_test": np.full((50, 2), 0.5)}),
+    ):
+        write_npz(path, **arrays)
+        write_record(path, "test", {}, [], results)
+    check_intermediates(results)
+    data = bytearray(posteriors.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    stat = posteriors.stat()
+    posteriors.write_bytes(bytes(data))
+    # even with the size and mtime of its record (so that the shortcut skips the hash)
+    os.utime(posteriors, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert npz_problem(posteriors) is None  # the directory is intact
+    with pytest.raises(DamagedIntermediatesError) as caught:
+        check_intermediates(results)
+    message = str(caught.value)
+    assert (
+        str(posteriors) in message and "BadZipFile" in message and "delete it and rerun" in message
+    )
+    with pytest.raises(DamagedFileError, match=rf"{posteriors}.*delete it and rerun"):
+        read_npz(posteriors)
+
+
+# ------------------------------------------------------------------------------------------------
+# nothing in a results folder runs code
+
+
+class _Planted:
+    """A pickle that runs code when loaded: it creates the file named by its argument."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.marker),))
+
+
+def _plant(cache, marker):
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_bytes(pickle.dumps({"X": _Planted(marker), "y": np.zeros(3)}))
+
+
+def test_a_planted_quapy_cache_is_refused_unread(tmp_path, no_offline_copy):
+    cache = uci.cache_path(uci.uci_spec("cmc.3"), tmp_path / "home")
+    marker = tmp_path / "ran"
+    _plant(cache, marker)
+    with pytest.raises(DamagedFileError, match=rf"{cache}.*names pathlib.*could run code"):
+        uci.fetch_dataset("cmc.3", tmp_path / "home")
+    assert not marker.exists()
+
+
+def test_a_planted_quapy_cache_is_replaced_by_the_verified_copy_unread(tmp_path):
+    cache = uci.cache_path(uci.uci_spec("cmc.3"), tmp_path / "home")
+    marker = tmp_path / "ran"
+    _plant(cache, marker)
+    source = uci.seed_quapy_cache("cmc.3", tmp_path / "home", None)
+    assert "was damaged" in source and "rebuilt" in source and not marker.exists()
+    assert set(uci.read_cache(cache)) == {"X", "y"}
+
+
+def test_a_multiclass_dry_run_does_not_run_a_planted_cache(tmp_path, no_offline_copy):
+    """The multiclass config check counts classes from QuaPy's cache: it unpickled a planted file
+    (and so ran it) in a dry run."""
+    import yaml
+    from snakemake.utils import validate
+
+    from tests.conftest import REPO
+    from unishift.workflow_checks import ConfigError, check_config
+
+    config = yaml.safe_load((REPO / ".test" / "multiclass.yaml").read_text())
+    validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    config["quapy_home"] = str(tmp_path / "home")
+    name = config["label_shift"]["datasets"][0]
+    marker = tmp_path / "ran"
+    _plant(uci.cache_path(uci.uci_spec(name, uci.MULTICLASS), tmp_path / "home"), marker)
+    with pytest.raises(ConfigError, match="could run code"):
+        check_config(config)
+    assert not marker.exists()
+
+
+def test_the_caches_quapy_and_the_offline_copies_write_are_read(tmp_path):
+    """The restricted reader takes what a real cache holds: a binary group's arrays and a multiclass
+    LabelledCollection (the latter as QuaPy's own loader then reads it)."""
+    uci.seed_quapy_cache("cmc.3", tmp_path, None)
+    assert set(uci.read_cache(uci.cache_path(uci.uci_spec("cmc.3"), tmp_path))) == {"X", "y"}
+    dataset, _ = uci.fetch_dataset("cmc", tmp_path, collection=uci.MULTICLASS)
+    arrays = uci.read_cache(uci.cache_path(uci.uci_spec("cmc", uci.MULTICLASS), tmp_path))
+    assert len(arrays["y"]) == 1473 and len(dataset.training) > 0
+
+
+# ------------------------------------------------------------------------------------------------
+# the API reads a run with the workflow's checks
+
+
+@pytest.fixture
+def api_run(cmc_files, tmp_path):
+    """A results folder as the workflow leaves it: cmc.3's split and samples, LR's and kNN's
+    posteriors (here the same arrays, each with its own record), and a provenance naming both."""
+    paths, _ = cmc_files
+    results = tmp_path / "results"
+    layout = {
+        "data/label/cmc.3/split.npz": paths["splits"],
+        "samples/label/cmc.3.npz": paths["samples"],
+        "posteriors/label/cmc.3/LR.npz": paths["posteriors"],
+        "posteriors/label/cmc.3/kNN.npz": paths["posteriors"],
+    }
+    for relative, source in layout.items():
+        _written(results, relative, source.read_bytes())
+    config = {"label_shift": {"datasets": ["cmc.3"], "classifiers": ["LR", "kNN"]}}
+    _written(results, "provenance.json", json.dumps({"config": config}).encode())
+    return results
+
+
+def test_the_api_loads_a_checked_run(api_run):
+    from unishift.api import load_setups
+
+    setups = load_setups(api_run, "label")
+    assert [(s.classifier, s.dataset) for s in setups] == [("LR", "cmc.3"), ("kNN", "cmc.3")]
+
+
+def test_the_api_refuses_posteriors_copied_over_another_classifiers(api_run):
+    from unishift.api import load_setups
+    from unishift.made_from import ProvenanceError
+
+    folder = api_run / "posteriors" / "label" / "cmc.3"
+    for name in ("kNN.npz", ".kNN.npz.made.json"):  # the file and its record, copied together
+        shutil.copy(folder / name, folder / name.replace("kNN", "LR"))
+    with pytest.raises(ProvenanceError, match=r"LR.npz: its record says it was written as .*kNN"):
+        load_setups(api_run, "label")
+
+
+def test_the_api_names_a_missing_split_instead_of_skipping_its_setups(api_run):
+    """Before, the setups without a split were left out silently (2 of 4 setups came back)."""
+    from unishift.api import load_setups
+
+    split = api_run / "data" / "label" / "cmc.3" / "split.npz"
+    split.unlink()
+    with pytest.raises(FileNotFoundError, match=rf"missing under .*{split}.*snakemake <path>"):
+        load_setups(api_run, "label")
+
+
+def test_the_api_refuses_an_edited_record_file(tmp_path):
+    from unishift.api import load_records
+    from unishift.made_from import ProvenanceError
+
+    results = tmp_path / "results"
+    records = _records(_values())
+    path = results / "eval" / "label" / "cap" / "A1.csv"
+    write_records(path, records[records.method == "A1"])
+    write_record(path, "evaluation_records", {}, [], results)
+    assert len(load_records(results, "label", "cap", methods=["A1"])) > 0
+    text = path.read_text()
+    path.write_text(text.replace("0.", "0.9", 1))
+    with pytest.raises(ProvenanceError, match="A1.csv: its content changed"):
+        load_records(results, "label", "cap", methods=["A1"])
+    path.write_text(text[:-5])
+    with pytest.raises(DamagedFileError, match="A1.csv.*cut off"):
+        load_records(results, "label", "cap", methods=["A1"])

@@ -169,6 +169,18 @@ def test_a_second_run_on_the_same_results_folder_is_refused_while_the_first_hold
     assert hold_run_lock(tmp_path).name == ".run.lock"
 
 
+def test_a_symbolic_link_at_the_lock_is_refused_and_its_target_untouched(tmp_path):
+    """The lock was opened following links and truncated: a link there overwrote its target."""
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me\n")
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / ".run.lock").symlink_to(target)
+    with pytest.raises(RunLockError, match=r"\.run\.lock is a symbolic link.*rm .*\.run\.lock"):
+        hold_run_lock(results)
+    assert target.read_text() == "keep me\n"
+
+
 # ------------------------------------------------------------------------------------------------
 # Output contracts: what a method returns is checked before it is scored
 

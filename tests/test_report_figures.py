@@ -168,3 +168,50 @@ def test_report_compiles(tmp_path):
     pdf = build_report_pdf(_content(tmp_path), tmp_path / "report.pdf")
     assert pdf is not None and pdf.read_bytes()[:4] == b"%PDF"
     assert pdf.stat().st_size > 10_000
+
+
+# QuaPy's quapy/plot.py sets these global settings when imported, and the job server imports QuaPy
+QUAPY_PLOT_SETTINGS = {
+    "figure.figsize": (10, 6),
+    "figure.dpi": 200,
+    "savefig.dpi": 200,
+    "font.size": 18,
+    "font.family": ["serif"],
+}
+
+
+def _every_figure(folder):
+    """Each kind of figure the workflow writes: a CD diagram, an error-by-shift plot, a regime map."""
+    from tests.test_regimes_maps import _records as regime_records
+    from unishift.regimes.maps import regime_map, write_regime_maps
+
+    result = compute_table(_records(), "calibration", "label", list(INFO), method_info=INFO)
+    write_cd(result, folder / "cd.tex", folder / "cd.png")
+    plot_error_by_shift(
+        _records(), "calibration", "label", [folder / "plot.png"], [("A1", "red"), ("B", "blue")],
+        method_info=INFO,
+    )  # fmt: skip
+    write_regime_maps([regime_map(regime_records(), "domain_auc", n_bins=4)], folder / "map")
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.png"))}
+
+
+def test_figures_ignore_the_global_settings_of_whoever_imported_quapy_plot(tmp_path):
+    """The same bytes whether the process (the job server) imported quapy.plot or not: each figure
+    draws with its own settings. Before they did, the plot came out at 200 dpi instead of 150."""
+    import matplotlib
+
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "quapy").mkdir()
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        plain = _every_figure(tmp_path / "plain")
+    with matplotlib.rc_context(QUAPY_PLOT_SETTINGS):
+        with_quapy = _every_figure(tmp_path / "quapy")
+        assert (
+            matplotlib.rcParams["figure.dpi"] == 200
+        )  # the caller's settings are left as they were
+    assert set(plain) == {"cd.png", "plot.png", "map.png"}
+    assert plain == with_quapy
+    import quapy.plot  # noqa: F401  (what the job server imports)
+
+    assert _every_figure(tmp_path / "quapy") == plain

@@ -177,3 +177,48 @@ def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test
     snakemake("--cores", "2", *CONFIG, cwd=work)
     assert missing.read_bytes() == original
     assert table.read_bytes() == original_table
+
+
+def test_an_edited_table_stops_the_run_before_snakemake_removes_its_reproduction(
+    finished_test_run, tmp_path
+):
+    """An edited results/tables/*.csv was not checked while planning: Snakemake deleted the good
+    reproduction page and CSV computed from it, then the reproduction job refused the table."""
+    work = copy_run(finished_test_run, tmp_path / "wf")
+    table = work / "results" / "tables" / "cap_label.csv"
+    text = table.read_text()
+    first = re.search(r"\d\.\d{4}", text).group(0)
+    table.write_text(text.replace(first, "9.9999", 1))
+    reproduction = {
+        p: p.read_bytes()
+        for p in sorted((work / "results" / "reproduction").glob("*.*"))
+        if not p.name.startswith(".")
+    }
+    assert {p.suffix for p in reproduction} == {".csv", ".md"}
+    output = snakemake("--cores", "2", *CONFIG, cwd=work, check=False)
+    message = output.stdout + output.stderr
+    assert output.returncode != 0
+    assert "results/tables/cap_label.csv: its content changed" in message
+    assert "no job was started" in message and "rm results/tables/cap_label.csv" in message
+    assert {p: p.read_bytes() for p in reproduction} == reproduction
+    # the fix the message gives: the table and what is computed from it are rebuilt
+    table.unlink()
+    jobs = planned_jobs(dry_run(work))
+    assert ("tables", "task=cap, shift=label") in jobs
+    assert ("reproduction", "task=cap, shift=label") in jobs
+
+
+def test_a_deleted_figure_beside_a_target_is_rebuilt(finished_test_run, tmp_path):
+    """Only the PDF of a plot and the TikZ of a CD diagram were targets: a deleted PNG beside them
+    was never rebuilt, whatever the message promised."""
+    work = copy_run(finished_test_run, tmp_path / "wf")
+    (work / "results" / "plots" / "cap_label_err_by_shift.png").unlink()
+    (work / "results" / "cd" / "quantification_label.png").unlink()
+    jobs = planned_jobs(dry_run(work))
+    # the table job rewrites the table (the same bytes), so the reproduction runs after it
+    assert set(jobs) == {
+        ("error_by_shift", "task=cap, shift=label"),
+        ("tables", "task=quantification, shift=label"),
+        ("reproduction", "task=quantification, shift=label"),
+        ("all", ""),
+    }

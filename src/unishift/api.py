@@ -23,6 +23,7 @@ from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setups
+from unishift.io import DamagedFileError, csv_problem, npz_problem
 from unishift.kernels import warn_if_unpinned
 from unishift.methods.base import (
     SHIFTS,
@@ -83,39 +84,81 @@ def load_setups(
     return found
 
 
+def _run_config(results: Path) -> dict | None:
+    """The config a finished run recorded (``provenance.json``), or None before it finished."""
+    try:
+        config = json.loads((results / PROVENANCE).read_text(encoding="utf-8"))["config"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return config if isinstance(config, dict) else None
+
+
+def _checked(results: Path, setups: list[tuple[Any, tuple[Path, ...]]]):
+    """The setups' files as the workflow's jobs read them: every file present (a missing one is
+    named, not skipped) and what its job wrote (:mod:`unishift.made_from`)."""
+    from unishift.io import REBUILD
+    from unishift.made_from import verify
+
+    missing = [str(f) for _, files in setups for f in files if not f.is_file()]
+    if missing:
+        raise FileNotFoundError(
+            f"{len(missing)} file(s) of the requested setups are missing under {results}: "
+            f"{', '.join(dict.fromkeys(missing))}; rebuild them with `snakemake <path>` (or run "
+            "the workflow), or leave their setups out (datasets=, classifiers=)"
+        )
+    for _, files in setups:
+        verify(files, results)
+        for path in files:
+            if path.suffix == ".npz" and (problem := npz_problem(path)):
+                raise DamagedFileError(path, problem, REBUILD)
+    return setups
+
+
 def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
     posteriors = results / "posteriors" / "label"
-    datasets = list(datasets) if datasets is not None else _names_in(posteriors)
+    run = (_run_config(results) or {}).get("label_shift") or {}
+    if datasets is None:
+        datasets = run.get("datasets") or _names_in(posteriors)
+    datasets = list(datasets)
     if classifiers is None:
-        classifiers = sorted({p.stem for d in datasets for p in (posteriors / d).glob("*.npz")})
-    for classifier in classifiers:
-        for dataset in datasets:
-            files = (
+        classifiers = run.get("classifiers") or sorted(
+            {p.stem for d in datasets for p in (posteriors / d).glob("*.npz")}
+        )
+    setups = [
+        (
+            (dataset, classifier),
+            (
                 results / "data" / "label" / dataset / "split.npz",
                 posteriors / dataset / f"{classifier}.npz",
                 results / "samples" / "label" / f"{dataset}.npz",
-            )
-            if all(f.is_file() for f in files):
-                yield read_label_setup(
-                    *files, dataset, classifier, seed, sample_posteriors=sample_posteriors
-                )
+            ),
+        )
+        for classifier in classifiers
+        for dataset in datasets
+    ]
+    for (dataset, classifier), files in _checked(results, setups):
+        yield read_label_setup(
+            *files, dataset, classifier, seed, sample_posteriors=sample_posteriors
+        )
 
 
 def _covariate_setups(results, pairs, models, seed, shift):
     lm = results / "lm"
-    models = list(models) if models is not None else _names_in(lm)
+    run = (_run_config(results) or {}).get("covariate_shift") or {}
+    if models is None:
+        models = list(run.get("models") or {}) or _names_in(lm)
+    models = list(models)
     samples = results / "samples" / shift
     if pairs is None:
         pairs = [p.stem.replace("__", "->") for p in sorted(samples.glob("*__*.npz"))]
+    setups = []
     for model in models:
         for pair in pairs:
             source, _, target = pair.partition("->")
-            outputs = lm / model / source / "outputs.npz"
-            pair_samples = samples / f"{source}__{target}.npz"
-            if outputs.is_file() and pair_samples.is_file():
-                yield load_covariate_setup(
-                    outputs, pair_samples, model, source, target, seed, shift=shift
-                )
+            files = (lm / model / source / "outputs.npz", samples / f"{source}__{target}.npz")
+            setups.append(((model, source, target), files))
+    for (model, source, target), (outputs, pair_samples) in _checked(results, setups):
+        yield load_covariate_setup(outputs, pair_samples, model, source, target, seed, shift=shift)
 
 
 def task_of(method: Any) -> str:
@@ -274,7 +317,16 @@ def load_records(
             f"no per-sample records of {missing} under {folder} (methods there: {present}): "
             "run the workflow for them, or leave them out of methods="
         )
-    records = read_all([folder / f"{name}.csv" for name in names])
+    paths = [folder / f"{name}.csv" for name in names]
+    # the checks the workflow makes before a table job reads them
+    from unishift.io import REBUILD
+    from unishift.made_from import verify
+
+    for path in paths:
+        if problem := csv_problem(path):
+            raise DamagedFileError(path, problem, REBUILD)
+    verify(paths, Path(results))
+    records = read_all(paths)
     for name, part in records.groupby("method", sort=False):
         _warn_failures(part, str(name))
     return records
@@ -299,6 +351,8 @@ def table(
     from unishift.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 
+    check_choice("task", task, TASKS)
+    check_choice("shift", shift, SHIFTS)
     alpha = check_share("alpha", alpha)
     min_coverage = check_share("min_coverage", min_coverage, low_open=False)
 

@@ -15,14 +15,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-REBUILD = "delete it and rerun snakemake, which rebuilds it (and what is computed from it)"
+# What to do with a damaged file. Snakemake rebuilds a deleted target at once, but a deleted
+# intermediate only when a job needs it again: what was made from it before the damage stands.
+REBUILD = (
+    "delete it and rerun snakemake: a table, diagram, plot or report is rebuilt; a deleted "
+    "intermediate is rebuilt when a job needs it again (what was made from it before the damage "
+    "is kept), or at once with `snakemake <its path>`"
+)
 
 
 class DamagedFileError(ValueError):
     """An intermediate artifact cannot be read, or lacks what it must hold."""
 
     def __init__(self, path, problem: str, fix: str = REBUILD):
-        self.problem = problem  # what a caller that recovers from it reports
+        self.path, self.problem = path, problem  # what a caller that recovers from it reports
         super().__init__(f"{path} is damaged or incomplete ({problem}); {fix}")
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from unishift.made_from import verify, write_record
+from unishift.plan import results_folder
 
 
 def start_job(job) -> logging.Logger:
@@ -36,7 +37,9 @@ def start_job(job) -> logging.Logger:
     if isinstance(job, (str, os.PathLike)):
         return logger
     inputs = _files(job.input)
-    verify(p for p in inputs if Path(p).is_file())
+    config = getattr(job, "config", None)
+    results = results_folder(config) if isinstance(config, dict) else None
+    verify((p for p in inputs if Path(p).is_file()), results)
     # the outputs are recorded once the script ends without an exception (Snakemake removes the
     # outputs of a failed job)
     failed = []
@@ -52,7 +55,7 @@ def start_job(job) -> logging.Logger:
         wildcards = dict(job.wildcards.items()) if hasattr(job.wildcards, "items") else {}
         for output in _files(job.output):
             if Path(output).is_file():
-                write_record(output, job.rule, wildcards, inputs)
+                write_record(output, job.rule, wildcards, inputs, results)
 
     sys.excepthook = note_failure
     atexit.register(record_outputs)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -27,7 +28,19 @@ def hold_run_lock(results: str | os.PathLike) -> Path:
     if key in _held:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    # a link planted at the lock's name would have this run truncate and write its target
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as err:
+        if not path.is_symlink():
+            raise
+        raise RunLockError(
+            f"{path} is a symbolic link (to {os.readlink(path)}), not a lock file; no job was "
+            f"started. Delete the link (rm {path}) and rerun"
+        ) from err
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise RunLockError(f"{path} is not a regular file; no job was started. Delete it and rerun")
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
+import re
+import shlex
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from unishift.choices import check_like_default
@@ -21,12 +23,13 @@ from unishift.config_docs import load_schema, resolve
 from unishift.data.datasets import check_dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
-from unishift.io import REBUILD, csv_problem, npz_problem
+from unishift.io import REBUILD, DamagedFileError, csv_problem, npz_problem, one_line, read_npz
 from unishift.made_from import problem_of as made_from_problem
+from unishift.methods.base import TASKS
 from unishift.methods.spec import constructor_defaults
 from unishift.plan import config_value, record_layout
 from unishift.records import ECE_CHOICES, TWO_CLASS
-from unishift.registry import get_method
+from unishift.registry import all_methods, get_method
 from unishift.report.regimes import PSEUDO_METHODS
 
 
@@ -47,6 +50,8 @@ class _StrictLoader(yaml.SafeLoader):
     def construct_mapping(self, node, deep=False):
         seen = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # a merge key (<<: *anchor): its keys may be overridden here, by design
             key = self.construct_object(key_node, deep=deep)
             if key in seen:
                 mark = key_node.start_mark
@@ -61,7 +66,15 @@ class _StrictLoader(yaml.SafeLoader):
 def load_config_file(path: str | Path) -> dict:
     """A YAML config file; syntax errors and duplicate keys name the file, line and column."""
     try:
-        content = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_StrictLoader)
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        line = Path(path).read_bytes()[: err.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{path}, line {line}: not UTF-8 text (byte {err.object[err.start]:#04x} at offset "
+            f"{err.start}); save the file as UTF-8"
+        ) from None
+    try:
+        content = yaml.load(text, Loader=_StrictLoader)
     except ConfigError as err:
         raise ConfigError(f"{path}, {err}") from None
     except yaml.MarkedYAMLError as err:
@@ -140,6 +153,8 @@ def _check_data(config: dict) -> None:
                 pool = pool_size_of(name, collection, home, root, support)
             except DataUnavailableError:
                 continue  # neither cached nor offline: the data job checks it once QuaPy has it
+            except DamagedFileError as err:  # a damaged or foreign QuaPy cache, not the config
+                raise ConfigError(str(err)) from None
             except ValueError as err:
                 raise ConfigError(f"config key label_shift.min_class_support: {err}") from None
             try:
@@ -195,6 +210,13 @@ def _check_methods(config: dict) -> None:
     for key, params in (config.get("method_params") or {}).items():
         task, _, name = key.partition("/")
         where = f"config method_params.{key!r}"
+        if not name:
+            tasks = [t for t in TASKS if (t, key) in all_methods()]
+            example = f"'{tasks[0] if tasks else 'calibration'}/{key}'"
+            raise ConfigError(
+                f"{where}: keys read '<task>/<method>' (task calibration, quantification or cap), "
+                f"e.g. {example}" + (f"; {key} is a method of {', '.join(tasks)}" if tasks else "")
+            )
         try:
             spec = get_method(task, name)
         except KeyError as err:
@@ -277,15 +299,91 @@ def check_integers(config: dict, schema_path: str | Path) -> None:
     for path in _schema_integers(schema, schema):
         value = config_value(config, ".".join(path))
         if isinstance(value, float):
+            # a float past 2**53 is no exact integer: suggest none (1e300 has 301 digits)
+            exact = value.is_integer() and abs(value) < 2**53
             raise ConfigError(
                 f"config key {'.'.join(path)}: {value!r} is not an integer; write "
-                f"{int(value) if value.is_integer() else 'a whole number'}"
+                f"{int(value) if exact else 'a whole number in digits'}"
             )
+
+
+# NumPy's and scikit-learn's seeds are 32-bit.
+MAX_SEED = 2**32 - 1
+# Items drawn per setup (sample_size x n_samples): their int64 indices alone take 8 GB at this count.
+MAX_SAMPLED_ITEMS = 10**9
+# Bins per descriptor of a regime map: past this every bin of the paper's grid is all but empty.
+MAX_REGIME_BINS = 10_000
+# The sample settings of each shift: (sample_size key, n_samples key, allow-larger key).
+SAMPLE_KEYS = (
+    ("label_shift.sample_size", "label_shift.n_samples"),
+    ("covariate_shift.mixture.sample_size", "covariate_shift.mixture.n_samples"),
+    ("covariate_shift.compound.sample_size", "covariate_shift.compound.n_samples"),
+)
+
+
+def _check_results(config: dict) -> None:
+    results = config.get("results")
+    if isinstance(results, str) and re.search(r"[{}]", results):
+        raise ConfigError(
+            f"config key results: {results!r} holds a brace, which the workflow would read as a "
+            "wildcard of its file names; name the folder without { and }"
+        )
+
+
+def _check_ranges(config: dict) -> None:
+    """Values the schema types but the code cannot take: seeds past 32 bits, samples too large to
+    allocate, regime maps of more bins than any run has samples."""
+    for key in ("seed", "covariate_shift.lm.seed"):
+        value = config_value(config, key)
+        if isinstance(value, int) and not 0 <= value <= MAX_SEED:
+            raise ConfigError(
+                f"config key {key}: {value} is out of range; NumPy and scikit-learn take seeds from "
+                f"0 to {MAX_SEED}"
+            )
+    for size_key, count_key in SAMPLE_KEYS:
+        size, count = config_value(config, size_key), config_value(config, count_key)
+        if isinstance(size, int) and isinstance(count, int) and size * count > MAX_SAMPLED_ITEMS:
+            raise ConfigError(
+                f"config keys {size_key} ({size}) and {count_key} ({count}) draw {size * count:.3g} "
+                f"items per setup, more than {MAX_SAMPLED_ITEMS:.0e} (their indices alone would "
+                f"take {size * count * 8 / 2**30:.3g} GiB); lower {size_key}"
+            )
+    bins = config_value(config, "regimes.n_bins")
+    if isinstance(bins, int) and bins > MAX_REGIME_BINS:
+        raise ConfigError(
+            f"config key regimes.n_bins: {bins} bins per descriptor; at most {MAX_REGIME_BINS} "
+            "(a map of more bins than samples is empty; the default is 10)"
+        )
+
+
+def _check_fractions(config: dict) -> None:
+    covariate = config.get("covariate_shift") or {}
+    for source in ("tweets", "offline"):
+        options = covariate.get(source) or {}
+        validation, test = options.get("validation_fraction"), options.get("test_fraction")
+        if isinstance(validation, float | int) and isinstance(test, float | int):
+            if validation + test >= 1:
+                key = f"covariate_shift.{source}"
+                raise ConfigError(
+                    f"config keys {key}.validation_fraction ({validation}) and "
+                    f"{key}.test_fraction ({test}) sum to {validation + test:g}, leaving no item "
+                    "to train on; lower one so that they sum to less than 1"
+                )
 
 
 def check_config(config: dict) -> None:
     """Everything a valid schema does not guarantee; raises :class:`ConfigError`."""
-    for check in (_check_branches, _check_data_root, _check_data, _check_ece, _check_methods):
+    checks = (
+        _check_results,
+        _check_ranges,
+        _check_fractions,
+        _check_branches,
+        _check_data_root,
+        _check_data,
+        _check_ece,
+        _check_methods,
+    )
+    for check in checks:
         check(config)
 
 
@@ -304,50 +402,95 @@ def parquet_problem(path) -> str | None:
     return None if head == tail == b"PAR1" else "not a complete parquet file"
 
 
-# (cheap check, file suffix, folders under results/); final tables and plots are rebuilt from these.
+def _no_check(path) -> None:
+    return None
+
+
+def json_problem(path) -> str | None:
+    try:
+        json.loads(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        return f"not complete JSON ({type(err).__name__}: {one_line(str(err))})"
+    return None
+
+
+# (cheap check, file suffix, folders under results/): the intermediates, then the final tables,
+# diagrams, plots and reports, which a job reads too (the reproduction reads its table) and which
+# Snakemake would otherwise take as finished.
 INTERMEDIATES = (
     (npz_problem, "npz", ("data", "posteriors", "samples", "lm", "weights")),
     (parquet_problem, "parquet", ("text",)),
     (csv_problem, "csv", ("eval_setups", "eval", "descriptors")),
 )
+FINAL_OUTPUTS = (
+    (csv_problem, "csv", ("tables", "reproduction", "cd", "regimes")),
+    (_no_check, "tex", ("tables", "cd", "regimes")),
+    (_no_check, "md", ("reproduction",)),
+    (_no_check, "png", ("cd", "plots", "regimes")),
+    (_no_check, "pdf", ("plots",)),
+)
+# single files at the top of the results folder
+FINAL_FILES = ((json_problem, "provenance.json"), (_no_check, "report.pdf"))
 
 
-def posterior_column_problems(results: str | Path) -> list[tuple[str, str]]:
-    """(path, problem) of each cached posteriors file whose columns are not its data set's classes."""
+def _checked_files(results: Path):
+    for check, suffix, folders in INTERMEDIATES + FINAL_OUTPUTS:
+        for folder in folders:
+            for path in sorted((results / folder).glob(f"**/*.{suffix}")):
+                if not path.name.startswith("."):
+                    yield check, path
+    for check, name in FINAL_FILES:
+        if (results / name).is_file():
+            yield check, results / name
+
+
+def posterior_column_problems(results: str | Path, skip=()) -> list[tuple[str, str]]:
+    """(path, problem) of each cached posteriors file whose columns are not its data set's classes
+    (files in ``skip``, already found damaged, are not read)."""
     results = Path(results)
     found = []
     for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
         split = results / "data" / "label" / path.parent.name / "split.npz"
         # a damaged or missing file is reported by check_intermediates
-        if path.name.startswith(".") or npz_problem(split) or npz_problem(path):
+        if path.name.startswith(".") or {str(split), str(path)} & set(skip) or not split.is_file():
             continue
-        with np.load(split) as arrays:
-            k = int(arrays["n_classes"]) if "n_classes" in arrays else 2
-        with np.load(path) as arrays:
-            shapes = {key: arrays[key].shape for key in ("P_h", "P_val", "P_test") if key in arrays}
+        try:
+            k = int(read_npz(split).get("n_classes", 2))
+            arrays = read_npz(path)
+        except DamagedFileError as err:
+            found.append((str(err.path), err.problem))
+            continue
+        shapes = {key: arrays[key].shape for key in ("P_h", "P_val", "P_test") if key in arrays}
         wrong = {key: shape for key, shape in shapes.items() if len(shape) != 2 or shape[1] != k}
         if wrong:
             found.append((str(path), f"posteriors of shape {wrong} for a data set of {k} classes"))
     return found
 
 
-def check_intermediates(results: str | Path) -> None:
-    """Refuse to plan on top of intermediate files that are cut, corrupt, not what their job wrote
-    (:mod:`unishift.made_from`), or posteriors of other classes (docs/evaluation-jobs.md)."""
+def intermediate_problems(results: str | Path) -> list[tuple[str, str]]:
+    """(path, problem) of every file under ``results`` that is cut, corrupt, not what its job wrote
+    (:mod:`unishift.made_from`), or posteriors of other classes."""
+    results = Path(results)
     damaged = [
         (str(path), problem)
-        for check, suffix, folders in INTERMEDIATES
-        for folder in folders
-        for path in sorted((Path(results) / folder).glob(f"**/*.{suffix}"))
-        if not path.name.startswith(".") and (problem := check(path) or made_from_problem(path))
+        for check, path in _checked_files(results)
+        if (problem := check(path) or made_from_problem(path, results))
     ]
-    damaged += posterior_column_problems(results)
+    damaged += posterior_column_problems(results, skip=[path for path, _ in damaged])
+    return damaged
+
+
+def check_intermediates(results: str | Path) -> None:
+    """Refuse to plan on top of files of a previous run (intermediates and final outputs) that are
+    cut, corrupt, not what their job wrote (:mod:`unishift.made_from`), or posteriors of other
+    classes (docs/evaluation-jobs.md)."""
+    damaged = intermediate_problems(results)
     if damaged:
         listing = "\n".join(f"  {path}: {problem}" for path, problem in damaged)
-        paths = " ".join(path for path, _ in damaged)
+        paths = " ".join(shlex.quote(path) for path, _ in dict(damaged).items())
         raise DamagedIntermediatesError(
-            f"damaged intermediate files under {results}/ (no job was started):\n{listing}\n"
-            f"Fix: {REBUILD}, e.g. rm {paths}"
+            f"damaged files under {results}/ (no job was started, no file was removed):\n"
+            f"{listing}\nFix: {REBUILD}, e.g. rm {paths}"
         )
 
 

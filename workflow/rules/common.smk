@@ -244,11 +244,36 @@ def table_targets(shift):
             targets["other"].append(f"{RESULTS}/reproduction/{task}_{shift}.md")
         if task == "calibration":
             targets["tables"].append(f"{RESULTS}/tables/calibration_brier_{shift}.tex")
+        targets["other"] += companion_outputs(shift, task)
     # compound shift runs the covariate-shift setups: their accuracy is the covariate appendix's
     if shift in PAPER_SHIFTS:
         targets["appendix"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.tex")
         targets["other"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.csv")
+        targets["other"].append(
+            f"{RESULTS}/reproduction/classifier_accuracy_{shift}.csv"
+        )
     return targets
+
+
+def companion_outputs(shift, task):
+    """The report files written beside a target by the same job (a PNG beside its PDF, a summary
+    beside its table): targets too, because Snakemake rebuilds a deleted output of a finished job
+    only when something asks for it."""
+    files = [
+        f"{RESULTS}/tables/{task}_{shift}_summary.csv",
+        f"{RESULTS}/cd/{task}_{shift}.png",
+        f"{RESULTS}/cd/{task}_{shift}_groups.csv",
+        f"{RESULTS}/plots/{task}_{shift}_err_by_shift.png",
+    ]
+    if selector_on(shift, task):
+        files.append(f"{RESULTS}/regimes/{task}_{shift}_choices.csv")
+        files.append(f"{RESULTS}/eval/{shift}/{task}/{SELECTOR}.csv")
+    if layout(shift) == TWO_CLASS and shift in PAPER_SHIFTS:
+        files.append(f"{RESULTS}/reproduction/{task}_{shift}.csv")
+    if task == "calibration":
+        files.append(f"{RESULTS}/tables/calibration_brier_{shift}.csv")
+        files.append(f"{RESULTS}/tables/calibration_brier_{shift}_summary.csv")
+    return files
 
 
 # The shifts of the paper (reproduction reports, accuracy appendix).

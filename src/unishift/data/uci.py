@@ -187,11 +187,48 @@ def _cache_arrays(content) -> dict | None:
     return None
 
 
+# What a QuaPy UCI cache pickle may name: NumPy arrays, dtypes and scalars, and QuaPy's
+# LabelledCollection. A pickle naming anything else could run code when loaded (the results folder,
+# where quapy_home lies by default, may come from elsewhere), so it is refused unread.
+CACHE_GLOBALS = frozenset(
+    {
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("numpy.core.numeric", "_frombuffer"),
+        ("numpy._core.numeric", "_frombuffer"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("quapy.data.base", "LabelledCollection"),
+        ("copyreg", "_reconstructor"),
+        ("builtins", "object"),
+    }
+)
+
+
+class _CacheUnpickler(pickle.Unpickler):
+    """An unpickler that builds only the objects of :data:`CACHE_GLOBALS` (the standard library's
+    "restricting globals"): nothing in the file is run."""
+
+    def find_class(self, module, name):
+        if (module, name) not in CACHE_GLOBALS:
+            raise pickle.UnpicklingError(
+                f"it names {module}.{name}, which no QuaPy UCI cache holds (loading it could run "
+                "code)"
+            )
+        if module.startswith("quapy"):
+            load_quapy()  # QuaPy's import-time set-up, as its own loaders get it
+        return super().find_class(module, name)
+
+
 def read_cache(path: Path) -> dict:
-    """The arrays of a QuaPy cache pickle; a truncated or foreign file raises DamagedFileError."""
+    """The arrays of a QuaPy cache pickle, read without running anything it names (QuaPy's loaders
+    read the file only after this); a truncated, foreign or code-naming file raises
+    DamagedFileError."""
     try:
         with open(path, "rb") as handle:
-            content = pickle.load(handle)
+            content = _CacheUnpickler(handle).load()
     except (pickle.UnpicklingError, EOFError, ValueError, AttributeError, ImportError) as err:
         raise DamagedFileError(
             path,

@@ -257,11 +257,21 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     returns the paths by suffix."""
     if not rmaps:
         raise ValueError("no regime maps to write")
-    import matplotlib
+    stem = Path(stem)
+    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
+    write_csv(paths["csv"], pd.concat([rmap.table() for rmap in rmaps], ignore_index=True))
+    write_text(paths["tex"], regime_maps_tex(rmaps))
+    from unishift.report.cd import figure_settings
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    with figure_settings():
+        _draw_regime_maps(rmaps, title, paths["png"])
+    return paths
 
+
+def _draw_regime_maps(rmaps: list[RegimeMap], title: str, png: Path) -> None:
+    from unishift.report.cd import pyplot
+
+    plt = pyplot()
     columns = min(2, len(rmaps))
     rows = -(-len(rmaps) // columns)
     fig, axes = plt.subplots(rows, columns, figsize=(7 * columns, 4 * rows), squeeze=False)
@@ -273,11 +283,6 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     fig.legend(handles, labels, title="Method", loc="upper left", bbox_to_anchor=(1.0, 0.95))
     fig.suptitle(title or f"{rmaps[0].task}: mean error by bin (dashed: winner changes)")
     fig.tight_layout()
-    stem = Path(stem)
-    paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
-    write_csv(paths["csv"], pd.concat([rmap.table() for rmap in rmaps], ignore_index=True))
-    write_text(paths["tex"], regime_maps_tex(rmaps))
     # fixed metadata: the same maps give the same bytes (the CSV written first made the folder)
-    fig.savefig(paths["png"], bbox_inches="tight", metadata={"Software": None})
+    fig.savefig(png, bbox_inches="tight", metadata={"Software": None})
     plt.close(fig)
-    return paths

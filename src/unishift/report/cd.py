@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,6 +174,32 @@ def pyplot():
     return plt
 
 
+# Every figure's own settings, on top of matplotlib's defaults: whatever the process imported
+# before (QuaPy's quapy.plot changes the global dpi, size and font when imported, and the job server
+# imports QuaPy), a plain process, the job server, conda and SLURM jobs write the same bytes.
+FIGURE_SETTINGS = {
+    "figure.dpi": 100,
+    "savefig.dpi": 150,
+    "figure.figsize": (6.4, 4.8),
+    "font.family": ["DejaVu Sans"],  # shipped with matplotlib: the same glyphs everywhere
+    "font.size": 10.0,
+    "mathtext.fontset": "dejavusans",
+}
+
+
+@contextmanager
+def figure_settings():
+    """A context in which figures are drawn and saved with :data:`FIGURE_SETTINGS` only; the global
+    settings are restored after it."""
+    import matplotlib
+
+    pyplot()
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        matplotlib.rcParams.update(FIGURE_SETTINGS)
+        yield
+
+
 def save_figure(fig, *paths: str | Path, **options) -> None:
     """Save ``fig`` to each path (format by suffix), then close it. The metadata that would embed a
     version or a date are dropped: Agg output is deterministic for fixed content."""
@@ -185,6 +212,11 @@ def save_figure(fig, *paths: str | Path, **options) -> None:
 
 def plot_cd_png(layout: CDLayout, path: str | Path) -> None:
     """Draw the layout with matplotlib, one y unit per label line as in the TikZ version."""
+    with figure_settings():
+        _draw_cd_png(layout, path)
+
+
+def _draw_cd_png(layout: CDLayout, path: str | Path) -> None:
     k = layout.k
     fig, ax = pyplot().subplots(figsize=(7.0, 0.35 * (layout.height + 2)))
     ax.set_xlim(1 - k / 6, k + k / 6)

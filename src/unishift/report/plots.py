@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.report.cd import latex_to_mathtext, pyplot, save_figure
+from unishift.report.cd import figure_settings, latex_to_mathtext, pyplot, save_figure
 from unishift.report.names import resolve_methods
 from unishift.report.names import title as make_title
 
@@ -107,6 +107,12 @@ def plot_error_by_shift(
     displays = {c.name: c.display for c in resolve_methods(task, names, shift, method_info)}
     points = error_by_shift(records, names)
     bars = density(records, shift)
+    with figure_settings():
+        _draw_error_by_shift(points, bars, chosen, displays, task, shift, paths)
+    return points
+
+
+def _draw_error_by_shift(points, bars, chosen, displays, task, shift, paths) -> None:
     fig, ax = pyplot().subplots(figsize=(10, 8))
     centres = (np.arange(N_BINS) + 0.5) / N_BINS
     top = float(points["error"].max()) if len(points) else 1.0
@@ -134,4 +140,3 @@ def plot_error_by_shift(
     ax.set_axisbelow(True)
     ax.legend(title="Method", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save_figure(fig, *paths, bbox_inches="tight")
-    return points
