@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import math
 import re
 import shlex
 import sys
@@ -276,7 +277,7 @@ def _schema_integers(schema: dict, root: dict, path: tuple = ()):
 
 def _non_finite(value, path: tuple = ()):
     """(key path, value) of the NaN and infinite numbers in a parsed config."""
-    if isinstance(value, float) and not np.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         yield path, value
     elif isinstance(value, dict):
         for key, child in value.items():
