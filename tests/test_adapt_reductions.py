@@ -164,14 +164,14 @@ def test_a2c_side_is_decided_by_the_bin_centre_as_in_ref(captured_maps):
 
 def test_a2c_needs_an_even_number_of_bins():
     with pytest.raises(ValueError, match="even"):
-        PositiveCAPToCalibration(LabelCAP, bins=5)
+        PositiveCAPToCalibration(LabelCAP, bins=5).check_params()
 
 
 def test_binned_adapters_validate_their_options():
     with pytest.raises(ValueError, match="binning"):
-        PositiveQuantificationToCalibration(LabelQuantifier, binning="quantile")
+        PositiveQuantificationToCalibration(LabelQuantifier, binning="quantile").check_params()
     with pytest.raises(ValueError, match="abscissa"):
-        PositiveQuantificationToCalibration(LabelQuantifier, abscissa="median")
+        PositiveQuantificationToCalibration(LabelQuantifier, abscissa="median").check_params()
 
 
 # ------------------------------------------------------------------------------------------ partitions

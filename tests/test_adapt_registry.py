@@ -66,8 +66,8 @@ def test_bins_and_doc_protocol_are_parameters():
     # DoC inside an adapter draws its validation samples as the DoC column: its own per-shift rule
     for name, task in [("DoC_a2c_6B", "calibration"), ("DoC_a2q", "quantification")]:
         spec = get_method(task, name)
-        assert spec.build("label", 2).inner().protocol == "upp"
-        assert spec.build("covariate", 2).inner().protocol == "npp"
+        assert spec.build("label", 2).inner.protocol == "upp"
+        assert spec.build("covariate", 2).inner.protocol == "npp"
     overridden = get_method("calibration", "PACC_q2c_5B").build(
         "label", 2, {"abscissa": "bin_centre"}
     )
@@ -124,19 +124,19 @@ def test_adapted_entries_hand_their_inner_parameters_to_the_inner_method(
 
 def test_the_paper_and_the_k_class_tables_differ_where_the_catalogues_did():
     c2q = get_method("quantification", "LasCal_c2q")
-    assert c2q.build("label", 2).inner().logits == "P"
-    assert c2q.build("label", 3).inner().logits == "S"
-    assert c2q.build("covariate", 3).inner().logits == "S"  # not LasCal's own L
-    h2t = get_method("quantification", "Head2Tail_c2q").build("label", 2).inner()
+    assert c2q.build("label", 2).inner.logits == "P"
+    assert c2q.build("label", 3).inner.logits == "S"
+    assert c2q.build("covariate", 3).inner.logits == "S"  # not LasCal's own L
+    h2t = get_method("quantification", "Head2Tail_c2q").build("label", 2).inner
     assert (h2t.logits, h2t.head) == ("P", "index")
-    h2t = get_method("quantification", "Head2Tail_c2q").build("label", 4).inner()
+    h2t = get_method("quantification", "Head2Tail_c2q").build("label", 4).inner
     assert (h2t.logits, h2t.head) == ("S", "frequency")
     dmcal = get_method("cap", "DMCal_c2a")
-    assert (dmcal.build("label", 2).inner().cells, dmcal.build("label", 2).inner().n_bins) == (
+    assert (dmcal.build("label", 2).inner.cells, dmcal.build("label", 2).inner.n_bins) == (
         "positive_class",
         10,
     )
-    assert dmcal.build("label", 3).inner().cells == "top_label"
+    assert dmcal.build("label", 3).inner.cells == "top_label"
 
 
 def test_c2a_methods_share_the_domain_weights_of_each_part(settings_by_shift):

@@ -106,8 +106,10 @@ def test_from_quapy_refuses_a_non_aggregative_method_when_wrapping_it(quantifier
     name = type(quantifier).__name__
     with pytest.raises(ValueError, match=f"{name} .*not a QuaPy aggregative.*posteriors"):
         from_quapy(quantifier)
-    with pytest.raises(ValueError, match=name):
-        QuaPyQuantifier(quantifier)
+    wrapper = QuaPyQuantifier(quantifier)  # stored as given (a scikit-learn estimator) ...
+    assert wrapper.get_params()["quantifier"] is quantifier
+    with pytest.raises(ValueError, match=name):  # ... and refused by fit
+        wrapper.fit(make_setting(seed=5)[0])
 
 
 def _table_records():

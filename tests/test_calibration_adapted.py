@@ -162,9 +162,9 @@ def test_dmcal_with_a_missing_validation_class_is_recorded():
 
 def test_dmcal_rejects_bad_options():
     with pytest.raises(ValueError, match="positive integer"):
-        DMCal(n_bins=0)
+        DMCal(n_bins=0).check_params()
     with pytest.raises(ValueError, match="running_max"):
-        DMCal(monotone="isotonic")
+        DMCal(monotone="isotonic").check_params()
 
 
 ordinates = st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=24)

@@ -137,7 +137,7 @@ def test_bad_input_is_refused_with_the_reason():
     with pytest.raises(ValueError, match=r"class \[2\] has no classifier-training item"):
         Head2Tail().fit(no_class_2)
     with pytest.raises(ValueError, match="head"):
-        Head2Tail(head="largest")
+        Head2Tail(head="largest").fit(setting)
 
 
 @settings(max_examples=6, deadline=None)

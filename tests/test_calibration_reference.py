@@ -38,8 +38,12 @@ def problem():
     ],
 )
 def test_invalid_options_name_the_valid_ones(factory, kwargs, valid):
+    """The constructor stores what it is given (scikit-learn's convention); fit refuses it."""
+    method = factory(**kwargs)
+    assert method.get_params()[next(iter(kwargs))] == next(iter(kwargs.values()))
+    setting, _, _ = make_setting(seed=1, logits=True)
     with pytest.raises(ValueError, match=valid.replace("[", r"\[").replace("]", r"\]")):
-        factory(**kwargs)
+        method.fit(setting)
 
 
 @pytest.mark.parametrize("factory", [CPCS, TransCal, LasCal, Head2Tail])

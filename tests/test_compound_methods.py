@@ -81,7 +81,7 @@ def test_adaptations_and_their_inner_methods_follow_the_same_rule():
     assert inner.params("compound", 2)["logits"] == "L" == inner.params("covariate", 2)["logits"]
     spec = get_method("quantification", "TransCal_c2q", "compound")
     for k in (2, 3):
-        built = {s: vars(spec.build(s, k).inner()) for s in ("covariate", "compound")}
+        built = {s: vars(spec.build(s, k).inner) for s in ("covariate", "compound")}
         assert built["compound"] == built["covariate"], k
 
 

@@ -307,7 +307,7 @@ def test_leap_pcc_a2q_is_exact_without_shift_with_calibrated_posteriors():
 def test_leap_pcc_a2q_wraps_leap_with_pcc():
     setting, draw = synthetic_problem(seed=6, k=3, scale=2.0)
     column = get_method("quantification", "LEAP_PCC_a2q").build("covariate", 3).fit(setting)
-    assert column.inner().name == "LEAP_PCC" and column.split == "validation"
+    assert column.inner.name == "LEAP_PCC" and column.split == "validation"
     literal = CAPToQuantification(inner=LEAPPCC).fit(setting)
     with_kdey = CAPToQuantification(inner=LEAP).fit(setting)
     differs = False

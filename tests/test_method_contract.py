@@ -9,15 +9,21 @@ method refuses three classes with its reason instead."""
 
 from __future__ import annotations
 
+import os
+import sys
+
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
+from tests.conftest import REPO
 from tests.test_calibration_support import make_setting
+from unishift import registry
 from unishift.data.containers import LabelledSet, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation import evaluate_setup
-from unishift.methods.base import DERIVED_SHIFTS, SHIFTS, Method, SampleContext
+from unishift.methods.base import DERIVED_SHIFTS, SHIFTS, Method, Quantifier, SampleContext
 from unishift.metrics import check_prevalence
 from unishift.registry import all_methods, get_method
 
@@ -203,3 +209,194 @@ def test_a_stale_call_without_the_number_of_classes_is_refused():
         spec.build("label", {"n_bins": 10})
     with pytest.raises(TypeError, match="n_classes"):
         spec.params("label", {"n_bins": 10})
+
+
+# -- the scikit-learn estimator contract (docs/methods.md, "Adding a method") ---------------------
+# Over every registered method, the adaptations and the example package's plugins included: the
+# constructor stores each hyper-parameter as given; get_params gives back what the registry built
+# it with; set_params (nested inner__<name> for an adaptation), clone and repr follow; fit owns the
+# fallback notes.
+
+EXAMPLE_PLUGINS = "unishift_plugin_example.methods,unishift_plugin_example.multiclass_methods"
+PLUGIN_SOURCE = REPO / "examples" / "unishift-plugin-example" / "src"
+
+
+@pytest.fixture(scope="module")
+def with_example_plugins():
+    """The registry with the example package's modules as plugins (its methods and adaptations)."""
+    sys.path.insert(0, str(PLUGIN_SOURCE))
+    before = os.environ.get(registry.PLUGINS_VARIABLE)
+    os.environ[registry.PLUGINS_VARIABLE] = EXAMPLE_PLUGINS
+    try:
+        registry.reload()
+        yield registry.all_methods()
+    finally:
+        if before is None:
+            os.environ.pop(registry.PLUGINS_VARIABLE)
+        else:
+            os.environ[registry.PLUGINS_VARIABLE] = before
+        sys.path.remove(str(PLUGIN_SOURCE))
+        for module in [m for m in sys.modules if m.startswith("unishift_plugin_example")]:
+            del sys.modules[module]
+        registry.reload()
+
+
+PLUGIN_KEYS = [
+    ("calibration", "HistBin"),
+    ("quantification", "HistBin_c2q"),
+    ("cap", "HistBin_c2a"),
+    ("quantification", "MLPE"),
+]
+ESTIMATOR_KEYS = sorted(all_methods()) + PLUGIN_KEYS
+
+
+class _Stored:
+    """A value no constructor could produce by itself: stored as given, it stays this object."""
+
+    def __repr__(self):
+        return "<stored>"
+
+
+def _built(specs, key):
+    spec = specs[key]
+    return spec, spec.shifts[0], spec.build(spec.shifts[0], 2)
+
+
+@pytest.mark.parametrize("task, name", ESTIMATOR_KEYS, ids=["/".join(k) for k in ESTIMATOR_KEYS])
+def test_every_method_is_a_scikit_learn_estimator(with_example_plugins, task, name):
+    spec, shift, method = _built(with_example_plugins, (task, name))
+    params = method.get_params(deep=False)
+    expected = spec.params(shift, 2)
+    if spec.inner is not None:
+        # the registry hands an adaptation its inner method built, which it clones for each fit
+        assert expected.pop("inner") == spec.inner.name == type(params.pop("inner")).name
+        assert expected.pop("inner_params") == spec.params(shift, 2)["inner_params"]
+        assert params.pop("inner_params") is None
+        inner = method.inner
+        deep = method.get_params(deep=True)
+        assert {f"inner__{p}": v for p, v in inner.get_params().items()}.items() <= deep.items()
+    assert params == expected  # every hyper-parameter, under its own name, as the registry gave it
+
+    # the constructor stores each hyper-parameter as given: no check, no conversion
+    for parameter in method.get_params(deep=False):
+        stored = _Stored()
+        assert getattr(type(method)(**{parameter: stored}), parameter) is stored, parameter
+        assert f"{parameter}=<stored>" in repr(type(method)(**{parameter: stored}))
+
+    copy = clone(method)  # clone itself refuses a constructor that changes what it is given
+    assert type(copy) is type(method) and copy is not method
+    assert repr(copy) == repr(method) and repr(method).startswith(f"{type(method).__name__}(")
+    assert method.set_params(**method.get_params(deep=False)) is method
+    assert repr(method) == repr(copy)
+    if spec.inner is not None:
+        assert copy.inner is not method.inner and repr(copy.inner) == repr(method.inner)
+        for parameter in method.inner.get_params(deep=False):
+            stored = _Stored()
+            copy.set_params(**{f"inner__{parameter}": stored})
+            assert getattr(copy.inner, parameter) is stored
+            assert getattr(method.inner, parameter) is not stored  # the clone's own inner
+
+
+def _setting_without_positives(shift):
+    """The binary setting of ``shift`` whose validation set lost its positives: a fit that runs on
+    it records why it fell back (an absent class)."""
+    setting = SETUPS[shift, 2].setting
+    return setting.restrict_validation(setting.validation.labels == 0, "no-positives")
+
+
+@pytest.mark.parametrize("task, name", ESTIMATOR_KEYS, ids=["/".join(k) for k in ESTIMATOR_KEYS])
+def test_fit_owns_the_notes_of_the_last_fit(with_example_plugins, task, name):
+    spec, shift, method = _built(with_example_plugins, (task, name))
+    assert method.fit_notes == []  # readable before any fit
+    for setting in (_setting_without_positives(shift), SETUPS[shift, 2].setting):
+        try:
+            first = list(method.fit(setting).fit_notes)
+        except Exception:  # noqa: BLE001 (a setting without positives may not fit; the next must)
+            continue
+        assert method.fit(setting).fit_notes == first  # a second fit does not add to the first's
+        assert clone(method).fit_notes == []  # a clone is unfitted: no notes
+    assert list(method.fit(SETUPS[shift, 2].setting).fit_notes) == list(
+        clone(method).fit(SETUPS[shift, 2].setting).fit_notes
+    )
+
+
+def test_the_setting_without_positives_makes_fits_fall_back():
+    """The notes test above is not vacuous: on this setting these fits record a fallback."""
+    for task, name in [("quantification", "KDEy"), ("cap", "DoC"), ("cap", "LEAP"),
+                       ("quantification", "DoC_a2q"), ("cap", "KDEy_q2a")]:  # fmt: skip
+        spec = get_method(task, name)
+        method = spec.build("label", 2).fit(_setting_without_positives("label"))
+        assert method.fit_notes and all(s == "fallback" for s, _ in method.fit_notes), name
+
+
+class _ShrunkPrevalence(Quantifier):
+    """A plugin written as an ordinary scikit-learn estimator: ``__init__`` stores, ``fit`` (its
+    own, not Method's hook) learns and returns self; it records a fallback without creating the
+    notes, and its entry point takes no context."""
+
+    name, group, description, adaptations = "Shrunk", "baseline", "shrunk validation prior", ()
+
+    def __init__(self, weight=0.5, floor=0.0):
+        self.weight = weight
+        self.floor = floor
+
+    def fit(self, setting):
+        if not 0 <= self.weight <= 1:
+            raise ValueError(f"weight={self.weight!r} is not in [0, 1]")
+        counts = np.bincount(setting.validation.labels, minlength=setting.n_classes)
+        if (counts == 0).any():
+            self.fit_fallback("Shrunk: a class is absent from validation")
+        self.prior_ = counts / counts.sum()
+        return self
+
+    def quantify(self, sample, context=None):
+        observed = np.bincount(sample.predictions, minlength=len(self.prior_)) / len(sample)
+        mixed = self.weight * self.prior_ + (1 - self.weight) * observed
+        return np.maximum(mixed, self.floor) / np.maximum(mixed, self.floor).sum()
+
+
+@pytest.fixture
+def shrunk_registered(monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry.all_methods()))
+    registry.register_class(_ShrunkPrevalence)
+    return registry.get_method("quantification", "Shrunk")
+
+
+def test_a_scikit_learn_style_plugin_works_unchanged(shrunk_registered):
+    spec = shrunk_registered
+    assert spec.defaults == {"floor": 0.0, "weight": 0.5}
+    method = spec.build("label", 3, {"weight": 0.25})
+    assert repr(method) == "_ShrunkPrevalence(weight=0.25)"
+    assert clone(method).get_params() == {"floor": 0.0, "weight": 0.25}
+    assert method.fit_notes == []
+    setup = SETUPS["label", 3]
+    no_class_2 = setup.setting.restrict_validation(setup.setting.validation.labels != 2, "no-2")
+    assert method.fit(no_class_2).fit_notes == [
+        ("fallback", "Shrunk: a class is absent from validation")
+    ]
+    sample, _ = setup.sample(0)
+    observed = np.bincount(sample.predictions, minlength=3) / len(sample)
+    labels = no_class_2.validation.labels
+    prior = np.bincount(labels, minlength=3) / len(labels)
+    np.testing.assert_allclose(method.quantify(sample), 0.25 * prior + 0.75 * observed)
+    records, _ = evaluate_setup(
+        "quantification",
+        "Shrunk",
+        lambda: spec.build("label", 3),
+        setup,
+        domain_stream="per_sample",
+    )
+    assert [r["status"] for r in records] == ["ok", "ok"]  # its fit on a full setting: no notes
+    with pytest.raises(ValueError, match="weight=2"):
+        spec.build("label", 3, {"weight": 2}).fit(setup.setting)
+
+
+def test_context_is_optional_and_a_fresh_one_gives_the_drivers_numbers():
+    """Without a context a method makes a fresh one of its fitted setting: the numbers of the
+    driver's context of sample 0 (LasCal shares its per-sample search through the context)."""
+    setup = SETUPS["label", 2]
+    sample, _ = setup.sample(0)
+    for task, name in [("calibration", "LasCal"), ("cap", "LasCal_c2a"), ("calibration", "TS")]:
+        method = get_method(task, name).build("label", 2).fit(setup.setting)
+        given = method.apply(sample, SampleContext(setup.key, 0, seed=setup.setting.seed))
+        np.testing.assert_array_equal(np.asarray(method.apply(sample)), np.asarray(given))

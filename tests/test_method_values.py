@@ -9,7 +9,7 @@ import pytest
 from scipy import optimize
 
 from unishift.data.containers import LabelledSet, Sample, Setting
-from unishift.methods.base import as_posteriors, fresh_context
+from unishift.methods.base import Quantifier, as_posteriors, fresh_context
 from unishift.methods.calibration.paccal_sigma import PacCalSigma
 from unishift.methods.calibration.platt import Platt
 from unishift.methods.cap.leap import LEAP
@@ -119,16 +119,16 @@ def test_emq_bcts_fallback_starts_em_from_its_configured_prior():
     assert em([0.4, 0.6], test)[0] != pytest.approx(em([0.8, 0.2], test)[0], abs=1e-3)
 
 
-class Fixed:
-    task = "quantification"
+class Fixed(Quantifier):
+    """A quantifier written as an ordinary scikit-learn estimator (its own ``fit``)."""
 
-    def __init__(self, value):
+    def __init__(self, value=0.5):
         self.value = value
 
     def fit(self, setting):
         return self
 
-    def quantify(self, sample, context):
+    def quantify(self, sample, context=None):
         return np.array([1 - self.value, self.value])
 
 

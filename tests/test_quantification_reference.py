@@ -113,10 +113,11 @@ def test_kdey_reproduces_quapy_019_empty_class_rule():
 
 
 def test_invalid_options_name_the_valid_ones():
+    setting = make_setting(as_p(np.linspace(0.1, 0.9, 20)), np.arange(20) % 2)
     with pytest.raises(ValueError, match="training"):
-        EMQ("test")
+        EMQ("test").fit(setting)
     with pytest.raises(ValueError, match="uniform_kernel"):
-        KDEy(empty_class="ignore")
+        KDEy(empty_class="ignore").fit(setting)
 
 
 def test_registry_per_shift_defaults():

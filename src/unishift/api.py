@@ -6,7 +6,6 @@ other CPU kernels than the workflow's (docs/api.md).
 
 from __future__ import annotations
 
-import copy
 import json
 import re
 import warnings
@@ -16,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 
 from unishift import API
 from unishift.choices import check_choice
@@ -36,8 +36,8 @@ from unishift.methods.base import (
     SampleContext,
     Setting,
 )
-from unishift.passthrough import PosteriorPassthrough, quiet
-from unishift.quapy_loader import load_quapy
+from unishift.methods.domain_weights import domain_weight_plan
+from unishift.methods.quantification.aggregative import QuaPyQuantifier, check_aggregative
 from unishift.records import layout_of
 from unishift.stats import ALPHA, MIN_COVERAGE, check_share
 
@@ -176,18 +176,37 @@ def task_of(method: Any) -> str:
 
 
 class _Wrapped(Method):
-    """Gives an object that has ``fit`` and one task's entry point the evaluation driver's ``apply``."""
+    """Gives an object that has ``fit`` and one task's entry point (not a unishift method) the
+    interface of a method of that task: ``apply``, the entry point and ``fit_notes``."""
 
-    def __init__(self, method: Any, task: str):
-        self.method, self.task = method, task
+    def __init__(self, method: Any = None, task: str = "quantification"):
+        self.method = method
+        self.task = task
 
-    def fit(self, setting: Setting):
-        self.method.fit(setting)
-        self.fit_notes = list(getattr(self.method, "fit_notes", []) or [])
-        return self
+    @property
+    def entry_point(self) -> str:
+        return _ENTRY_POINTS[self.task]
 
-    def apply(self, sample: Sample, context: SampleContext):
-        return getattr(self.method, _ENTRY_POINTS[self.task])(sample, context)
+    def domain_weight_plan(self):
+        return domain_weight_plan(self.method)
+
+    def _fit(self, setting: Setting) -> None:
+        self.method_ = clone(self.method, safe=False)
+        self.method_.fit(setting)
+        # an object of its own kind may keep no notes: it has none
+        self.fit_notes.extend(getattr(self.method_, "fit_notes", None) or [])
+
+    def apply(self, sample: Sample, context: SampleContext | None = None):
+        return getattr(self.method_, self.entry_point)(sample, self.context_for(context))
+
+    calibrate = quantify = predict_accuracy = apply
+
+
+def as_method(method: Any, task: str | None = None) -> Method:
+    """``method`` itself when it is a unishift method, else wrapped as one of its task."""
+    if isinstance(method, Method):
+        return method
+    return _Wrapped(method, task or task_of(method))
 
 
 def evaluate(
@@ -203,7 +222,7 @@ def evaluate(
     layout: str | None = None,
 ) -> pd.DataFrame:
     """Per-sample records of one method on every setup: a registered name (with ``task``) or an
-    object with one task's interface, fitted afresh (a deep copy) per setup (docs/api.md)."""
+    object with one task's interface, fitted afresh (a clone) per setup (docs/api.md)."""
     setups = list(setups)
     if isinstance(method, str):
         from unishift.registry import get_method
@@ -220,10 +239,10 @@ def evaluate(
             raise ValueError("params= applies to a registered method name, not to an object")
         task = task or task_of(method)
         name = name or getattr(method, "name", "") or type(method).__name__
-        method = method if isinstance(method, Method) else _Wrapped(method, task)
+        method = as_method(method, task)
 
         def build(_setup):
-            return copy.deepcopy(method)
+            return clone(method)
 
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise ValueError(f"method name {name!r}: use letters, digits and underscores")
@@ -406,47 +425,11 @@ def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None,
     return write_cd(result, tex_path, png_path or tex_path.with_suffix(".png"), alpha)
 
 
-class QuaPyQuantifier(Quantifier):
-    """A QuaPy aggregative quantifier fitted on the validation set's posteriors, passed through as
-    its classifier's output (``passthrough.PosteriorPassthrough``; docs/api.md, ``from_quapy``)."""
-
-    def __init__(self, quantifier: Any, name: str | None = None):
-        load_quapy()
-        from quapy.method.aggregative import AggregativeQuantifier
-
-        kind = type(quantifier).__name__
-        if not isinstance(quantifier, AggregativeQuantifier):
-            raise ValueError(
-                f"{kind} is not a QuaPy aggregative quantifier, so it cannot work from the setup's "
-                "posteriors: wrap one of quapy.method.aggregative (CC, PCC, ACC, PACC, EMQ, ...)"
-            )
-        # what fit() rebuilds it with, on the pass-through classifier
-        params = quantifier.get_params(deep=False)
-        missing = [p for p in ("classifier", "fit_classifier") if p not in params]
-        if missing:
-            raise ValueError(
-                f"{kind} takes no {' / '.join(missing)} parameter, so it cannot be rebuilt on the "
-                "setup's classifier posteriors: wrap the aggregative quantifier it is built on"
-            )
-        self.quantifier = quantifier
-        self.name = name or type(quantifier).__name__
-
-    def fit(self, setting: Setting):
-        params = self.quantifier.get_params(deep=False)
-        params.update(classifier=PosteriorPassthrough(), fit_classifier=False)
-        if "val_split" in params:
-            params["val_split"] = None  # fitted on the whole validation set, as the paper's
-        self.quantifier_ = type(self.quantifier)(**copy.deepcopy(params))
-        quiet(self.quantifier_.fit, setting.validation.posteriors, setting.validation.labels)
-        return self
-
-    def quantify(self, sample: Sample, context: SampleContext) -> float:
-        return quiet(self.quantifier_.predict, sample.posteriors)
-
-
 def from_quapy(quantifier: Any, *, name: str | None = None) -> QuaPyQuantifier:
-    """A unishift quantifier from a QuaPy aggregative quantifier, named after its class by default."""
-    return QuaPyQuantifier(quantifier, name=name)
+    """A unishift quantifier from a QuaPy aggregative quantifier, named after its class by default
+    (checked now, so that a quantifier that cannot be wrapped fails here rather than in a fit)."""
+    check_aggregative(quantifier)
+    return QuaPyQuantifier(quantifier, name=name or type(quantifier).__name__)
 
 
 def adapt(method: Method, kind: str, **params) -> Method:
@@ -458,7 +441,7 @@ def adapt(method: Method, kind: str, **params) -> Method:
     spec = KINDS[kind]
     if task_of(method) != spec.source:
         raise ValueError(f"{kind} adapts a {spec.source} method, not a {task_of(method)} one")
-    return spec.adapter(inner=method, **params)
+    return spec.adapter(inner=as_method(method, spec.source), **params)
 
 
 __all__ = [*API, "AccuracyPredictor", "Calibrator", "QuaPyQuantifier", "Quantifier", "task_of"]

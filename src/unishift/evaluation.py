@@ -206,7 +206,7 @@ def evaluate_setup(
     except Exception as err:  # a method that cannot be fitted fails every sample of this setup
         fit_error = f"fit failed: {type(err).__name__}: {one_line(str(err))}"
     fit_seconds = time.perf_counter() - started
-    fit_notes = list(getattr(method, "fit_notes", []) or [])
+    fit_notes = list(method.fit_notes)
     draws = _domain_draws(setup, domain_stream)
 
     records, apply_seconds = [], 0.0

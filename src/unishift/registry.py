@@ -17,7 +17,7 @@ from importlib.metadata import entry_points, packages_distributions, version
 from types import ModuleType
 from typing import Any
 
-from unishift.methods.adapt.table import derived_adaptations
+from unishift.methods.adapt.table import PAPER_SETTINGS, derived_adaptations, settings_of
 from unishift.methods.base import ASSUMPTIONS, CALIBRATION_NOTIONS, GROUPS, SHIFTS, TASKS, Method
 from unishift.methods.spec import MethodSpec
 
@@ -102,7 +102,8 @@ def register_class(method_class: type[Method]) -> MethodSpec:
             "method's defaults are its constructor's (put per-shift values in shift_defaults, the "
             "binary tables' in binary_defaults)"
         )
-    return register(MethodSpec.of(method_class))
+    settings = settings_of(method_class)
+    return register(MethodSpec.of(method_class, settings.shift_defaults, settings.binary_defaults))
 
 
 def plugin_modules() -> list[str]:
@@ -195,6 +196,9 @@ def _load_all() -> None:
             if not info.ispkg:
                 _register_object(importlib.import_module(info.name), info.name)
     _register_plugins()
+    unused = sorted(set(PAPER_SETTINGS) - set(_REGISTRY))
+    if unused:
+        raise ValueError(f"the paper's settings of {unused} match no registered method")
     for spec in derived_adaptations(list(_REGISTRY.values())):
         register(spec)
     _loaded = True
@@ -231,7 +235,7 @@ def method_names(task: str, shift: str | None = None, n_classes: int | None = No
         for (t, _), spec in all_methods().items()
         if t == task
         and (shift is None or shift in spec.shifts)
-        and (n_classes in (None, 2) or not spec.binary_only)
+        and (n_classes is None or not spec.skip(n_classes))
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from unishift.data.containers import Sample, Setting, derive_seed
 
@@ -78,9 +79,11 @@ def fresh_context(setting: Setting, sample_id: int = 0) -> SampleContext:
     return SampleContext(setting_key=setting.key, sample_id=sample_id, seed=setting.seed)
 
 
-class Method(ABC):
-    """Base of all methods: constructors only store hyper-parameters, whose defaults are the
-    method's; the class attributes below describe it (docs/methods.md, "Adding a method")."""
+class Method(BaseEstimator, ABC):
+    """Base of all methods, a scikit-learn estimator: the constructor stores its hyper-parameters
+    as given (``get_params``, ``set_params``, ``sklearn.base.clone`` and the ``repr`` follow from
+    its signature), :meth:`fit` checks them and learns from a setting; the class attributes below
+    describe the method (docs/methods.md, "Adding a method")."""
 
     task: ClassVar[str]
     entry_point: ClassVar[str]
@@ -88,17 +91,64 @@ class Method(ABC):
     group: ClassVar[str] = "reference"
     display: ClassVar[str] = ""
     shifts: ClassVar[tuple[str, ...]] = SHIFTS
+    # a plugin's own per-shift arguments; the paper's are in unishift.methods.adapt.table
     shift_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
     binary_defaults: ClassVar[dict[str, dict[str, Any]]] = {}
     description: ClassVar[str] = ""
     adaptations: ClassVar[tuple[str, ...] | None] = None
+    # why the method needs two classes ("" when it runs for any number); :meth:`skip` reads it
     binary_only: ClassVar[str] = ""
     assumption: ClassVar[str] = "none"
 
-    @abstractmethod
-    def fit(self, setting: Setting) -> Method: ...
+    def fit(self, setting: Setting) -> Method:
+        """Check the hyper-parameters, refuse a setting the method cannot run on, and learn from
+        ``setting`` (:meth:`_fit`); the documented fallbacks of the fit go to ``fit_notes``."""
+        self.fit_notes = []
+        self.check_params()
+        reason = self.skip(setting)
+        if reason:
+            raise ValueError(reason)
+        self.context_key_ = (setting.key, setting.seed)
+        self._fit(setting)
+        return self
 
-    def apply(self, sample: Sample, context: SampleContext) -> Any:
+    def _fit(self, setting: Setting) -> None:
+        """The method's own fitting (nothing to learn by default)."""
+
+    def check_params(self) -> None:
+        """Raise a ValueError naming a hyper-parameter whose value is not valid (``fit`` calls it;
+        the registry calls it when it builds a method, so that a config fails before any job)."""
+
+    def skip(self, setting: Setting) -> str | None:
+        """Why the method cannot run on ``setting`` (None when it can)."""
+        if self.binary_only and setting.n_classes != 2:
+            return (
+                f"{self.name or type(self).__name__} is binary-only ({self.binary_only}); "
+                f"this setting has {setting.n_classes} classes"
+            )
+        return None
+
+    @property
+    def fit_notes(self) -> list[tuple[str, str]]:
+        """The documented fallbacks of the last fit, as (status, reason) pairs (empty before it)."""
+        return self.__dict__.setdefault("_fit_notes", [])
+
+    @fit_notes.setter
+    def fit_notes(self, notes) -> None:
+        self.__dict__["_fit_notes"] = list(notes)
+
+    def fit_fallback(self, reason: str) -> None:
+        """Record a documented fallback of the fit in ``fit_notes``."""
+        self.fit_notes.append(("fallback", reason))
+
+    def context_for(self, context: SampleContext | None) -> SampleContext:
+        """``context``, or a fresh one of the fitted setting when the caller gave none."""
+        if context is not None:
+            return context
+        key, seed = getattr(self, "context_key_", ("", 0))
+        return SampleContext(setting_key=key, sample_id=0, seed=seed)
+
+    def apply(self, sample: Sample, context: SampleContext | None = None) -> Any:
         """The task's entry point (``calibrate``, ``quantify``, ``predict_accuracy``)."""
         return getattr(self, self.entry_point)(sample, context)
 
@@ -107,18 +157,6 @@ class Method(ABC):
         :data:`unishift.methods.domain_weights.PLANS`), or None when it uses none."""
         return None
 
-    def fit_fallback(self, reason: str) -> None:
-        """Record a documented fallback of the fit in ``fit_notes``."""
-        self.fit_notes.append(("fallback", reason))
-
-    def check_classes(self, setting: Setting) -> None:
-        """Refuse a setting with more than two classes when the method is binary-only."""
-        if self.binary_only and setting.n_classes != 2:
-            raise ValueError(
-                f"{self.name or type(self).__name__} is binary-only ({self.binary_only}); "
-                f"this setting has {setting.n_classes} classes"
-            )
-
 
 class Calibrator(Method):
     task = "calibration"
@@ -126,7 +164,7 @@ class Calibrator(Method):
     calibration_notion: ClassVar[str] = "canonical"
 
     @abstractmethod
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         """Calibrated posteriors, n x k, rows summing to 1."""
 
 
@@ -135,7 +173,7 @@ class Quantifier(Method):
     entry_point = "quantify"
 
     @abstractmethod
-    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def quantify(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         """Estimated prevalence vector of the sample (length k, on the simplex)."""
 
 
@@ -144,7 +182,7 @@ class AccuracyPredictor(Method):
     entry_point = "predict_accuracy"
 
     @abstractmethod
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         """Estimated accuracy of the classifier's argmax predictions on the sample."""
 
 

@@ -5,8 +5,6 @@ parameters: docs/methods.md, "Adding a method"; the derived compound shift: docs
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,13 +12,17 @@ from typing import Any
 from unishift.methods.base import DERIVED_SHIFTS, SHIFTS, Method
 
 
-def constructor_defaults(factory: Callable) -> dict[str, Any]:
-    """The keyword arguments a factory (a method class) takes, with their defaults."""
-    return {
-        p.name: p.default
-        for p in inspect.signature(factory).parameters.values()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is not p.empty
-    }
+def constructor_defaults(method_class: type[Method]) -> dict[str, Any]:
+    """The hyper-parameters of a method class with their defaults: ``get_params`` of an instance
+    built without arguments (scikit-learn's convention: every parameter has a default)."""
+    try:
+        method = method_class()
+    except TypeError as err:
+        raise TypeError(
+            f"{method_class.__qualname__}() cannot be built without arguments ({err}): give every "
+            "constructor parameter a default, as scikit-learn's estimators do"
+        ) from None
+    return method.get_params(deep=False)
 
 
 def with_derived_shifts(shifts) -> tuple[str, ...]:
@@ -87,14 +89,22 @@ class MethodSpec:
         params.update(overrides or {})
         return params
 
-    def build(self, shift: str, n_classes: int, overrides: dict[str, Any] | None = None) -> Method:
-        """A fresh, unfitted method for data with ``n_classes`` classes under ``shift``."""
-        _check_n_classes(n_classes)
+    def skip(self, n_classes: int) -> str | None:
+        """Why the method cannot run on data with ``n_classes`` classes (None when it can)."""
         if self.binary_only and n_classes != 2:
-            raise ValueError(
+            return (
                 f"{self.task} method {self.name!r} is binary-only in unishift: "
                 f"{self.binary_only} (the data have {n_classes} classes)"
             )
+        return None
+
+    def build(self, shift: str, n_classes: int, overrides: dict[str, Any] | None = None) -> Method:
+        """A fresh, unfitted method for data with ``n_classes`` classes under ``shift``, its
+        hyper-parameters checked (``Method.check_params``)."""
+        _check_n_classes(n_classes)
+        reason = self.skip(n_classes)
+        if reason:
+            raise ValueError(reason)
         params = self.params(shift, n_classes, overrides)
         if self.inner is not None:
             named = params.get("inner", self.inner.name)
@@ -104,13 +114,25 @@ class MethodSpec:
                     f"{self.inner.name!r}); use the adaptation of {named!r} instead"
                 )
             inner_params = params.get("inner_params") or {}
-            params["inner"] = functools.partial(self.inner.build, shift, n_classes, inner_params)
+            params["inner"] = self.inner.build(shift, n_classes, inner_params)
             params["inner_params"] = None
-        return self.factory(**params)
+        method = self.factory(**params)
+        method.check_params()
+        return method
 
     @classmethod
-    def of(cls, method_class: type[Method]) -> MethodSpec:
-        """The entry a method class describes in its attributes."""
+    def of(
+        cls,
+        method_class: type[Method],
+        shift_defaults: dict[str, dict[str, Any]] | None = None,
+        binary_defaults: dict[str, dict[str, Any]] | None = None,
+    ) -> MethodSpec:
+        """The entry a method class describes in its attributes; the per-shift arguments are the
+        class's own unless given (the paper's table)."""
+        if shift_defaults is None:
+            shift_defaults = method_class.shift_defaults
+        if binary_defaults is None:
+            binary_defaults = method_class.binary_defaults
         same = ("name", "task", "group", "description", "binary_only", "assumption")
         return cls(
             **{attribute: getattr(method_class, attribute) for attribute in same},
@@ -118,8 +140,8 @@ class MethodSpec:
             display=method_class.display or method_class.name,
             shifts=tuple(method_class.shifts),
             defaults=constructor_defaults(method_class),
-            shift_defaults={s: dict(d) for s, d in method_class.shift_defaults.items()},
-            binary_defaults={s: dict(d) for s, d in method_class.binary_defaults.items()},
+            shift_defaults={s: dict(d) for s, d in shift_defaults.items()},
+            binary_defaults={s: dict(d) for s, d in binary_defaults.items()},
             calibration_notion=getattr(method_class, "calibration_notion", None),
         )
 

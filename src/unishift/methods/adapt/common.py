@@ -4,11 +4,10 @@ theirs) and part contexts."""
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.base import clone
 
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import Method, SampleContext
@@ -26,7 +25,7 @@ def part_tag(cls: int) -> str:
 
 def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Method:
     """A fresh, unfitted inner method of ``task`` from a factory (called with ``inner_params``: a
-    registry entry's, a class, a test oracle) or an instance (deep-copied: parts never share state)."""
+    class, a test oracle) or an instance (cloned: parts never share state)."""
     inner_params = dict(inner_params or {})
     if isinstance(inner, str):
         raise TypeError(
@@ -39,7 +38,9 @@ def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Meth
             raise ValueError(
                 "inner_params cannot be applied to an already constructed inner method"
             )
-        method = copy.deepcopy(inner)
+        method = clone(inner)
+    elif inner is None:
+        raise TypeError(f"an adaptation needs its inner {task} method: pass inner=")
     elif callable(inner):
         method = inner(**inner_params)
     else:
@@ -51,7 +52,7 @@ def build_inner(task: str, inner: Any, inner_params: dict | None = None) -> Meth
 
 def fit_notes_of(method: Method, tag: str = "") -> list[tuple[str, str]]:
     prefix = f"{tag}: " if tag else ""
-    return [(status, prefix + reason) for status, reason in getattr(method, "fit_notes", []) or []]
+    return [(status, prefix + reason) for status, reason in method.fit_notes]
 
 
 def part_context(context: SampleContext, tag: str) -> SampleContext:
@@ -60,28 +61,34 @@ def part_context(context: SampleContext, tag: str) -> SampleContext:
     return context.cached(("part", tag), lambda: context.child(tag))
 
 
-@dataclass(eq=False)
 class Adapter:
     """Base of the adapters: by default one inner method (:func:`build_inner`) fitted on the whole
-    validation set and applied to the whole sample."""
+    validation set and applied to the whole sample. ``inner`` is a method (cloned for each fit, its
+    parameters nested as ``inner__<name>``) or a factory called with ``inner_params``."""
 
     group = "adapted"
     inner_task: ClassVar[str]
-    inner: Any
-    inner_params: dict | None = None
+
+    def __init__(self, inner: Any = None, inner_params: dict | None = None):
+        self.inner = inner
+        self.inner_params = inner_params
 
     def _new_inner(self) -> Method:
         return build_inner(self.inner_task, self.inner, self.inner_params)
+
+    def check_params(self):
+        self._new_inner().check_params()
+
+    def skip(self, setting: Setting) -> str | None:
+        return super().skip(setting) or self._new_inner().skip(setting)
 
     def domain_weight_plan(self):
         # the inner method sees the whole sample and setting: its calls are the adapter's
         return domain_weight_plan(self._new_inner())
 
-    def fit(self, setting: Setting):
-        self.check_classes(setting)
+    def _fit(self, setting: Setting) -> None:
         self.inner_ = self._new_inner().fit(setting)
-        self.fit_notes = fit_notes_of(self.inner_)
-        return self
+        self.fit_notes.extend(fit_notes_of(self.inner_))
 
     def _fit_part(self, setting: Setting, mask: np.ndarray, tag: str) -> Method:
         """An inner method fitted on the validation items ``mask``; its fit notes tagged ``tag``."""
@@ -115,8 +122,7 @@ class PartitionedFit(Adapter):
         # each part's inner method makes its calls on its part with its restricted setting
         return {None: None, SAMPLE: PREDICTED_CLASSES}.get(super().domain_weight_plan(), UNSHARED)
 
-    def fit(self, setting: Setting):
-        self.fit_notes = []
+    def _fit(self, setting: Setting) -> None:
         self.inner_ = {}
         self.whole_ = None
         k = self.n_classes_ = setting.n_classes
@@ -127,7 +133,6 @@ class PartitionedFit(Adapter):
         self.empty_parts_ = [cls for cls in range(k) if cls not in self.inner_]
         if self.empty_parts_:
             self.whole_ = self._new_inner().fit(setting)
-        return self
 
     def _parts(self, sample: Sample, context: SampleContext):
         """(class, inner method, test part, part context) for each non-empty prediction part."""

@@ -4,7 +4,6 @@ docs/multiclass.md §2.3, §2.6."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import product
 from typing import ClassVar
 
@@ -35,13 +34,12 @@ P1_BINS = (
 )
 
 
-@dataclass(eq=False)
 class _BinnedCalibrator(Adapter, Calibrator):
-    # the leaves declare the other fields (abscissa, monotone, smooth, cell_fit) in their order
-    bins: int = 3
-    binning: str = "isometric"
+    # the leaves' constructors take bins, binning and, in their order, abscissa, monotone, smooth,
+    # cell_fit
 
-    def __post_init__(self):
+    def check_params(self):
+        super().check_params()
         check_choice("binning", self.binning, BINNINGS)
         check_choice("monotone", self.monotone, MONOTONE_RULES)
         check_choice("smooth", self.smooth, (True, False))
@@ -55,7 +53,8 @@ class _BinnedCalibrator(Adapter, Calibrator):
 
 class _PositiveBinnedCalibrator(_BinnedCalibrator):
     # one inner method, fitted on the whole validation set, answers for every cell of every sample
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
+        context = self.context_for(context)
         scores = sample.posteriors[:, 1]
         if self.binning == "level_sets":
             calibrated = np.empty(len(scores))
@@ -80,7 +79,6 @@ class _PositiveBinnedCalibrator(_BinnedCalibrator):
         return apply_map(x, y, scores)
 
 
-@dataclass(eq=False)
 class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
     """ρ2ζ on p_1 bins: each bin's ordinate is the quantifier's estimate on the bin's items, at the
     bin's mean posterior (``bin_mean``, REF) or centre (the paper's text)."""
@@ -89,16 +87,28 @@ class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
     tag = "q2c"
     binary_only = P1_BINS.format(kind="q2c_3B")
     lower_first = True
-    bins: int = 5
-    abscissa: str = "bin_mean"
-    monotone: str = "running_max"
-    smooth: bool = True
+
+    def __init__(
+        self,
+        inner=None,
+        inner_params: dict | None = None,
+        bins: int = 5,
+        binning: str = "isometric",
+        abscissa: str = "bin_mean",
+        monotone: str = "running_max",
+        smooth: bool = True,
+    ):
+        super().__init__(inner, inner_params)
+        self.bins = bins
+        self.binning = binning
+        self.abscissa = abscissa
+        self.monotone = monotone
+        self.smooth = smooth
 
     def _positive_rate(self, cell, context, upper_side):
         return float(np.asarray(self.inner_.quantify(cell, context), dtype=float)[1])
 
 
-@dataclass(eq=False)
 class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
     """α2ζ on p_1 bins (B3): a bin whose centre is above 0.5 gets the CAP's accuracy estimate, one
     below it 1 - accuracy."""
@@ -107,12 +117,24 @@ class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
     tag = "a2c"
     binary_only = P1_BINS.format(kind="a2c_3B")
     lower_first = False
-    bins: int = 6
-    monotone: str = "running_max"
-    smooth: bool = True
 
-    def __post_init__(self):
-        super().__post_init__()
+    def __init__(
+        self,
+        inner=None,
+        inner_params: dict | None = None,
+        bins: int = 6,
+        binning: str = "isometric",
+        monotone: str = "running_max",
+        smooth: bool = True,
+    ):
+        super().__init__(inner, inner_params)
+        self.bins = bins
+        self.binning = binning
+        self.monotone = monotone
+        self.smooth = smooth
+
+    def check_params(self):
+        super().check_params()
         if self.binning == "isometric" and self.bins % 2:
             raise ValueError(f"bins={self.bins} must be even so that no bin straddles 0.5")
 
@@ -125,15 +147,15 @@ class _TopLabelCalibrator(_BinnedCalibrator):
     calibration_notion = "top-label"
     level_sets_notion: ClassVar[str]
 
-    def __post_init__(self):
-        super().__post_init__()
+    def check_params(self):
+        super().check_params()
         check_choice("cell_fit", self.cell_fit, CELL_FITS)
+
+    def _fit(self, setting) -> None:
         if self.binning == "level_sets":
             self.calibration_notion = self.level_sets_notion
-
-    def fit(self, setting):
         # one inner method on the whole validation set (the binary tables' rule) ...
-        super().fit(setting)
+        super()._fit(setting)
         # ... and, with cell_fit="per_cell", one per isometric cell on the validation items in it
         self.cell_inner_ = {}
         label_shift = getattr(self.inner_, "assumption", "none") == "label"
@@ -155,9 +177,9 @@ class _TopLabelCalibrator(_BinnedCalibrator):
                     continue
                 tag = f"{self.tag}:{self.bins}B:class{cls}:bin{b}"
                 self.cell_inner_[cls, b] = self._fit_part(setting, mask, tag)
-        return self
 
-    def calibrate(self, sample, context) -> np.ndarray:
+    def calibrate(self, sample, context=None) -> np.ndarray:
+        context = self.context_for(context)
         if self.binning == "level_sets":
             posteriors = np.asarray(sample.posteriors, dtype=float)
             out = np.empty_like(posteriors)
@@ -182,7 +204,6 @@ class _TopLabelCalibrator(_BinnedCalibrator):
         )
 
 
-@dataclass(eq=False)
 class QuantificationToCalibration(_TopLabelCalibrator):
     """ρ2ζ on top-label cells: ``bins`` confidence bins per predicted class, a cell's point at its
     mean confidence (``bin_mean``) or the bin centre."""
@@ -190,10 +211,25 @@ class QuantificationToCalibration(_TopLabelCalibrator):
     inner_task = "quantification"
     tag = "q2c"
     level_sets_notion = "canonical"
-    abscissa: str = "bin_mean"
-    monotone: str = "running_max"
-    smooth: bool = True
-    cell_fit: str = "auto"
+
+    def __init__(
+        self,
+        inner=None,
+        inner_params: dict | None = None,
+        bins: int = 3,
+        binning: str = "isometric",
+        abscissa: str = "bin_mean",
+        monotone: str = "running_max",
+        smooth: bool = True,
+        cell_fit: str = "auto",
+    ):
+        super().__init__(inner, inner_params)
+        self.bins = bins
+        self.binning = binning
+        self.abscissa = abscissa
+        self.monotone = monotone
+        self.smooth = smooth
+        self.cell_fit = cell_fit
 
     def _class_rate(self, inner, cell, context, cls):
         return float(np.asarray(inner.quantify(cell, context), dtype=float)[cls])
@@ -202,16 +238,29 @@ class QuantificationToCalibration(_TopLabelCalibrator):
         return np.asarray(self.inner_.quantify(cell, context), dtype=float)
 
 
-@dataclass(eq=False)
 class CAPToCalibration(_TopLabelCalibrator):
     """α2ζ: a cell's accuracy is the share of its predicted class (all its items are predicted j)."""
 
     inner_task = "cap"
     tag = "a2c"
     level_sets_notion = "predicted-label"
-    monotone: str = "running_max"
-    smooth: bool = True
-    cell_fit: str = "auto"
+
+    def __init__(
+        self,
+        inner=None,
+        inner_params: dict | None = None,
+        bins: int = 3,
+        binning: str = "isometric",
+        monotone: str = "running_max",
+        smooth: bool = True,
+        cell_fit: str = "auto",
+    ):
+        super().__init__(inner, inner_params)
+        self.bins = bins
+        self.binning = binning
+        self.monotone = monotone
+        self.smooth = smooth
+        self.cell_fit = cell_fit
 
     def _class_rate(self, inner, cell, context, cls):
         return float(inner.predict_accuracy(cell, context))

@@ -15,7 +15,8 @@ class CalibrationToCAP(PartitionedFit, AccuracyPredictor):
 
     inner_task = "calibration"
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
+        context = self.context_for(context)
         correct = 0.0
         for cls, inner, part, part_ctx in self._parts(sample, context):
             calibrated = np.asarray(inner.calibrate(part, part_ctx), dtype=float)
@@ -29,7 +30,8 @@ class QuantificationToCAP(PartitionedFit, AccuracyPredictor):
 
     inner_task = "quantification"
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
+        context = self.context_for(context)
         correct = 0.0
         for cls, inner, part, part_ctx in self._parts(sample, context):
             correct += len(part) * class_share(inner.quantify(part, part_ctx), cls)

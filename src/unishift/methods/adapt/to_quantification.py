@@ -20,7 +20,7 @@ class CalibrationToQuantification(Adapter, Quantifier):
 
     inner_task = "calibration"
 
-    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def quantify(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         calibrated = np.asarray(self.inner_.calibrate(sample, context), dtype=float)
         if calibrated.shape[1] == 2:
             positive = float(np.mean(calibrated[:, 1]))
@@ -33,13 +33,16 @@ class CAPToQuantification(PartitionedFit, Quantifier):
 
     inner_task = "cap"
 
-    def __init__(self, inner, inner_params: dict | None = None, split: str = "validation"):
-        check_choice("split", split, SPLITS)
+    def __init__(self, inner=None, inner_params: dict | None = None, split: str = "validation"):
         super().__init__(inner, inner_params)
         self.split = split
 
-    def fit(self, setting: Setting):
-        super().fit(setting)
+    def check_params(self):
+        super().check_params()
+        check_choice("split", self.split, SPLITS)
+
+    def _fit(self, setting: Setting) -> None:
+        super()._fit(setting)
         confusion = setting.validation.confusion  # rows true class, columns predicted class
         k = setting.n_classes
         errors = confusion * (1.0 - np.eye(k))
@@ -56,9 +59,9 @@ class CAPToQuantification(PartitionedFit, Quantifier):
         self.recall_ = np.where(
             recall_totals > 0, np.diag(confusion) / np.where(recall_totals > 0, recall_totals, 1), 0
         )
-        return self
 
-    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def quantify(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
+        context = self.context_for(context)
         k = self.n_classes_
         counts = np.zeros(k)
         for cls, inner, part, part_ctx in self._parts(sample, context):
@@ -87,15 +90,17 @@ class CalibratedEMQ(Adapter, Quantifier):
     inner_task = "calibration"
     assumption = "label"
 
-    def __init__(self, inner, inner_params=None, train_prevalence: str = "validation"):
-        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
+    def __init__(self, inner=None, inner_params=None, train_prevalence: str = "validation"):
         super().__init__(inner, inner_params)
         self.train_prevalence = train_prevalence
 
-    def fit(self, setting: Setting):
-        super().fit(setting)
-        self.prior_ = setting.prevalence_of(self.train_prevalence)
-        return self
+    def check_params(self):
+        super().check_params()
+        check_choice("train_prevalence", self.train_prevalence, PREVALENCE_SOURCES)
 
-    def quantify(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def _fit(self, setting: Setting) -> None:
+        super()._fit(setting)
+        self.prior_ = setting.prevalence_of(self.train_prevalence)
+
+    def quantify(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         return em(self.prior_, self.inner_.calibrate(sample, context))[0]

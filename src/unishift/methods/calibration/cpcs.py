@@ -32,15 +32,16 @@ class CPCS(TemperatureCalibrator):
     "uniform" (all ones, plain Brier temperature scaling) is an ablation and a test oracle."""
 
     name, description = "CPCS", "CPCS (Park et al. 2020) [REF CPCS-P / CPCS]"
-    binary_defaults = {"label": {"logits": "P"}, "covariate": {"logits": "L"}}
     adaptations = ("c2q", "c2a")
     assumption = "covariate"
 
     def __init__(self, logits: str = "S", weights: str = "domain_classifier"):
-        check_choice("logits", logits, LOGIT_CONVENTIONS)
-        check_choice("weights", weights, WEIGHT_SOURCES)
         self.logits = logits
         self.weights = weights
+
+    def check_params(self):
+        check_choice("logits", self.logits, LOGIT_CONVENTIONS)
+        check_choice("weights", self.weights, WEIGHT_SOURCES)
 
     def domain_weight_plan(self):
         return SAMPLE if self.weights == "domain_classifier" else None

@@ -3,8 +3,6 @@ Bayes' rule on each cell; its two cell constructions (``cells``): docs/multiclas
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from unishift.choices import check_choice, check_positive_int
@@ -25,28 +23,31 @@ CELLS = ("top_label", "positive_class")
 ABSCISSAE = ("bin_centre", "bin_mean")
 
 
-@dataclass(eq=False)
 class DMCal(Calibrator):
     """DMCal (§2.10): Bayes shares of DMy-mixed validation distributions, post-processed by B1.
     ``n_bins``: DMy's histogram bins and the map's bins."""
 
     name, group = "DMCal", "adapted"
     description = "DMy(8 bins) mixture map, running max + smoothing [REF HDcal8-sm-mono]"
-    binary_defaults = {
-        "label": {"cells": "positive_class"},
-        "covariate": {"cells": "positive_class"},
-    }
     adaptations = ("c2a",)
     assumption = "label"
     calibration_notion = "top-label"
 
-    n_bins: int = 8
-    monotone: str = "running_max"
-    smooth: bool = True
-    abscissa: str = "bin_centre"
-    cells: str = "top_label"
+    def __init__(
+        self,
+        n_bins: int = 8,
+        monotone: str = "running_max",
+        smooth: bool = True,
+        abscissa: str = "bin_centre",
+        cells: str = "top_label",
+    ):
+        self.n_bins = n_bins
+        self.monotone = monotone
+        self.smooth = smooth
+        self.abscissa = abscissa
+        self.cells = cells
 
-    def __post_init__(self):
+    def check_params(self):
         check_positive_int("n_bins", self.n_bins)
         check_choice("monotone", self.monotone, MONOTONE_RULES)
         check_choice("smooth", self.smooth, (True, False))
@@ -55,7 +56,7 @@ class DMCal(Calibrator):
         if self.cells == "positive_class" and self.abscissa != "bin_centre":
             raise ValueError("cells='positive_class' places its points at the bin centres")
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         load_quapy()
         from quapy.method.aggregative import DMy
 
@@ -65,7 +66,6 @@ class DMCal(Calibrator):
                 f"DMCal: cells='positive_class' bins p_1 of two classes; this setting has {k} "
                 "classes (use cells='top_label')"
             )
-        self.fit_notes = []
         self.quantifier_ = DMy(
             PosteriorPassthrough(k),
             fit_classifier=False,
@@ -94,7 +94,6 @@ class DMCal(Calibrator):
                 missing = np.flatnonzero(~present).tolist()
                 self.fit_fallback(f"DMCal: class {missing} absent from validation")
             self.likelihood_ = counts / np.where(totals > 0, totals, 1.0)
-        return self
 
     def calibration_map(self, posteriors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(abscissae, ordinates) of a two-class sample's p_1 map: bin centres and the
@@ -109,11 +108,12 @@ class DMCal(Calibrator):
         centres = np.linspace(0.0, 1.0, self.n_bins + 1)[:-1] + 0.5 / self.n_bins
         return postprocess_map(centres, ratio, monotone=self.monotone, smooth=self.smooth)
 
-    def calibrate(self, sample, context):
+    def calibrate(self, sample, context=None):
         posteriors = np.asarray(sample.posteriors, dtype=float)
         if self.cells == "positive_class":
             x, y = self.calibration_map(posteriors)
             if self.missing_class_:
+                context = self.context_for(context)
                 # REF's map would be NaN here; B1's NaN imputation turns it into the identity.
                 context.note(
                     "fallback", "DMCal: a class is absent from validation; map imputed by B1"

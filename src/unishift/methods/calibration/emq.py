@@ -19,24 +19,23 @@ class EMQCalibrator(EMFromPrior, Calibrator):
     description = "EM-adapted posteriors from the classifier-training prevalence [REF EM]"
     adaptations = ()
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         return em(self.prior_, sample.posteriors)[1]
 
 
 class ThenEM:
-    """Mixin for a dataclass calibrator followed by EM (B4) from the prior of its field
+    """Mixin for a calibrator followed by EM (B4) from the prior of its hyper-parameter
     ``train_prevalence`` (§2.8)."""
 
     train_prevalence: str
 
-    def __post_init__(self):
-        super().__post_init__()
+    def check_params(self):
+        super().check_params()
         check_choice("train_prevalence", self.train_prevalence, PREVALENCE_SOURCES)
 
-    def fit(self, setting):
-        super().fit(setting)
+    def _fit(self, setting):
+        super()._fit(setting)
         self.prior_ = setting.prevalence_of(self.train_prevalence)
-        return self
 
-    def calibrate(self, sample, context):
+    def calibrate(self, sample, context=None):
         return em(self.prior_, super().calibrate(sample, context))[1]

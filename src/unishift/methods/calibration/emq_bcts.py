@@ -20,15 +20,16 @@ class EMQBCTSCalibrator(Calibrator):
     assumption = "label"
 
     def __init__(self, fallback_prevalence: str = "validation"):
-        check_choice("fallback_prevalence", fallback_prevalence, PREVALENCE_SOURCES)
         self.fallback_prevalence = fallback_prevalence
 
-    def fit(self, setting: Setting):
-        self.quantifier_ = EMQBCTS(fallback_prevalence=self.fallback_prevalence).fit(setting)
-        self.fit_notes = list(self.quantifier_.fit_notes)
-        return self
+    def check_params(self):
+        check_choice("fallback_prevalence", self.fallback_prevalence, PREVALENCE_SOURCES)
 
-    def calibrate(self, sample, context):
+    def _fit(self, setting: Setting) -> None:
+        self.quantifier_ = EMQBCTS(fallback_prevalence=self.fallback_prevalence).fit(setting)
+        self.fit_notes.extend(self.quantifier_.fit_notes)
+
+    def calibrate(self, sample, context=None):
         posteriors = np.asarray(sample.posteriors, dtype=float)
         if not np.isclose(posteriors.sum(axis=1), 1).all():
             raise ValueError("EMQ_BCTS: the input does not look like posterior probabilities")

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from unishift.methods.calibration.emq import ThenEM
 from unishift.methods.calibration.lascal import LasCal
 
 
-@dataclass(eq=False)
 class EMQLasCal(ThenEM, LasCal):
     """LasCal (§2.5) followed by EM from the training prevalence (§2.8); shares LasCal's
     per-sample temperature search through the context."""
@@ -16,8 +13,15 @@ class EMQLasCal(ThenEM, LasCal):
     name, group, display = "EMQ_LasCal", "adapted", r"EMQ$^{\text{LasCal}}$"
     description = "LasCal then EM [REF EMLasCal]"
     shifts = ("label",)
-    shift_defaults, binary_defaults = {}, {}
     adaptations = ()
     calibration_notion = "canonical"
 
-    train_prevalence: str = "training"
+    def __init__(
+        self,
+        logits: str = "S",
+        solver: str = "auto",
+        arithmetic: str = "reference",
+        train_prevalence: str = "training",
+    ):
+        super().__init__(logits, solver, arithmetic)
+        self.train_prevalence = train_prevalence

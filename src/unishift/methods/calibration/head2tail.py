@@ -6,7 +6,6 @@ rules: docs/multiclass.md §4, Head2Tail).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
@@ -92,29 +91,34 @@ def head2tail_temperature(logits, labels, weights) -> float:
     return float(result.x[0])
 
 
-@dataclass(eq=False)
 class Head2Tail(TemperatureCalibrator):
     """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data;
     ``pca_components`` and ``alpha`` as in docs/multiclass.md §4, Head2Tail)."""
 
     name, description = "Head2Tail", "Head2Tail (Chen & Su 2023) [REF Head2Tail-P / Head2Tail]"
-    binary_defaults = {"label": {"logits": "P", "head": "index"}, "covariate": {"head": "index"}}
     adaptations = ("c2q",)
 
-    logits: str = "S"
-    pca_components: int | None = 50
-    alpha: float = 0.9
-    head: str = "frequency"
+    def __init__(
+        self,
+        logits: str = "S",
+        pca_components: int | None = 50,
+        alpha: float = 0.9,
+        head: str = "frequency",
+    ):
+        self.logits = logits
+        self.pca_components = pca_components
+        self.alpha = alpha
+        self.head = head
 
-    def __post_init__(self):
+    def check_params(self):
         check_choice("logits", self.logits, LOGIT_CONVENTIONS)
         check_choice("head", self.head, HEAD_RULES)
         check_positive_int("pca_components", self.pca_components, none=True)
         if not 0.0 <= self.alpha <= 1.0:
             raise ValueError(f"alpha={self.alpha!r} is not valid; choose a value in [0, 1]")
 
-    def fit(self, setting: Setting):
-        super().fit(setting)
+    def _fit(self, setting: Setting) -> None:
+        super()._fit(setting)
         training, validation = setting.training, setting.validation
         if training.features is None or validation.features is None:
             raise ValueError("Head2Tail needs training and validation features")
@@ -138,7 +142,6 @@ class Head2Tail(TemperatureCalibrator):
             train_x, train_labels, x, labels, setting.n_classes, self.alpha, self.head
         )
         self.temperature_ = head2tail_temperature(self.source_logits_, labels, self.weights_)
-        return self
 
     def temperature(self, sample, context):
         return self.temperature_

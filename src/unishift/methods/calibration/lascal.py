@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -361,24 +360,22 @@ def lascal_key(
     return ("lascal_T", convention, setting.key, solver, arithmetic)
 
 
-@dataclass(eq=False)
 class LasCal(TemperatureCalibrator):
     """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights,
     searched once per sample and shared through the context; REF's uncalibrated output on any
     exception is kept and recorded. Logits for k classes: docs/multiclass.md §4, LasCal."""
 
     name, description = "LasCal", "LasCal (Popordanoska et al. 2024) [REF LasCal-P / LasCal]"
-    shift_defaults = {"covariate": {"logits": "L"}}
-    binary_defaults = {"label": {"logits": "P"}}
     adaptations = ("c2q", "c2a", "emq")
     assumption = "label"
     calibration_notion = "class-wise"
 
-    logits: str = "S"
-    solver: str = "auto"
-    arithmetic: str = "reference"
+    def __init__(self, logits: str = "S", solver: str = "auto", arithmetic: str = "reference"):
+        self.logits = logits
+        self.solver = solver
+        self.arithmetic = arithmetic
 
-    def __post_init__(self):
+    def check_params(self):
         check_choice("logits", self.logits, LOGIT_CONVENTIONS)
         check_choice("solver", self.solver, SOLVERS)
         check_choice("arithmetic", self.arithmetic, ARITHMETICS)
@@ -389,15 +386,16 @@ class LasCal(TemperatureCalibrator):
                 return torch_log(data.posteriors)
         return as_logits(self.logits, data)
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         if self.solver == "closed_form" and setting.n_classes != 2:
             raise ValueError(
                 f"LasCal: solver='closed_form' solves two-class RLLS only; this problem has "
                 f"{setting.n_classes} classes (use 'auto' or 'cvxpy')"
             )
-        return super().fit(setting)
+        super()._fit(setting)
 
-    def calibrate(self, sample, context):
+    def calibrate(self, sample, context=None):
+        context = self.context_for(context)
         # Logits are taken outside REF's catch-all, so a configuration error is raised.
         target = self._logits(sample)
 

@@ -23,14 +23,15 @@ class PacCalSigma(Calibrator):
     POST_PROCESSING = ("sigma", "clip")
 
     def __init__(self, post_processing: str = "sigma"):
-        check_choice("post_processing", post_processing, self.POST_PROCESSING)
         self.post_processing = post_processing
 
-    def fit(self, setting: Setting):
+    def check_params(self):
+        check_choice("post_processing", self.post_processing, self.POST_PROCESSING)
+
+    def _fit(self, setting: Setting) -> None:
         load_quapy()
         from quapy.method.aggregative import PACC
 
-        self.fit_notes = []
         validation = setting.validation
         k = setting.n_classes
         self.matrix_ = PACC.getPteCondEstim(
@@ -46,7 +47,6 @@ class PacCalSigma(Calibrator):
             reason = f"det(M)={determinant:.4g} (singular or <= 0)"
         if not self.adjust_:
             self.fit_fallback(f"PacCal: {reason}; posteriors kept")
-        return self
 
     def adjusted(self, posteriors: np.ndarray) -> np.ndarray:
         posteriors = np.asarray(posteriors, dtype=float)
@@ -59,7 +59,7 @@ class PacCalSigma(Calibrator):
             return posteriors
         return np.linalg.solve(self.matrix_, posteriors.T).T
 
-    def calibrate(self, sample, context):
+    def calibrate(self, sample, context=None):
         adjusted = self.adjusted(sample.posteriors)
         if self.post_processing == "clip":
             if adjusted.shape[1] == 2:
@@ -68,5 +68,7 @@ class PacCalSigma(Calibrator):
             return clipped / clipped.sum(axis=1, keepdims=True)
         if np.any(adjusted > 1) or np.any(adjusted < 0):
             return softmax(adjusted)
-        context.note("fallback", "PacCal: all adjusted posteriors in [0, 1]; returned unchanged")
+        self.context_for(context).note(
+            "fallback", "PacCal: all adjusted posteriors in [0, 1]; returned unchanged"
+        )
         return adjusted

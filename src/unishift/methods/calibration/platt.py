@@ -36,8 +36,7 @@ class Platt(Calibrator):
         "BCTS and VS"
     )
 
-    def fit(self, setting: Setting):
-        self.check_classes(setting)
+    def _fit(self, setting: Setting) -> None:
         validation = setting.validation
         everything = np.arange(len(validation.labels))
         self.calibrated_ = CalibratedClassifierCV(
@@ -45,7 +44,6 @@ class Platt(Calibrator):
             method="sigmoid",
             cv=[(everything, everything)],
         ).fit(validation.posteriors, validation.labels)
-        return self
 
-    def calibrate(self, sample: Sample, context: SampleContext):
+    def calibrate(self, sample: Sample, context: SampleContext | None = None):
         return as_posteriors(self.calibrated_.predict_proba(sample.posteriors)[:, 1])

@@ -21,12 +21,14 @@ class _AbstentionScaling(Calibrator):
     abstention_call: tuple[str, dict]  # an abstention.calibration class and its arguments
 
     def __init__(self, logits: str = "S", zero_posteriors: str = "clip", on_fit_error="backup"):
-        check_choice("logits", logits, LOGITS)
-        check_choice("zero_posteriors", zero_posteriors, ZERO_POSTERIOR_RULES)
-        check_choice("on_fit_error", on_fit_error, FIT_ERROR_RULES)
         self.logits = logits
         self.zero_posteriors = zero_posteriors
         self.on_fit_error = on_fit_error
+
+    def check_params(self):
+        check_choice("logits", self.logits, LOGITS)
+        check_choice("zero_posteriors", self.zero_posteriors, ZERO_POSTERIOR_RULES)
+        check_choice("on_fit_error", self.on_fit_error, FIT_ERROR_RULES)
 
     def _inputs(self, data, notes: list) -> np.ndarray:
         if self.logits == "L":
@@ -47,10 +49,9 @@ class _AbstentionScaling(Calibrator):
             posteriors = posteriors / posteriors.sum(axis=1, keepdims=True)
         return posteriors
 
-    def fit(self, setting):
+    def _fit(self, setting) -> None:
         import abstention.calibration
 
-        self.fit_notes = []
         validation = setting.validation
         inputs = self._inputs(validation, self.fit_notes)
         onehot = np.eye(setting.n_classes)[np.asarray(validation.labels, dtype=int)]
@@ -66,13 +67,13 @@ class _AbstentionScaling(Calibrator):
             if self.on_fit_error == "raise":
                 raise RuntimeError(reason) from err
             self.fit_fallback(reason + "; uncalibrated posteriors returned")
-        return self
 
-    def calibrate(self, sample, context):
+    def calibrate(self, sample, context=None):
         if self.map_ is None:
             posteriors = np.asarray(sample.posteriors, dtype=float)
             return posteriors / posteriors.sum(axis=1, keepdims=True)
-        return np.asarray(self.map_(self._inputs(sample, context.notes)), dtype=float)
+        notes = self.context_for(context).notes
+        return np.asarray(self.map_(self._inputs(sample, notes)), dtype=float)
 
 
 class TemperatureScaling(_AbstentionScaling):

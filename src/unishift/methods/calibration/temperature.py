@@ -19,14 +19,13 @@ class TemperatureCalibrator(Calibrator):
     def _logits(self, data) -> np.ndarray:
         return as_logits(self.logits, data)
 
-    def fit(self, setting: Setting):
-        self.fit_notes = []
+    def _fit(self, setting: Setting) -> None:
         self.setting_ = setting
         self.source_logits_ = self._logits(setting.validation)
-        return self
 
     def temperature(self, sample: Sample, context: SampleContext) -> float:
         raise NotImplementedError
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
+        context = self.context_for(context)
         return scaled_softmax(self._logits(sample), self.temperature(sample, context))

@@ -4,7 +4,6 @@ to an importance-weighted estimate of the target accuracy."""
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
@@ -66,23 +65,28 @@ def transcal_temperature(
     return float(result.x[0])
 
 
-@dataclass(eq=False)
 class TransCal(TemperatureCalibrator):
     """TransCal: T >= 1 matching the target confidence to a variance-reduced importance-weighted
     estimate of the target accuracy (its switches: docs/methods.md §2.4, config/README.md)."""
 
     name, description = "TransCal", "TransCal (Wang et al. 2020) [REF TransCal-S / TransCal]"
-    binary_defaults = {"covariate": {"logits": "L"}}
     adaptations = ("c2q", "c2a")
     assumption = "covariate"
     calibration_notion = "top-label"
 
-    logits: str = "S"
-    weights: str = "domain_classifier"
-    zero_posteriors: str = "faithful"
-    variance_term: bool = True
+    def __init__(
+        self,
+        logits: str = "S",
+        weights: str = "domain_classifier",
+        zero_posteriors: str = "faithful",
+        variance_term: bool = True,
+    ):
+        self.logits = logits
+        self.weights = weights
+        self.zero_posteriors = zero_posteriors
+        self.variance_term = variance_term
 
-    def __post_init__(self):
+    def check_params(self):
         check_choice("logits", self.logits, LOGIT_CONVENTIONS)
         check_choice("weights", self.weights, WEIGHT_SOURCES)
         check_choice("zero_posteriors", self.zero_posteriors, ZERO_POSTERIOR_RULES)
@@ -92,10 +96,10 @@ class TransCal(TemperatureCalibrator):
         clip = CLIP_POSTERIORS if self.zero_posteriors == "clip" else None
         return as_logits(self.logits, data, clip=clip)
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         import torch
 
-        super().fit(setting)
+        super()._fit(setting)
         labels = setting.validation.labels
         self.source_temperature_ = source_temperature(self.source_logits_, labels)
         if self.source_temperature_ == -1.0:
@@ -109,7 +113,6 @@ class TransCal(TemperatureCalibrator):
         self.error_ = (1.0 - correct).astype(np.float32).reshape(-1, 1)
         confidences = np.max(probabilities, axis=1).astype(np.float32)
         self.source_confidence_ = torch.from_numpy(confidences).mean().item()
-        return self
 
     def domain_weight_plan(self):
         return SAMPLE if self.weights == "domain_classifier" else None

@@ -31,12 +31,11 @@ class ATC(AccuracyPredictor):
     adaptations = ("a2c", "a2q")
     assumption = "covariate"
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         validation = setting.validation
         scores = max_confidence(validation.posteriors)
         correct = validation.predictions == validation.labels
         self.threshold_ = atc_threshold(scores, correct)
-        return self
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         return float(np.mean(max_confidence(sample.posteriors) >= self.threshold_))

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
@@ -16,22 +14,29 @@ from unishift.protocols.sampling import app_indices, npp_indices, upp_indices
 PROTOCOLS = ("upp", "npp", "app")
 
 
-@dataclass(eq=False)
 class DoC(AccuracyPredictor):
     """Linear regression from the shift in mean max-confidence to the drop in accuracy, trained on
     ``repeats`` validation samples of ``sample_size`` items drawn by ``protocol`` with ``seed``
     (docs/protocols.md §4)."""
 
     name, description = "DoC", "difference of confidences, 100 x 250 validation samples"
-    shift_defaults = {"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
     adaptations = ("a2c", "a2q")
-    protocol: str = "upp"
-    sample_size: int = 250
-    repeats: int = 100
-    seed: int = 0
-    clip: bool = True
 
-    def __post_init__(self):
+    def __init__(
+        self,
+        protocol: str = "upp",
+        sample_size: int = 250,
+        repeats: int = 100,
+        seed: int = 0,
+        clip: bool = True,
+    ):
+        self.protocol = protocol
+        self.sample_size = sample_size
+        self.repeats = repeats
+        self.seed = seed
+        self.clip = clip
+
+    def check_params(self):
         check_choice("protocol", self.protocol, PROTOCOLS)
         check_positive_int("sample_size", self.sample_size)
         check_positive_int("repeats", self.repeats)
@@ -49,8 +54,7 @@ class DoC(AccuracyPredictor):
         draw = upp_indices if protocol == "upp" else app_indices
         return draw(labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes)
 
-    def fit(self, setting: Setting):
-        self.fit_notes = []
+    def _fit(self, setting: Setting) -> None:
         validation = setting.validation
         if len(validation) == 0:
             raise ValueError("DoC cannot be fitted on an empty validation set")
@@ -62,9 +66,8 @@ class DoC(AccuracyPredictor):
         shifts = confidence[indices].mean(axis=1) - self.val_confidence_
         drops = self.val_accuracy_ - correct[indices].mean(axis=1)
         self.regressor_ = LinearRegression().fit(shifts.reshape(-1, 1), drops)
-        return self
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         shift = max_confidence(sample.posteriors).mean() - self.val_confidence_
         estimate = self.val_accuracy_ - float(self.regressor_.predict([[shift]])[0])
         return float(np.clip(estimate, 0.0, 1.0)) if self.clip else estimate

@@ -65,12 +65,13 @@ class LEAP(AccuracyPredictor):
     assumption = "label"
 
     def __init__(self, quantifier="KDEy"):
-        if not callable(quantifier):
-            check_choice("quantifier", quantifier, tuple(QUANTIFIERS))
         self.quantifier = quantifier
 
-    def fit(self, setting: Setting):
-        self.fit_notes = []
+    def check_params(self):
+        if not callable(self.quantifier):
+            check_choice("quantifier", self.quantifier, tuple(QUANTIFIERS))
+
+    def _fit(self, setting: Setting) -> None:
         table = setting.validation.confusion
         totals = table.sum(axis=1, keepdims=True)
         empty = [i for i in range(1, setting.n_classes) if totals[i, 0] == 0]
@@ -84,19 +85,18 @@ class LEAP(AccuracyPredictor):
         self.A_ = leap_equations(self.ratios_)
         make = self.quantifier if callable(self.quantifier) else QUANTIFIERS[self.quantifier]
         self.quantifier_ = make().fit(setting)
-        self.fit_notes.extend(getattr(self.quantifier_, "fit_notes", []) or [])
-        return self
+        self.fit_notes.extend(self.quantifier_.fit_notes)
 
-    def predict_table(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def predict_table(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         """The estimated k x k contingency table (shares; rows true class, columns predicted class);
         the SLSQP branch is part of LEAP, not a fallback, so it is not noted."""
         k = sample.n_classes
         cc = np.bincount(sample.predictions, minlength=k) / len(sample)
-        q = np.asarray(self.quantifier_.quantify(sample, context), dtype=float)
+        q = np.asarray(self.quantifier_.quantify(sample, self.context_for(context)), dtype=float)
         table, _ = solve_contingency(self.A_, leap_rhs(cc, q))
         return table
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         table = self.predict_table(sample, context)
         return float(np.trace(table) / table.sum())
 

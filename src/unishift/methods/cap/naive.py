@@ -14,10 +14,9 @@ class Naive(AccuracyPredictor):
     name, group, description = "Naive", "baseline", "validation accuracy"
     adaptations = ()
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         validation = setting.validation
         self.accuracy_ = float(np.mean(validation.predictions == validation.labels))
-        return self
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         return self.accuracy_

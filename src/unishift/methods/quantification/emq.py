@@ -30,23 +30,22 @@ class EMFromPrior:
     assumption = "label"
 
     def __init__(self, train_prevalence: str = "training"):
-        check_choice("train_prevalence", train_prevalence, PREVALENCE_SOURCES)
         self.train_prevalence = train_prevalence
 
-    def fit(self, setting: Setting):
-        self.fit_notes = []
+    def check_params(self):
+        check_choice("train_prevalence", self.train_prevalence, PREVALENCE_SOURCES)
+
+    def _fit(self, setting: Setting) -> None:
         self.prior_ = setting.prevalence_of(self.train_prevalence)
-        return self
 
 
 class EMQ(EMFromPrior, Quantifier):
     """EM of Saerens et al.; returns the EM priors."""
 
     name, description = "EMQ", "EM of Saerens et al."
-    binary_defaults = {"covariate": {"train_prevalence": "validation"}}
     adaptations = ("q2c", "q2a")
 
-    def quantify(self, sample, context):
+    def quantify(self, sample, context=None):
         return em(self.prior_, sample.posteriors)[0]
 
 
@@ -57,19 +56,19 @@ class EMQBCTS(Quantifier):
 
     name, display = "EMQ_BCTS", r"EMQ$^{\text{BCTS}}$"
     description = "EMQ on BCTS-recalibrated posteriors"
-    binary_defaults = {"covariate": {"fallback_prevalence": "validation"}}
     adaptations = ("q2a",)
     assumption = "label"
 
     def __init__(self, fallback_prevalence: str = "training"):
-        check_choice("fallback_prevalence", fallback_prevalence, PREVALENCE_SOURCES)
         self.fallback_prevalence = fallback_prevalence
 
-    def fit(self, setting: Setting):
+    def check_params(self):
+        check_choice("fallback_prevalence", self.fallback_prevalence, PREVALENCE_SOURCES)
+
+    def _fit(self, setting: Setting) -> None:
         load_quapy()
         from quapy.method.aggregative import EMQ as QuaPyEMQ
 
-        self.fit_notes = []
         self.fallback_prior_ = None
         validation = setting.validation
         self.quantifier_ = QuaPyEMQ(
@@ -88,9 +87,8 @@ class EMQBCTS(Quantifier):
             # the whole error (whose first line their driver kept); both are kept as recorded
             reason = one_line(str(err), limit=120) if setting.n_classes == 2 else str(err)
             self.fit_fallback(f"BCTS failed at fit time ({reason}); plain EMQ used")
-        return self
 
-    def quantify(self, sample, context):
+    def quantify(self, sample, context=None):
         if self.fallback_prior_ is not None:
             return em(self.fallback_prior_, sample.posteriors)[0]
         return np.asarray(quiet(self.quantifier_.predict, sample.posteriors), dtype=float)
