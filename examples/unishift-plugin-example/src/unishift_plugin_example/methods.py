@@ -20,24 +20,28 @@ class HistogramBinning(Calibrator):
     # adaptations = None (the default): HistBin_c2q and HistBin_c2a are registered with it (binary-
     # only too, for the same reason)
 
+    # a scikit-learn estimator: the constructor stores its hyper-parameters as given, fit checks them
     def __init__(self, n_bins: int = 10):
-        if int(n_bins) != n_bins or n_bins < 1:
-            raise ValueError(f"n_bins={n_bins!r} must be a positive integer")
-        self.n_bins = int(n_bins)
+        self.n_bins = n_bins
+
+    def check_params(self):
+        if isinstance(self.n_bins, bool) or int(self.n_bins) != self.n_bins or self.n_bins < 1:
+            raise ValueError(f"n_bins={self.n_bins!r} must be a positive integer")
 
     def _bins(self, positive: np.ndarray) -> np.ndarray:
-        return np.minimum((positive * self.n_bins).astype(int), self.n_bins - 1)
+        n_bins = int(self.n_bins)
+        return np.minimum((positive * n_bins).astype(int), n_bins - 1)
 
-    def fit(self, setting: Setting):
-        self.check_classes(setting)
+    def _fit(self, setting: Setting) -> None:
+        # Method.fit has checked n_bins and refused a setting of more than two classes
         validation = setting.validation
+        n_bins = int(self.n_bins)
         bins = self._bins(validation.posteriors[:, 1])
-        counts = np.bincount(bins, minlength=self.n_bins)
-        positives = np.bincount(bins, weights=validation.labels, minlength=self.n_bins)
-        centres = (np.arange(self.n_bins) + 0.5) / self.n_bins
+        counts = np.bincount(bins, minlength=n_bins)
+        positives = np.bincount(bins, weights=validation.labels, minlength=n_bins)
+        centres = (np.arange(n_bins) + 0.5) / n_bins
         with np.errstate(invalid="ignore", divide="ignore"):
             self.rates_ = np.where(counts > 0, positives / counts, centres)
-        return self
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         return as_posteriors(self.rates_[self._bins(sample.posteriors[:, 1])])

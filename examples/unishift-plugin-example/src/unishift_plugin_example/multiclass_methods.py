@@ -20,6 +20,8 @@ class MaximumLikelihoodPrevalence(Quantifier):
     description = "maximum-likelihood prevalence estimation (the validation prevalence)"
     adaptations = ()
 
+    # an ordinary scikit-learn-style fit (Method.fit's hook _fit is the other way): it keeps no
+    # fallback notes, so it has none
     def fit(self, setting):
         labels = np.asarray(setting.validation.labels, dtype=int)
         if not len(labels):
@@ -27,5 +29,5 @@ class MaximumLikelihoodPrevalence(Quantifier):
         self.prevalence_ = np.bincount(labels, minlength=setting.n_classes) / len(labels)
         return self
 
-    def quantify(self, sample, context):
+    def quantify(self, sample, context=None):
         return self.prevalence_.copy()
