@@ -104,7 +104,7 @@ def run(jobs, setups, containers, SampleContext) -> dict:
             digest, estimates, notes = hashlib.sha256(), [], []
             try:
                 method = build().fit(setting)
-                notes += [list(n) for n in getattr(method, "fit_notes", []) or []]
+                notes += [list(n) for n in method.fit_notes]
                 for sample_id, sample in enumerate(samples):
                     context = SampleContext(setup["key"], sample_id, seed=0, draws=draws)
                     output = np.asarray(method.apply(sample, context), dtype=np.float64)

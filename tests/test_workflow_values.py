@@ -50,7 +50,7 @@ def recompute_method(task, name, setup):
         failed = None
     except Exception as err:  # noqa: BLE001 - a fit failure marks every sample as an error
         failed = err
-    fit_notes = list(getattr(method, "fit_notes", []) or [])
+    fit_notes = list(method.fit_notes)
     # the domain classifier's draws: one stream continued across the setup's samples in order
     # (domain_stream: reference), or None for seeds derived per sample
     stream = None

@@ -202,7 +202,7 @@ def _check_methods(config: dict) -> None:
                 except KeyError as err:
                     raise ConfigError(f"{where}: {err.args[0]}") from None
                 binary = shift not in config["shifts"] or record_layout(config, shift) == TWO_CLASS
-                if spec.binary_only and not binary:
+                if not binary and spec.skip(3):
                     raise ConfigError(
                         f"{where}: {name!r} is binary-only ({spec.binary_only}), and the {shift}-shift "
                         "data of this config have more than two classes; remove it"
@@ -257,7 +257,7 @@ def check_method_params(spec, params, where: str, classes=None) -> None:
         # that a wrong one fails before any job (and on a finished run) rather than in a job
         check_method_params(spec.inner, inner_params, f"{where}.inner_params", classes)
     for shift, n_classes in (classes or {spec.shifts[0]: 2}).items():
-        if spec.binary_only and n_classes > 2:
+        if spec.skip(n_classes):
             continue
         try:
             spec.build(shift, n_classes, params)

@@ -400,8 +400,8 @@ MUTATIONS = [
         "C11",
         "calibrators",
         EMQ_QUANTIFIERS,  # the EM prior the EMQ calibrator shares with the quantifier
-        "self.fit_notes = []\n        self.prior_ = setting.prevalence_of(self.train_prevalence)",
-        "self.fit_notes = []\n        self.prior_ = setting.prevalence_of("
+        "self.prior_ = setting.prevalence_of(self.train_prevalence)",
+        "self.prior_ = setting.prevalence_of("
         '{"training": "validation", "validation": "training"}[self.train_prevalence])',
         "EMQ calibrators: training and validation prior swapped",
     ),
@@ -993,8 +993,8 @@ HELD_OUT = [
         "H5",
         "calibrators",
         HEAD2TAIL,
-        'alpha: float = 0.9\n    head: str = "frequency"',
-        'alpha: float = 0.8\n    head: str = "frequency"',
+        'alpha: float = 0.9,\n        head: str = "frequency",',
+        'alpha: float = 0.8,\n        head: str = "frequency",',
         "Head2Tail: tail share 0.8 instead of 0.9",
     ),
     m(
@@ -1201,8 +1201,8 @@ MUTATIONS += [
         "MC9",
         "multiclass",
         EMQ,
-        "super().fit(setting)\n        self.prior_ = setting.prevalence_of(self.train_prevalence)",
-        'super().fit(setting)\n        self.prior_ = setting.prevalence_of("validation")',
+        "super()._fit(setting)\n        self.prior_ = setting.prevalence_of(self.train_prevalence)",
+        'super()._fit(setting)\n        self.prior_ = setting.prevalence_of("validation")',
         "EMQ_TransCal's and EMQ_LasCal's EM (ThenEM) starts from the validation prevalence",
         tests=MC_ADDED,
     ),

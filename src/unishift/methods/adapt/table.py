@@ -123,7 +123,7 @@ _L_LOGITS, _P_LOGITS = {"logits": "L"}, {"logits": "P"}
 _POSITIVE_CELLS = {"cells": "positive_class"}
 
 # (task, method) -> what the paper's tables set beyond the constructor's defaults (docs/methods.md
-# §2-§4; docs/multiclass.md §4; the binary tables' choices: docs/multiclass.md, "at k = 2").
+# §2-§4; docs/multiclass.md §4 has the binary tables' choices in its table).
 PAPER_SETTINGS = {
     ("calibration", "CPCS"): Settings(binary_defaults={"label": _P_LOGITS, "covariate": _L_LOGITS}),
     ("calibration", "DMCal"): Settings(
