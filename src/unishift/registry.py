@@ -17,7 +17,7 @@ from importlib.metadata import entry_points, packages_distributions, version
 from types import ModuleType
 from typing import Any
 
-from unishift.methods.adapt.table import PAPER_SETTINGS, derived_adaptations, settings_of
+from unishift.methods.adapt.table import PAPER_SETTINGS, derived_adaptations
 from unishift.methods.base import ASSUMPTIONS, CALIBRATION_NOTIONS, GROUPS, SHIFTS, TASKS, Method
 from unishift.methods.spec import MethodSpec
 
@@ -99,11 +99,11 @@ def register_class(method_class: type[Method]) -> MethodSpec:
     if "defaults" in vars(method_class):
         raise ValueError(
             f"{method_class.__qualname__} sets a 'defaults' attribute, which is not read: a "
-            "method's defaults are its constructor's (put per-shift values in shift_defaults, the "
-            "binary tables' in binary_defaults)"
+            "method's defaults are its constructor's (the paper's per-shift values are in "
+            "unishift.methods.adapt.table.PAPER_SETTINGS; a plugin puts its own in shift_defaults, "
+            "the binary tables' in binary_defaults)"
         )
-    settings = settings_of(method_class)
-    return register(MethodSpec.of(method_class, settings.shift_defaults, settings.binary_defaults))
+    return register(MethodSpec.of(method_class))
 
 
 def plugin_modules() -> list[str]:

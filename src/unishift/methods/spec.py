@@ -121,18 +121,13 @@ class MethodSpec:
         return method
 
     @classmethod
-    def of(
-        cls,
-        method_class: type[Method],
-        shift_defaults: dict[str, dict[str, Any]] | None = None,
-        binary_defaults: dict[str, dict[str, Any]] | None = None,
-    ) -> MethodSpec:
-        """The entry a method class describes in its attributes; the per-shift arguments are the
-        class's own unless given (the paper's table)."""
-        if shift_defaults is None:
-            shift_defaults = method_class.shift_defaults
-        if binary_defaults is None:
-            binary_defaults = method_class.binary_defaults
+    def of(cls, method_class: type[Method]) -> MethodSpec:
+        """The entry a method class describes in its attributes, with its per-shift arguments:
+        the paper's table's for the paper's methods, else the class's own (a plugin's)."""
+        # the table imports this module: looked up when a class is described
+        from unishift.methods.adapt.table import settings_of
+
+        settings = settings_of(method_class)
         same = ("name", "task", "group", "description", "binary_only", "assumption")
         return cls(
             **{attribute: getattr(method_class, attribute) for attribute in same},
@@ -140,8 +135,8 @@ class MethodSpec:
             display=method_class.display or method_class.name,
             shifts=tuple(method_class.shifts),
             defaults=constructor_defaults(method_class),
-            shift_defaults={s: dict(d) for s, d in shift_defaults.items()},
-            binary_defaults={s: dict(d) for s, d in binary_defaults.items()},
+            shift_defaults={s: dict(d) for s, d in settings.shift_defaults.items()},
+            binary_defaults={s: dict(d) for s, d in settings.binary_defaults.items()},
             calibration_notion=getattr(method_class, "calibration_notion", None),
         )
 
