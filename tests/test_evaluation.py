@@ -199,15 +199,10 @@ def test_derived_seeds_are_stable_and_distinct():
     assert derive_seed(0, "yeast/LR", 3) != derive_seed(0, "yeast/LR", 4)
 
 
-class Sharpen:
+class Sharpen(Calibrator):
     """A calibrator that squares the odds: posteriors move away from 0.5, both ECEs change."""
 
-    task = "calibration"
-
-    def fit(self, setting):
-        return self
-
-    def apply(self, sample, context):
+    def calibrate(self, sample, context=None):
         p = sample.posteriors[:, 1] ** 2 / (
             sample.posteriors[:, 1] ** 2 + sample.posteriors[:, 0] ** 2
         )
