@@ -17,8 +17,9 @@ from importlib.metadata import entry_points, packages_distributions, version
 from types import ModuleType
 from typing import Any
 
-from unishift.methods.adapt.table import PAPER_SETTINGS, derived_adaptations
+from unishift.methods.adapt.table import derived_adaptations
 from unishift.methods.base import ASSUMPTIONS, CALIBRATION_NOTIONS, GROUPS, SHIFTS, TASKS, Method
+from unishift.methods.paper_settings import PAPER_SETTINGS
 from unishift.methods.spec import MethodSpec
 
 # Every module of these packages is scanned for method classes; adding a method is adding a file.
@@ -100,7 +101,7 @@ def register_class(method_class: type[Method]) -> MethodSpec:
         raise ValueError(
             f"{method_class.__qualname__} sets a 'defaults' attribute, which is not read: a "
             "method's defaults are its constructor's (the paper's per-shift values are in "
-            "unishift.methods.adapt.table.PAPER_SETTINGS; a plugin puts its own in shift_defaults, "
+            "unishift.methods.paper_settings.PAPER_SETTINGS; a plugin puts its own in shift_defaults, "
             "the binary tables' in binary_defaults)"
         )
     return register(MethodSpec.of(method_class))

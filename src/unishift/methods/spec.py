@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from unishift.methods.base import DERIVED_SHIFTS, SHIFTS, Method
+from unishift.methods.paper_settings import settings_of
 
 
 def constructor_defaults(method_class: type[Method]) -> dict[str, Any]:
@@ -124,9 +125,6 @@ class MethodSpec:
     def of(cls, method_class: type[Method]) -> MethodSpec:
         """The entry a method class describes in its attributes, with its per-shift arguments:
         the paper's table's for the paper's methods, else the class's own (a plugin's)."""
-        # the table imports this module: looked up when a class is described
-        from unishift.methods.adapt.table import settings_of
-
         settings = settings_of(method_class)
         same = ("name", "task", "group", "description", "binary_only", "assumption")
         return cls(

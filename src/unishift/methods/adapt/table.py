@@ -1,13 +1,12 @@
-"""The paper's settings in one table: the adaptations between tasks (paper §4, docs/multiclass.md
-§2) and EM on calibrated posteriors, for any number of classes (:data:`KINDS`, :data:`ROWS`), and
-the arguments the paper's tables give the methods under each shift and for two classes
-(:data:`PAPER_SETTINGS`). Which kinds a method gets and what the rows state: docs/methods.md,
-"Adding a method"."""
+"""The adaptations between tasks (paper §4, docs/multiclass.md §2) and EM on calibrated posteriors,
+as one table for any number of classes; which kinds a method gets and what :data:`ROWS` state:
+docs/methods.md, "Adding a method". Beside it, :mod:`unishift.methods.paper_settings` holds the
+arguments the paper's tables give the methods themselves."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from unishift.methods.adapt.to_calibration import (
@@ -108,59 +107,6 @@ ROWS = {
         LS, name="EMQ_BCTS_c", display=r"EMQ$^{\text{BCTS}}_{\zeta}$", note="validation prior"
     ),
 }
-
-
-@dataclass(frozen=True)
-class Settings:
-    """A method's arguments in the paper's tables: ``shift_defaults[shift]`` for any number of
-    classes, ``binary_defaults[shift]`` over them for the binary tables (two classes)."""
-
-    shift_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
-    binary_defaults: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-_L_LOGITS, _P_LOGITS = {"logits": "L"}, {"logits": "P"}
-_POSITIVE_CELLS = {"cells": "positive_class"}
-
-# (task, method) -> what the paper's tables set beyond the constructor's defaults (docs/methods.md
-# §2-§4; docs/multiclass.md §4 has the binary tables' choices in its table).
-PAPER_SETTINGS = {
-    ("calibration", "CPCS"): Settings(binary_defaults={"label": _P_LOGITS, "covariate": _L_LOGITS}),
-    ("calibration", "DMCal"): Settings(
-        binary_defaults={"label": _POSITIVE_CELLS, "covariate": _POSITIVE_CELLS}
-    ),
-    ("calibration", "Head2Tail"): Settings(
-        binary_defaults={"label": {"logits": "P", "head": "index"}, "covariate": {"head": "index"}}
-    ),
-    ("calibration", "LasCal"): Settings(
-        shift_defaults={"covariate": _L_LOGITS}, binary_defaults={"label": _P_LOGITS}
-    ),
-    ("calibration", "TransCal"): Settings(binary_defaults={"covariate": _L_LOGITS}),
-    ("quantification", "EMQ"): Settings(
-        binary_defaults={"covariate": {"train_prevalence": "validation"}}
-    ),
-    ("quantification", "EMQ_BCTS"): Settings(
-        binary_defaults={"covariate": {"fallback_prevalence": "validation"}}
-    ),
-    ("cap", "DoC"): Settings(
-        shift_defaults={"label": {"protocol": "upp"}, "covariate": {"protocol": "npp"}}
-    ),
-}
-
-
-def settings_of(method_class: type) -> Settings:
-    """The per-shift arguments of a method class: the paper's (:data:`PAPER_SETTINGS`) for the
-    paper's methods, else those a plugin class declares in ``shift_defaults`` and
-    ``binary_defaults``; both for one class is refused (one place per fact)."""
-    paper = PAPER_SETTINGS.get((method_class.task, method_class.name))
-    own = Settings(dict(method_class.shift_defaults), dict(method_class.binary_defaults))
-    if paper is not None and own != Settings():
-        raise ValueError(
-            f"{method_class.__qualname__} declares shift_defaults / binary_defaults, and the "
-            f"paper's table (unishift.methods.adapt.table.PAPER_SETTINGS) has the settings of "
-            f"{method_class.task} method {method_class.name!r}: keep them in one place"
-        )
-    return paper or own
 
 
 def row_of(kind: str, inner: str) -> Row:
