@@ -19,6 +19,7 @@ from tests.test_api import _setup
 from tests.test_calibration_support import make_setting
 from unishift.api import QuaPyQuantifier, evaluate, from_quapy, load_records, table
 from unishift.io import write_csv, write_json
+from unishift.made_from import write_record
 from unishift.methods.base import fresh_context
 from unishift.passthrough import quiet
 from unishift.provenance import provenance
@@ -150,7 +151,10 @@ def _results(tmp_path, configured):
     folder = results / "eval" / "label" / "quantification"
     setups = [_setup(3)]
     for name in ("CC", "PCC", "PACC"):
-        write_csv(folder / f"{name}.csv", evaluate(name, setups, task="quantification"))
+        path = folder / f"{name}.csv"
+        write_csv(path, evaluate(name, setups, task="quantification"))
+        # the record of the job that wrote it, which load_records checks as the workflow does
+        write_record(path, "aggregate_records", {"method": name}, [], results)
     if configured is not None:
         config = {"seed": 0, "methods": {"label": {"quantification": configured}}}
         write_json(results / "provenance.json", provenance(config, code_version="test"))

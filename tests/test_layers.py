@@ -47,7 +47,7 @@ GRAPH = {name: imports_of(name) for name in MODULES}
 # below. Each entry is a module or a package (all its modules).
 LAYERS = [
     ("unishift", "unishift.choices", "unishift.numerics", "unishift.kernels", "unishift.io",
-     "unishift.jobs", "unishift.hub"),
+     "unishift.hub", "unishift.figures"),
     ("unishift.metrics", "unishift.protocols", "unishift.stats", "unishift.classifiers",
      "unishift.lm", "unishift.passthrough"),
     ("unishift.data",),
@@ -56,7 +56,8 @@ LAYERS = [
     ("unishift.methods",),
     ("unishift.registry",),
     # plan: a run's record layout per shift, from the data-set collections
-    ("unishift.evaluation", "unishift.records", "unishift.catalogue", "unishift.plan"),
+    ("unishift.evaluation", "unishift.records", "unishift.catalogue", "unishift.plan",
+     "unishift.jobs"),
     ("unishift.report",),
     ("unishift.api", "unishift.codeversion", "unishift.workflow_checks", "unishift.provenance",
      "unishift.domain_weight_artifacts"),

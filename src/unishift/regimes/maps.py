@@ -261,7 +261,7 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
     paths = {s: stem.with_name(stem.name + "." + s) for s in ("csv", "png", "tex")}
     write_csv(paths["csv"], pd.concat([rmap.table() for rmap in rmaps], ignore_index=True))
     write_text(paths["tex"], regime_maps_tex(rmaps))
-    from unishift.report.cd import figure_settings
+    from unishift.figures import figure_settings
 
     with figure_settings():
         _draw_regime_maps(rmaps, title, paths["png"])
@@ -269,7 +269,7 @@ def write_regime_maps(rmaps: list[RegimeMap], stem: str | Path, title: str = "")
 
 
 def _draw_regime_maps(rmaps: list[RegimeMap], title: str, png: Path) -> None:
-    from unishift.report.cd import pyplot
+    from unishift.figures import pyplot
 
     plt = pyplot()
     columns = min(2, len(rmaps))
