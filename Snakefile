@@ -46,6 +46,7 @@ include: "workflow/rules/weights.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/regimes.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/site.smk"
 
 
 rule all:

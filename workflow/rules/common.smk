@@ -223,6 +223,7 @@ def table_targets(shift):
         "regimes",
         "regime_figures",
         "appendix",
+        "reliability",
         "other",
     )
     targets = {kind: [] for kind in kinds}
@@ -244,6 +245,10 @@ def table_targets(shift):
             targets["other"].append(f"{RESULTS}/reproduction/{task}_{shift}.md")
         if task == "calibration":
             targets["tables"].append(f"{RESULTS}/tables/calibration_brier_{shift}.tex")
+            targets["reliability"] += [
+                f"{RESULTS}/plots/calibration_{shift}_reliability_{method}.png"
+                for method in methods_of(shift, task)
+            ]
         targets["other"] += companion_outputs(shift, task)
     # compound shift runs the covariate-shift setups: their accuracy is the covariate appendix's
     if shift in PAPER_SHIFTS:
@@ -273,6 +278,9 @@ def companion_outputs(shift, task):
     if task == "calibration":
         files.append(f"{RESULTS}/tables/calibration_brier_{shift}.csv")
         files.append(f"{RESULTS}/tables/calibration_brier_{shift}_summary.csv")
+        files += [
+            f"{RESULTS}/reliability/{shift}/{method}.csv" for method in methods_of(shift, task)
+        ]
     return files
 
 
@@ -441,4 +449,6 @@ def all_outputs():
     if build_report_pdf():
         outputs.append(f"{RESULTS}/report.pdf")
     outputs.append(f"{RESULTS}/provenance.json")
+    if config["site"]:
+        outputs.append(f"{RESULTS}/site/index.html")
     return outputs

@@ -88,6 +88,29 @@ rule error_by_shift:
         "../scripts/error_by_shift.py"
 
 
+rule reliability:
+    """A calibrator's reliability diagrams: the bin statistics of its evaluation jobs, pooled over
+    the task's setups, per shift-intensity band (docs/reporting.md, "Reliability diagrams").
+    """
+    input:
+        lambda wc: [
+            f"{RESULTS}/reliability_setups/{wc.shift}/calibration/{wc.method}/{setup}.csv"
+            for setup in job_setups(wc.shift)
+        ],
+    output:
+        csv=f"{RESULTS}/reliability/{{shift}}/{{method}}.csv",
+        png=f"{RESULTS}/plots/calibration_{{shift}}_reliability_{{method}}.png",
+    log:
+        f"{RESULTS}/logs/plots/calibration_{{shift}}_reliability_{{method}}.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        display=lambda wc: method_info(wc.shift, "calibration")[wc.method][0],
+        code=code_version("reliability.py", registry=True),
+    script:
+        "../scripts/reliability.py"
+
+
 rule reproduction:
     """Our cells, ranks and win rates beside the paper's, with a verdict per cell."""
     input:
@@ -137,6 +160,7 @@ rule report_pdf:
         regimes=report_pdf_inputs("regimes"),
         regime_figures=report_pdf_inputs("regime_figures"),
         appendix=report_pdf_inputs("appendix"),
+        reliability=report_pdf_inputs("reliability"),
     output:
         f"{RESULTS}/report.pdf",
     log:

@@ -9,6 +9,7 @@ from unishift.evaluation import evaluate_method
 from unishift.io import write_csv
 from unishift.jobs import start_job
 from unishift.records import join_descriptors, read_descriptors
+from unishift.report.reliability import ReliabilityCollector
 
 log = start_job(snakemake)
 shift, task, method = (
@@ -52,6 +53,8 @@ def load_setups():
 setups = load_setups()
 if hasattr(inputs, "domain_weights"):  # weights computed once upstream (rules/weights.smk)
     setups = attach_domain_weights(setups, inputs.domain_weights)
+# only a calibrator's job has a reliability output (rules/evaluate.smk: evaluate_calibration)
+reliability = ReliabilityCollector() if hasattr(snakemake.output, "reliability") else None
 records, timings = evaluate_method(
     task,
     method,
@@ -62,6 +65,7 @@ records, timings = evaluate_method(
     ece_precision=params.ece_precision,
     domain_stream=params.domain_stream,
     layout=params.layout,
+    observe=reliability,
 )
 # the shift descriptors of each sample, computed once per setup (rule descriptors)
 records = join_descriptors(
@@ -82,3 +86,5 @@ for reason, n in records.loc[records["status"] != "ok", "reason"].value_counts()
     log.info("%d samples: %s", n, reason)
 write_csv(snakemake.output.records, records)
 write_csv(snakemake.output.runtime, timings)
+if reliability is not None:
+    write_csv(snakemake.output.reliability, reliability.frame())

@@ -16,6 +16,7 @@ content = ReportContent(
     regimes=captioned(snakemake.input.regimes),
     regime_figures=captioned(snakemake.input.regime_figures),
     appendix=captioned(snakemake.input.appendix),
+    reliability=captioned(snakemake.input.reliability),
 )
 if build_report_pdf(content, snakemake.output[0]) is None:
     raise RuntimeError("pdflatex is not installed; set report_pdf: false or install TeX Live")

@@ -25,6 +25,8 @@ class ReportContent:
     regimes: list[tuple[str, Path]] = field(default_factory=list)
     regime_figures: list[tuple[str, Path]] = field(default_factory=list)
     appendix: list[tuple[str, Path]] = field(default_factory=list)  # accuracy tables (.tex)
+    # the calibrators' reliability diagrams (.png, unishift.report.reliability)
+    reliability: list[tuple[str, Path]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # free text paragraphs (LaTeX)
 
 
@@ -44,6 +46,7 @@ def report_tex(content: ReportContent) -> str:
             (caption, Path(p).resolve().as_posix()) for caption, p in content.regime_figures
         ],
         appendix=read(content.appendix),
+        reliability=[(caption, Path(p).resolve().as_posix()) for caption, p in content.reliability],
         notes=content.notes,
     )
 

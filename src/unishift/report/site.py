@@ -1,0 +1,580 @@
+"""``results/site/``: a static site of a finished run that opens from disk, offline (docs/reporting.md,
+"The results site").
+
+Pages are jinja2 templates (``templates/site/``); tables are DataTables as ITables writes them
+(sortable, searchable, with search panes on the classifier, data set and method group), figures are
+plotly figures or the run's own PNGs. Neither loads anything from the network: plotly's bundle and
+ITables' offline DataTables bundle are written once under ``assets/`` from the installed packages,
+and every page loads them with classic ``<script src>`` tags, which a browser runs from ``file://``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import pandas as pd
+
+from unishift.report.plots import N_BINS, error_by_shift, shift_bins
+from unishift.report.reliability import BANDS, _target_order, pool, read_reliability
+from unishift.report.summary import run_summary
+
+# Shown numbers: rounded to this many decimals (the test compares them with the CSVs at the same)
+DECIMALS = 6
+_TEMPLATES = Path(__file__).parent / "templates" / "site"
+_ENV = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(_TEMPLATES)),
+    autoescape=jinja2.select_autoescape(("html", "j2")),
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+    keep_trailing_newline=True,
+)
+# Columns of a table page's search panes (when present)
+FILTER_COLUMNS = ("classifier", "dataset", "group", "verdict", "model", "source", "target")
+
+
+@dataclass
+class TableSpec:
+    """One (task, shift) table of the run: its methods (table order), name -> (display, group),
+    and whether the Selector is one of its columns."""
+
+    task: str
+    shift: str
+    methods: list[str]
+    info: dict[str, tuple[str, str]] = field(default_factory=dict)
+    selector: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}_{self.shift}"
+
+
+# --- building blocks -------------------------------------------------------------------------------
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text)
+
+
+def method_page(task: str, shift: str, method: str) -> str:
+    return f"method_{task}_{shift}_{_slug(method)}.html"
+
+
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """Floats rounded to :data:`DECIMALS` (what the pages show)."""
+    floats = frame.select_dtypes("float").columns
+    return frame.assign(**{c: frame[c].round(DECIMALS) for c in floats})
+
+
+def datatable(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
+    """The frame as an ITables DataTable: every row on one page, sortable columns, a search box, and
+    search panes on the columns of :data:`FILTER_COLUMNS` it has."""
+    from itables import to_html_datatable
+
+    frame = _rounded(frame.reset_index(drop=True))
+    panes = [i for i, c in enumerate(frame.columns) if c in FILTER_COLUMNS]
+    options = {}
+    if panes:
+        options = {
+            "layout": {"top1": "searchPanes"},
+            "searchPanes": {"columns": panes, "cascadePanes": True, "initCollapsed": True},
+        }
+    return to_html_datatable(
+        frame,
+        table_id=table_id,
+        caption=caption or None,
+        connected=False,
+        paging=False,
+        maxBytes=0,  # never downsample: the page shows every row
+        showIndex=False,
+        display_logo_when_loading=False,
+        classes="display compact",
+        **options,
+    )
+
+
+def _figure_html(fig, div_id: str) -> str:
+    return fig.to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=div_id,
+        config={"displaylogo": False, "responsive": True},
+    )
+
+
+def _layout(fig, title: str, **axes):
+    fig.update_layout(
+        title=title, template="plotly_white", height=460, margin={"t": 60, "l": 60, "r": 20}, **axes
+    )
+    return fig
+
+
+def error_by_shift_figure(records: pd.DataFrame, methods: list[str], task: str, div_id: str):
+    """Mean error per shift-intensity bin, one line per method (plots.error_by_shift's points)."""
+    import plotly.graph_objects as go
+
+    points = error_by_shift(records, methods)
+    fig = go.Figure()
+    for method in methods:
+        sel = points[points["method"] == method]
+        fig.add_trace(
+            go.Scatter(
+                x=sel["shift"].round(DECIMALS),
+                y=sel["error"].round(DECIMALS),
+                mode="lines+markers",
+                name=method,
+                customdata=sel["n"],
+                hovertemplate="%{x:.3f}: %{y:.4g} (%{customdata} samples)",
+            )
+        )
+    _layout(
+        fig,
+        "Mean error by level of shift",
+        xaxis_title="level of shift",
+        yaxis_title="ECE" if task == "calibration" else "AE",
+    )
+    return _figure_html(fig, div_id)
+
+
+def error_distribution(records: pd.DataFrame, n_bins: int = N_BINS) -> pd.DataFrame:
+    """Per shift-intensity bin (plots.shift_bins) of one method's finite errors: count, quartiles,
+    whiskers (the most extreme errors within 1.5 IQR of the quartiles), min and max."""
+    finite = records[np.isfinite(records["error"].astype(float))]
+    bins = shift_bins(finite["shift_intensity"].to_numpy(dtype=float), n_bins)
+    rows = []
+    for b in range(n_bins):
+        errors = np.sort(finite["error"].to_numpy(dtype=float)[bins == b])
+        if not len(errors):
+            continue
+        q1, median, q3 = np.percentile(errors, [25, 50, 75])
+        iqr = q3 - q1
+        inside = errors[(errors >= q1 - 1.5 * iqr) & (errors <= q3 + 1.5 * iqr)]
+        rows.append(
+            {
+                "bin": b,
+                "shift_from": b / n_bins,
+                "shift_to": (b + 1) / n_bins,
+                "n": len(errors),
+                "mean": float(errors.mean()),
+                "min": float(errors[0]),
+                "lower_whisker": float(inside[0]),
+                "q1": float(q1),
+                "median": float(median),
+                "q3": float(q3),
+                "upper_whisker": float(inside[-1]),
+                "max": float(errors[-1]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def error_distribution_figure(stats: pd.DataFrame, task: str, div_id: str) -> str:
+    """Box plots of the per-sample errors per bin, drawn from precomputed quartiles (the page
+    carries eleven numbers per bin, not every sample)."""
+    import plotly.graph_objects as go
+
+    labels = [f"{a:.1f}-{b:.1f}" for a, b in zip(stats["shift_from"], stats["shift_to"])]
+    r = stats.round(DECIMALS)
+    fig = go.Figure(
+        go.Box(
+            x=labels,
+            q1=r["q1"],
+            median=r["median"],
+            q3=r["q3"],
+            lowerfence=r["lower_whisker"],
+            upperfence=r["upper_whisker"],
+            mean=r["mean"],
+            name="per-sample error",
+            boxpoints=False,
+        )
+    )
+    _layout(
+        fig,
+        "Distribution of the per-sample errors by level of shift",
+        xaxis_title="level of shift",
+        yaxis_title="ECE" if task == "calibration" else "AE",
+    )
+    return _figure_html(fig, div_id)
+
+
+def reliability_figure(frame: pd.DataFrame, target: str, div_id: str) -> str:
+    """One column per shift band: accuracy per confidence bin (bars) against the diagonal, the
+    bins' mean confidence (markers), and below the share of predictions per bin."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    points = pool(frame)
+    points = points[points["target"] == target]
+    bands = [b for b in BANDS if b in set(points["band"])]
+    fig = make_subplots(
+        rows=2,
+        cols=len(bands),
+        row_heights=[0.75, 0.25],
+        shared_xaxes=True,
+        vertical_spacing=0.06,
+        subplot_titles=[
+            f"{band} shift: pooled ECE {points.loc[points['band'] == band, 'ece'].iloc[0]:.2f}"
+            for band in bands
+        ],
+    )
+    for col, band in enumerate(bands, start=1):
+        sel = points[points["band"] == band]
+        from unishift.report.reliability import N_CONFIDENCE_BINS
+
+        centres = ((sel["bin"] + 0.5) / N_CONFIDENCE_BINS).round(DECIMALS)
+        first = col == 1
+        fig.add_trace(
+            go.Bar(
+                x=centres,
+                y=sel["accuracy"].round(DECIMALS),
+                width=1 / N_CONFIDENCE_BINS,
+                name="accuracy",
+                marker_color="#1f77b4",
+                showlegend=first,
+                legendgroup="accuracy",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=sel["confidence"].round(DECIMALS),
+                y=sel["accuracy"].round(DECIMALS),
+                mode="markers",
+                name="mean confidence",
+                marker_color="#d62728",
+                showlegend=first,
+                legendgroup="confidence",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[0, 1],
+                y=[0, 1],
+                mode="lines",
+                line={"dash": "dash", "color": "gray"},
+                name="perfect calibration",
+                showlegend=first,
+                legendgroup="diagonal",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Bar(
+                x=centres,
+                y=(sel["n"] / sel["n"].sum()).round(DECIMALS),
+                width=1 / N_CONFIDENCE_BINS,
+                name="share of predictions",
+                marker_color="gray",
+                showlegend=first,
+                legendgroup="share",
+            ),
+            row=2,
+            col=col,
+        )
+        fig.update_xaxes(range=[0, 1], row=2, col=col, title_text="confidence")
+        fig.update_yaxes(range=[0, 1], row=1, col=col)
+    fig.update_yaxes(title_text="accuracy", row=1, col=1)
+    fig.update_yaxes(title_text="share", row=2, col=1)
+    _layout(fig, f"Reliability ({target.replace('_', ' ')})", height=520)
+    return _figure_html(fig, div_id)
+
+
+# --- the site --------------------------------------------------------------------------------------
+
+
+class _Site:
+    def __init__(self, results: Path, out: Path, title: str):
+        self.results, self.out, self.title = results, out, title
+        self.nav: list[tuple[str, str]] = []
+        self.pages: dict[str, str] = {}
+
+    def image(self, path: Path) -> str:
+        """Copy a figure of the run into img/; its path relative to the pages."""
+        target = self.out / "img" / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target)
+        return f"img/{path.name}"
+
+    def page(self, name: str, heading: str, sections: list[dict], intro: str = "") -> None:
+        self.pages[name] = _ENV.get_template("page.html.j2").render(
+            site_title=self.title,
+            heading=heading,
+            intro=intro,
+            sections=sections,
+            nav=self.nav,
+            has_tables=any(s.get("table") for s in sections),
+            has_figures=any(s.get("figure") for s in sections),
+        )
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, dtype={"method": str, "classifier": str, "dataset": str})
+
+
+def cells_with_paper(results: Path, spec: TableSpec) -> pd.DataFrame:
+    """The cells of a table (tables/<task>_<shift>.csv) with the paper's value and the verdict
+    beside each cell the reproduction compares (reproduction/<task>_<shift>.csv), else empty."""
+    cells = _read_csv(results / "tables" / f"{spec.key}.csv")
+    columns = ["classifier", "dataset", "method", "group", "mean_error", "n_samples"]
+    columns += ["n_fallbacks", "n_errors", "bold"]
+    cells = cells[columns]
+    reproduction = results / "reproduction" / f"{spec.key}.csv"
+    if reproduction.is_file():
+        paper = _read_csv(reproduction)[["classifier", "dataset", "method", "paper", "verdict"]]
+        cells = cells.merge(paper, on=["classifier", "dataset", "method"], how="left")
+        cells["verdict"] = cells["verdict"].fillna("")
+    return cells
+
+
+def _load_eval(results: Path, spec: TableSpec, method: str) -> pd.DataFrame:
+    return _read_csv(results / "eval" / spec.shift / spec.task / f"{method}.csv")
+
+
+def _status_table(records: pd.DataFrame) -> pd.DataFrame:
+    counts = (
+        records.assign(reason=records["reason"].fillna(""))
+        .groupby(["classifier", "dataset", "status", "reason"], sort=False)
+        .size()
+        .reset_index(name="n_samples")
+    )
+    return counts
+
+
+def build_site(
+    results: str | Path,
+    out: str | Path,
+    specs: list[TableSpec],
+    title: str = "unishift results",
+) -> list[str]:
+    """Write the site of the finished run under ``results`` into ``out`` (emptied first); returns
+    its pages' names. Every input is a file of the run; nothing is recomputed but the
+    per-bin summaries of the per-sample records."""
+    from itables.javascript import generate_init_offline_itables_html
+    from itables.options import dt_bundle
+    from plotly.offline import get_plotlyjs
+
+    results, out = Path(results), Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "assets").mkdir(parents=True)
+    (out / "assets" / "plotly.min.js").write_text(get_plotlyjs(), encoding="utf-8")
+    # ITables' own offline loader (its first <script>: the DataTables bundle it imports), as a file
+    loader = generate_init_offline_itables_html(dt_bundle)
+    script = re.search(r"<script>(.*?)</script>", loader, re.S)
+    if script is None:
+        raise RuntimeError(
+            "ITables' offline loader has no <script>: an ITables release this code does not know"
+        )
+    (out / "assets" / "itables.js").write_text(script.group(1), encoding="utf-8")
+
+    site = _Site(results, out, title)
+    site.nav = [("index.html", "Overview")]
+    site.nav += [(f"table_{s.key}.html", f"{s.task} / {s.shift}") for s in specs]
+    site.nav += [("files.html", "All tables"), ("provenance.html", "Provenance")]
+
+    for spec in specs:
+        _table_pages(site, spec)
+    _files_page(site)
+    _provenance_page(site)
+    _index_page(site, specs)
+    for name, text in site.pages.items():
+        (out / name).write_text(text, encoding="utf-8")
+    return sorted(site.pages)
+
+
+def _table_pages(site: _Site, spec: TableSpec) -> None:
+    results, key = site.results, spec.key
+    sections = [
+        {
+            "heading": "Cells: mean error per classifier, data set and method",
+            "text": "Sort by a column's header; filter with the search box or the panes. "
+            "Where the paper prints a cell, its value and the verdict stand beside ours.",
+            "table": datatable(cells_with_paper(results, spec), f"cells_{key}"),
+        },
+        {
+            "heading": "Average ranks and win rates",
+            "table": datatable(
+                _read_csv(results / "tables" / f"{key}_summary.csv"), f"summary_{key}"
+            ),
+        },
+    ]
+    cd = results / "cd" / f"{key}.png"
+    if cd.is_file():
+        sections.append({"heading": "Critical-difference diagram", "image": site.image(cd)})
+    records = pd.concat([_load_eval(results, spec, m) for m in spec.methods], ignore_index=True)
+    sections.append(
+        {
+            "heading": "Error by level of shift",
+            "figure": error_by_shift_figure(records, spec.methods, spec.task, f"shift_{key}"),
+        }
+    )
+    regimes = results / "regimes" / f"{key}.png"
+    if regimes.is_file():
+        sections.append(
+            {
+                "heading": "Regime map and the Selector",
+                "links": [
+                    (f"regimes_{key}.html", "which method wins where, and what the Selector chose")
+                ],
+            }
+        )
+        _regimes_page(site, spec)
+    sections.append(
+        {
+            "heading": "Methods",
+            "links": [(method_page(spec.task, spec.shift, m), m) for m in spec.methods],
+        }
+    )
+    site.page(f"table_{key}.html", f"{spec.task} under {spec.shift} shift", sections)
+    for method in spec.methods:
+        _method_page(site, spec, method, records[records["method"] == method])
+
+
+def _regimes_page(site: _Site, spec: TableSpec) -> None:
+    results, key = site.results, spec.key
+    sections = [
+        {"heading": "Regime map", "image": site.image(results / "regimes" / f"{key}.png")},
+        {
+            "heading": "Winner per bin of each shift descriptor",
+            "table": datatable(_read_csv(results / "regimes" / f"{key}.csv"), f"regimes_{key}"),
+        },
+    ]
+    selection = results / "regimes" / f"{key}_selection.csv"
+    if spec.selector and selection.is_file():
+        sections.append(
+            {
+                "heading": "The Selector against BestSingle and the Oracle",
+                "text": "BestSingle: the best single method of the other groups; Oracle: the "
+                "per-sample best method, an upper bound.",
+                "table": datatable(_read_csv(selection), f"selection_{key}"),
+            }
+        )
+        choices = results / "regimes" / f"{key}_choices.csv"
+        if choices.is_file():
+            sections.append(
+                {
+                    "heading": "Which method the Selector chose where",
+                    "table": datatable(_read_csv(choices), f"choices_{key}"),
+                }
+            )
+    site.page(f"regimes_{key}.html", f"Regimes: {spec.task} under {spec.shift} shift", sections)
+
+
+def _method_page(site: _Site, spec: TableSpec, method: str, records: pd.DataFrame) -> None:
+    name = method_page(spec.task, spec.shift, method)
+    display, group = spec.info.get(method, (method, ""))
+    stats = error_distribution(records)
+    div = _slug(f"{spec.key}_{method}")
+    sections = []
+    if len(stats):
+        sections.append(
+            {
+                "heading": "Per-sample errors by level of shift",
+                "figure": error_distribution_figure(stats, spec.task, f"errors_{div}"),
+                "table": datatable(stats, f"errorbins_{div}"),
+            }
+        )
+    sections.append(
+        {
+            "heading": "Status of the samples (fallbacks and failures)",
+            "table": datatable(_status_table(records), f"status_{div}"),
+        }
+    )
+    reliability = site.results / "reliability" / spec.shift / f"{method}.csv"
+    if spec.task == "calibration" and reliability.is_file():
+        frame = read_reliability([reliability])
+        for target in sorted(set(frame["target"]), key=_target_order):
+            sections.append(
+                {
+                    "heading": f"Reliability diagram ({target.replace('_', ' ')}), pooled over the setups",
+                    "figure": reliability_figure(frame, target, f"reliability_{div}_{target}"),
+                }
+            )
+        png = site.results / "plots" / f"calibration_{spec.shift}_reliability_{method}.png"
+        if png.is_file():
+            sections.append(
+                {"heading": "Reliability diagrams (PNG of results/plots)", "image": site.image(png)}
+            )
+    site.page(
+        name,
+        f"{method} ({spec.task}, {spec.shift} shift)",
+        sections,
+        intro=f"Group: {group}. Display name in the tables: {display}.",
+    )
+
+
+def _files_page(site: _Site) -> None:
+    sections = []
+    for folder in ("tables", "reproduction", "regimes", "cd"):
+        for path in sorted((site.results / folder).glob("*.csv")):
+            frame = _read_csv(path)
+            sections.append(
+                {
+                    "heading": f"{folder}/{path.name}",
+                    "table": datatable(frame, _slug(f"file_{folder}_{path.stem}")),
+                }
+            )
+    site.page("files.html", "Every table of the run", sections)
+
+
+def _provenance_page(site: _Site) -> None:
+    path = site.results / "provenance.json"
+    record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    sections = []
+    for key, value in record.items():
+        if (
+            isinstance(value, dict)
+            and value
+            and all(not isinstance(v, (dict, list)) for v in value.values())
+        ):
+            frame = pd.DataFrame({"name": list(value), "value": [str(v) for v in value.values()]})
+            sections.append({"heading": key, "table": datatable(frame, _slug(f"prov_{key}"))})
+        else:
+            sections.append({"heading": key, "pre": json.dumps(value, indent=2, sort_keys=True)})
+    site.page("provenance.html", "Provenance", sections, intro=f"From {path.name}.")
+
+
+def _index_page(site: _Site, specs: list[TableSpec]) -> None:
+    failures = []
+    for spec in specs:
+        cells = _read_csv(site.results / "tables" / f"{spec.key}.csv")
+        totals = cells.groupby("method", sort=False)[["n_samples", "n_fallbacks", "n_errors"]].sum()
+        totals = totals[(totals["n_fallbacks"] > 0) | (totals["n_errors"] > 0)].reset_index()
+        failures.append(totals.assign(task=spec.task, shift=spec.shift))
+    failures = pd.concat(failures, ignore_index=True) if failures else pd.DataFrame()
+    summary = run_summary(site.results, [(s.task, s.shift) for s in specs])
+    sections = [
+        {
+            "heading": "Tables",
+            "links": [(f"table_{s.key}.html", f"{s.task} under {s.shift} shift") for s in specs],
+        },
+        {"heading": "Run summary", "pre": summary},
+    ]
+    if len(failures):
+        columns = ["task", "shift", "method", "n_samples", "n_fallbacks", "n_errors"]
+        sections.append(
+            {
+                "heading": "Methods that fell back or failed",
+                "table": datatable(failures[columns], "failures"),
+            }
+        )
+    sections.append(
+        {
+            "heading": "More",
+            "links": [
+                ("files.html", "every table of the run (CSV files)"),
+                ("provenance.html", "provenance: config, versions, code version, CPU kernels"),
+            ],
+        }
+    )
+    site.page("index.html", site.title, sections)

@@ -1,0 +1,177 @@
+"""Reliability diagrams' statistics (unishift.report.reliability) against literal loops and the
+tables' ECE, and the evaluation hook that feeds them."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from unishift.metrics import ece_top_label
+from unishift.report.reliability import (
+    BANDS,
+    ReliabilityCollector,
+    band_of,
+    confidence_bins,
+    plot_reliability,
+    pool,
+)
+
+
+def _setup(intensities, classifier="LR", dataset="yeast"):
+    return SimpleNamespace(
+        classifier=classifier, dataset=dataset, shift_intensity=np.asarray(intensities, float)
+    )
+
+
+def _posteriors(rng, n, k):
+    p = rng.dirichlet(np.ones(k), size=n)
+    return p, rng.integers(0, k, n)
+
+
+def test_confidence_bins_are_right_closed_as_the_tables_ece():
+    # a bin edge belongs to the bin below it; 0 to the first bin, 1 to the last
+    assert list(confidence_bins(np.array([0.0, 0.1, 0.1 + 1e-9, 0.55, 0.9, 1.0]), 10)) == [
+        0, 0, 1, 5, 8, 9,
+    ]  # fmt: skip
+
+
+def test_bands_are_right_open_and_clip_outside_levels():
+    assert [band_of(x) for x in (-0.1, 0.0, 1 / 3 - 1e-9, 1 / 3, 0.5, 2 / 3, 1.0, 1.2)] == [
+        "low", "low", "low", "medium", "medium", "high", "high", "high",
+    ]  # fmt: skip
+
+
+def test_collector_sums_equal_a_literal_loop():
+    """Per (band, target, bin): count, confidence sum and the number right, counted one item at a
+    time; three classes, so the class-wise targets are there too (a swapped class would show)."""
+    rng = np.random.default_rng(3)
+    intensities = [0.1, 0.5, 0.9, 0.2]
+    setup = _setup(intensities)
+    collector = ReliabilityCollector(n_bins=5)
+    expected = {}
+    for sample_id in range(len(intensities)):
+        p, y = _posteriors(rng, 30, 3)
+        collector(setup, sample_id, p, y)
+        band = band_of(intensities[sample_id])
+        for i in range(len(y)):
+            top = int(np.argmax(p[i]))
+            pairs = [("top_label", p[i, top], top == y[i])]
+            pairs += [(f"class_{c}", p[i, c], y[i] == c) for c in range(3)]
+            for target, conf, right in pairs:
+                b = min(max(int(np.ceil(conf * 5)) - 1, 0), 4)
+                n, s, r = expected.get((band, target, b), (0, 0.0, 0))
+                expected[(band, target, b)] = (n + 1, s + conf, r + int(right))
+    frame = collector.frame()
+    got = {
+        (row.band, row.target, row.bin): (row.n, row.sum_confidence, row.n_correct)
+        for row in frame.itertuples()
+    }
+    assert got.keys() == expected.keys()
+    for key, (n, s, r) in expected.items():
+        assert got[key][0] == n and got[key][2] == r
+        assert got[key][1] == pytest.approx(s, rel=1e-12)
+
+
+def test_two_classes_have_only_the_top_label_target():
+    rng = np.random.default_rng(0)
+    collector = ReliabilityCollector()
+    p, y = _posteriors(rng, 20, 2)
+    collector(_setup([0.4]), 0, p, y)
+    assert set(collector.frame()["target"]) == {"top_label"}
+
+
+def test_pooled_ece_of_one_sample_is_the_tables_ece():
+    """One sample alone: the pooled ECE is the tables' top-label ECE (float64 arithmetic, which
+    rounds the gap to 4 decimals before x 100)."""
+    rng = np.random.default_rng(7)
+    for k in (2, 4):
+        p, y = _posteriors(rng, 200, k)
+        collector = ReliabilityCollector()
+        collector(_setup([0.5]), 0, p, y)
+        points = pool(collector.frame())
+        ece = points.loc[points["target"] == "top_label", "ece"].iloc[0]
+        assert ece == pytest.approx(ece_top_label(p, y, precision="float64"), abs=0.005 + 1e-9)
+
+
+def test_pool_sums_setups_before_dividing():
+    """Pooling two setups weighs bins by their counts (a mean of per-setup accuracies would not)."""
+    frame = pd.DataFrame(
+        {
+            "classifier": ["LR", "kNN"],
+            "dataset": ["yeast", "yeast"],
+            "band": ["low", "low"],
+            "target": ["top_label", "top_label"],
+            "bin": [12, 12],
+            "n": [1, 3],
+            "sum_confidence": [0.8, 2.7],
+            "n_correct": [1, 0],
+        }
+    )
+    row = pool(frame).iloc[0]
+    assert (row["n"], row["accuracy"]) == (4, 0.25)
+    assert row["confidence"] == pytest.approx(3.5 / 4)
+    assert row["ece"] == pytest.approx(100 * (3.5 / 4 - 0.25) ** 2)
+
+
+def test_frame_keeps_setup_order_then_band(tmp_path):
+    rng = np.random.default_rng(1)
+    collector = ReliabilityCollector()
+    for clf in ("kNN", "LR"):
+        setup = _setup([0.9, 0.1], classifier=clf)
+        for sample_id in (0, 1):
+            collector(setup, sample_id, *_posteriors(rng, 10, 2))
+    frame = collector.frame()
+    assert list(dict.fromkeys(frame["classifier"])) == ["kNN", "LR"]
+    bands = list(dict.fromkeys(frame.loc[frame["classifier"] == "kNN", "band"]))
+    assert bands == [b for b in BANDS if b in bands] == ["low", "high"]
+    png = tmp_path / "r.png"
+    plot_reliability(frame, "M", "M", [png])
+    first = png.read_bytes()
+    plot_reliability(frame, "M", "M", [png])
+    assert png.read_bytes() == first and first[:4] == b"\x89PNG"
+
+
+def test_evaluation_observes_each_scored_calibration_sample():
+    """The hook sees the calibrated posteriors the record's ECE was computed from: the collector's
+    pooled ECE of each one-sample setup equals that sample's recorded ECE (float64)."""
+    from unishift.evaluation import evaluate_setup
+    from unishift.methods.base import Method
+
+    rng = np.random.default_rng(5)
+    samples = [_posteriors(rng, 60, 2) for _ in range(3)]
+
+    class Halve(Method):
+        def fit(self, setting):
+            return self
+
+        def apply(self, sample, context):
+            return 0.5 * sample.posteriors + 0.25
+
+    setup = SimpleNamespace(
+        shift="label",
+        classifier="LR",
+        dataset="yeast",
+        n_classes=2,
+        key="k",
+        setting=SimpleNamespace(seed=0, n_classes=2),
+        sample_indices=[0, 1, 2],
+        shift_intensity=np.array([0.1, 0.5, 0.9]),
+        stream_state=None,
+        sample_artifacts=None,
+        sample=lambda i: (SimpleNamespace(posteriors=samples[i][0], n_classes=2), samples[i][1]),
+    )
+    seen = []
+    records, _ = evaluate_setup(
+        "calibration",
+        "Halve",
+        Halve,
+        setup,
+        ece_precision="float64",
+        domain_stream="per_sample",
+        observe=lambda s, i, p, y: seen.append((i, p, y)),
+    )
+    assert [i for i, _, _ in seen] == [0, 1, 2]
+    for (i, p, y), record in zip(seen, records):
+        np.testing.assert_allclose(p, 0.5 * samples[i][0] + 0.25)
+        assert record["ece"] == ece_top_label(p, y, precision="float64")

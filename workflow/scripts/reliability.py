@@ -1,0 +1,17 @@
+from unishift.jobs import start_job
+from unishift.report.reliability import build_reliability
+
+log = start_job(snakemake)
+frame = build_reliability(
+    snakemake.input,
+    snakemake.output.csv,
+    snakemake.output.png,
+    snakemake.wildcards.method,
+    snakemake.params.display,
+    snakemake.wildcards.shift,
+)
+log.info(
+    "%d predictions in %d bin rows",
+    int(frame.loc[frame["target"] == "top_label", "n"].sum()),
+    len(frame),
+)
