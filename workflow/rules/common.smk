@@ -452,3 +452,49 @@ def all_outputs():
     if config["site"]:
         outputs.append(f"{RESULTS}/site/index.html")
     return outputs
+
+
+def site_tables():
+    """[task, shift, methods, method_info, selector] of every table of the run (the site's pages)."""
+    return [
+        [
+            task,
+            shift,
+            table_methods(shift, task),
+            method_info(shift, task),
+            selector_on(shift, task),
+        ]
+        for shift in enabled_shifts()
+        for task in TASKS
+        if methods_of(shift, task)
+    ]
+
+
+def site_inputs(wildcards):
+    """Every file the pages read: the tables' and figures' targets, the per-sample records and
+    the reliability statistics, the CD and regime PNGs, and the provenance."""
+    files = {"provenance": f"{RESULTS}/provenance.json", "targets": [], "records": []}
+    for shift in enabled_shifts():
+        for paths in table_targets(shift).values():
+            files["targets"] += paths
+        for task in TASKS:
+            if not methods_of(shift, task):
+                continue
+            files["records"] += expand(
+                f"{RESULTS}/eval/{shift}/{task}/{{method}}.csv",
+                method=table_methods(shift, task),
+            )
+            files["targets"] += [
+                f"{RESULTS}/tables/{task}_{shift}_summary.csv",
+                f"{RESULTS}/cd/{task}_{shift}.png",
+            ]
+            if layout(shift) == TWO_CLASS and shift in PAPER_SHIFTS:
+                files["targets"].append(f"{RESULTS}/reproduction/{task}_{shift}.csv")
+            if selector_on(shift, task):
+                files["targets"].append(f"{RESULTS}/regimes/{task}_{shift}_choices.csv")
+            if task == "calibration":
+                files["targets"] += expand(
+                    f"{RESULTS}/reliability/{shift}/{{method}}.csv",
+                    method=methods_of(shift, task),
+                )
+    return files

@@ -8,5 +8,7 @@ specs = [
     TableSpec(task, shift, methods, {name: tuple(info) for name, info in infos.items()}, selector)
     for task, shift, methods, infos, selector in snakemake.params.tables
 ]
-pages = build_site(snakemake.params.results, Path(snakemake.output.index).parent, specs)
+# the run's folder: where its provenance is
+results = Path(snakemake.input.provenance).parent
+pages = build_site(results, Path(snakemake.output.index).parent, specs)
 log.info("%d pages in %s", len(pages), Path(snakemake.output.index).parent)

@@ -35,6 +35,8 @@ _ENV = jinja2.Environment(
     lstrip_blocks=True,
     keep_trailing_newline=True,
 )
+# Largest width or height of a figure copied into the site, in pixels
+IMAGE_WIDTH = 1400
 # Columns of a table page's search panes (when present)
 FILTER_COLUMNS = ("classifier", "dataset", "group", "verdict", "model", "source", "target")
 
@@ -75,7 +77,12 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
 def datatable(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
     """The frame as an ITables DataTable: every row on one page, sortable columns, a search box, and
     search panes on the columns of :data:`FILTER_COLUMNS` it has."""
-    from itables import to_html_datatable
+    from itables.javascript import (
+        check_table_id,
+        get_itable_arguments,
+        html_table_from_template,
+    )
+    from itables.typing import DTForITablesOptions, check_itable_arguments
 
     frame = _rounded(frame.reset_index(drop=True))
     panes = [i for i, c in enumerate(frame.columns) if c in FILTER_COLUMNS]
@@ -85,61 +92,88 @@ def datatable(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
             "layout": {"top1": "searchPanes"},
             "searchPanes": {"columns": panes, "cascadePanes": True, "initCollapsed": True},
         }
-    return to_html_datatable(
-        frame,
-        table_id=table_id,
-        caption=caption or None,
+    options = dict(
+        table_id=check_table_id(table_id, {}, df=frame),
         connected=False,
         paging=False,
         maxBytes=0,  # never downsample: the page shows every row
         showIndex=False,
-        display_logo_when_loading=False,
         classes="display compact",
+        text_in_header_can_be_selected=False,  # a click anywhere on a header sorts
         **options,
+    )
+    # itables.to_html_datatable's steps, less its static copy of the table for pages that run no
+    # JavaScript (with every row on one page, it would double the site's size)
+    arguments = get_itable_arguments(frame, caption or None, **options)
+    arguments.pop("display_logo_when_loading", None)
+    dt_url, connected = arguments.pop("dt_url"), arguments.pop("connected")
+    check_itable_arguments(arguments, DTForITablesOptions)
+    return html_table_from_template(
+        table_id=options["table_id"],
+        dt_url=dt_url,
+        connected=connected,
+        display_logo_when_loading=False,
+        kwargs=arguments,
+        fallback_html="",
     )
 
 
-def _figure_html(fig, div_id: str) -> str:
-    return fig.to_html(
+def _figure_html(figure: dict, div_id: str) -> str:
+    """A plotly figure given as its JSON form (data and layout), written without plotly's
+    validation and templates: what plotly.js draws, at a fraction of graph_objects' cost."""
+    import plotly.io
+
+    return plotly.io.to_html(
+        figure,
         full_html=False,
         include_plotlyjs=False,
         div_id=div_id,
+        validate=False,
         config={"displaylogo": False, "responsive": True},
     )
 
 
-def _layout(fig, title: str, **axes):
-    fig.update_layout(
-        title=title, template="plotly_white", height=460, margin={"t": 60, "l": 60, "r": 20}, **axes
-    )
-    return fig
+def _numbers(values) -> list[float]:
+    return [round(float(v), DECIMALS) for v in values]
+
+
+_AXIS = {"gridcolor": "#e5e5e5", "zeroline": False, "showline": True, "linecolor": "#888"}
+
+
+def _layout(title: str, height: int = 460, **extra) -> dict:
+    return {
+        "title": {"text": title},
+        "height": height,
+        "margin": {"t": 70, "l": 60, "r": 20, "b": 50},
+        "plot_bgcolor": "white",
+        "paper_bgcolor": "white",
+        **extra,
+    }
 
 
 def error_by_shift_figure(records: pd.DataFrame, methods: list[str], task: str, div_id: str):
     """Mean error per shift-intensity bin, one line per method (plots.error_by_shift's points)."""
-    import plotly.graph_objects as go
-
     points = error_by_shift(records, methods)
-    fig = go.Figure()
+    data = []
     for method in methods:
         sel = points[points["method"] == method]
-        fig.add_trace(
-            go.Scatter(
-                x=sel["shift"].round(DECIMALS),
-                y=sel["error"].round(DECIMALS),
-                mode="lines+markers",
-                name=method,
-                customdata=sel["n"],
-                hovertemplate="%{x:.3f}: %{y:.4g} (%{customdata} samples)",
-            )
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": method,
+                "x": _numbers(sel["shift"]),
+                "y": _numbers(sel["error"]),
+                "customdata": [int(n) for n in sel["n"]],
+                "hovertemplate": method + ": %{y:.4g} at %{x:.3f} (%{customdata} samples)",
+            }
         )
-    _layout(
-        fig,
+    layout = _layout(
         "Mean error by level of shift",
-        xaxis_title="level of shift",
-        yaxis_title="ECE" if task == "calibration" else "AE",
+        xaxis={**_AXIS, "title": {"text": "level of shift"}, "range": [0, 1]},
+        yaxis={**_AXIS, "title": {"text": "ECE" if task == "calibration" else "AE"}},
     )
-    return _figure_html(fig, div_id)
+    return _figure_html({"data": data, "layout": layout}, div_id)
 
 
 def error_distribution(records: pd.DataFrame, n_bins: int = N_BINS) -> pd.DataFrame:
@@ -176,117 +210,100 @@ def error_distribution(records: pd.DataFrame, n_bins: int = N_BINS) -> pd.DataFr
 
 def error_distribution_figure(stats: pd.DataFrame, task: str, div_id: str) -> str:
     """Box plots of the per-sample errors per bin, drawn from precomputed quartiles (the page
-    carries eleven numbers per bin, not every sample)."""
-    import plotly.graph_objects as go
-
+    carries a few numbers per bin, not every sample)."""
     labels = [f"{a:.1f}-{b:.1f}" for a, b in zip(stats["shift_from"], stats["shift_to"])]
-    r = stats.round(DECIMALS)
-    fig = go.Figure(
-        go.Box(
-            x=labels,
-            q1=r["q1"],
-            median=r["median"],
-            q3=r["q3"],
-            lowerfence=r["lower_whisker"],
-            upperfence=r["upper_whisker"],
-            mean=r["mean"],
-            name="per-sample error",
-            boxpoints=False,
-        )
-    )
-    _layout(
-        fig,
+    box = {
+        "type": "box",
+        "name": "per-sample error",
+        "x": labels,
+        "q1": _numbers(stats["q1"]),
+        "median": _numbers(stats["median"]),
+        "q3": _numbers(stats["q3"]),
+        "lowerfence": _numbers(stats["lower_whisker"]),
+        "upperfence": _numbers(stats["upper_whisker"]),
+        "mean": _numbers(stats["mean"]),
+        "boxpoints": False,
+    }
+    layout = _layout(
         "Distribution of the per-sample errors by level of shift",
-        xaxis_title="level of shift",
-        yaxis_title="ECE" if task == "calibration" else "AE",
+        xaxis={**_AXIS, "title": {"text": "level of shift"}, "type": "category"},
+        yaxis={**_AXIS, "title": {"text": "ECE" if task == "calibration" else "AE"}},
     )
-    return _figure_html(fig, div_id)
+    return _figure_html({"data": [box], "layout": layout}, div_id)
 
 
 def reliability_figure(frame: pd.DataFrame, target: str, div_id: str) -> str:
     """One column per shift band: accuracy per confidence bin (bars) against the diagonal, the
-    bins' mean confidence (markers), and below the share of predictions per bin."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+    bins' mean confidence (markers), and below the share of predictions per bin. Band i's diagram
+    is on axes 2i+1, its histogram on axes 2i+2."""
+    from unishift.report.reliability import N_CONFIDENCE_BINS
 
     points = pool(frame)
     points = points[points["target"] == target]
     bands = [b for b in BANDS if b in set(points["band"])]
-    fig = make_subplots(
-        rows=2,
-        cols=len(bands),
-        row_heights=[0.75, 0.25],
-        shared_xaxes=True,
-        vertical_spacing=0.06,
-        subplot_titles=[
-            f"{band} shift: pooled ECE {points.loc[points['band'] == band, 'ece'].iloc[0]:.2f}"
-            for band in bands
-        ],
-    )
-    for col, band in enumerate(bands, start=1):
+    width = 1 / N_CONFIDENCE_BINS
+    data, layout = [], _layout(f"Reliability ({target.replace('_', ' ')})", height=540)
+    layout["bargap"] = 0
+    layout["annotations"] = []
+    for i, band in enumerate(bands):
         sel = points[points["band"] == band]
-        from unishift.report.reliability import N_CONFIDENCE_BINS
-
-        centres = ((sel["bin"] + 0.5) / N_CONFIDENCE_BINS).round(DECIMALS)
-        first = col == 1
-        fig.add_trace(
-            go.Bar(
-                x=centres,
-                y=sel["accuracy"].round(DECIMALS),
-                width=1 / N_CONFIDENCE_BINS,
-                name="accuracy",
-                marker_color="#1f77b4",
-                showlegend=first,
-                legendgroup="accuracy",
-            ),
-            row=1,
-            col=col,
+        top, bottom = 2 * i + 1, 2 * i + 2
+        first = i == 0
+        centres = _numbers((sel["bin"] + 0.5) * width)
+        common = {"showlegend": first}
+        data += [
+            {
+                "type": "bar", "name": "accuracy", "x": centres, "y": _numbers(sel["accuracy"]),
+                "width": width, "marker": {"color": "#1f77b4", "line": {"color": "black", "width": 0.5}},
+                "xaxis": f"x{top}", "yaxis": f"y{top}", "legendgroup": "accuracy", **common,
+            },
+            {
+                "type": "scatter", "mode": "markers", "name": "mean confidence",
+                "x": _numbers(sel["confidence"]), "y": _numbers(sel["accuracy"]),
+                "marker": {"color": "#d62728"}, "xaxis": f"x{top}", "yaxis": f"y{top}",
+                "legendgroup": "confidence", **common,
+            },
+            {
+                "type": "scatter", "mode": "lines", "name": "perfect calibration", "x": [0, 1],
+                "y": [0, 1], "line": {"dash": "dash", "color": "gray"}, "xaxis": f"x{top}",
+                "yaxis": f"y{top}", "legendgroup": "diagonal", **common,
+            },
+            {
+                "type": "bar", "name": "share of predictions", "x": centres,
+                "y": _numbers(sel["n"] / sel["n"].sum()), "width": width,
+                "marker": {"color": "gray"}, "xaxis": f"x{bottom}", "yaxis": f"y{bottom}",
+                "legendgroup": "share", **common,
+            },
+        ]  # fmt: skip
+        left, right = i / len(bands) + 0.03, (i + 1) / len(bands) - 0.03
+        suffix = "" if top == 1 else str(top)
+        layout[f"xaxis{suffix}"] = {**_AXIS, "domain": [left, right], "range": [0, 1],
+                                    "anchor": f"y{top}", "matches": f"x{bottom}", "showticklabels": False}  # fmt: skip
+        layout[f"yaxis{suffix}"] = {
+            **_AXIS,
+            "domain": [0.3, 1],
+            "range": [0, 1],
+            "anchor": f"x{top}",
+        }
+        layout[f"xaxis{bottom}"] = {**_AXIS, "domain": [left, right], "range": [0, 1],
+                                    "anchor": f"y{bottom}", "title": {"text": "confidence"}}  # fmt: skip
+        layout[f"yaxis{bottom}"] = {**_AXIS, "domain": [0, 0.22], "anchor": f"x{bottom}"}
+        ece = float(sel["ece"].iloc[0])
+        layout["annotations"].append(
+            {
+                "text": f"{band} shift: pooled ECE {ece:.2f}",
+                "x": (left + right) / 2,
+                "y": 1.02,
+                "xref": "paper",
+                "yref": "paper",
+                "showarrow": False,
+                "xanchor": "center",
+                "yanchor": "bottom",
+            }  # fmt: skip
         )
-        fig.add_trace(
-            go.Scatter(
-                x=sel["confidence"].round(DECIMALS),
-                y=sel["accuracy"].round(DECIMALS),
-                mode="markers",
-                name="mean confidence",
-                marker_color="#d62728",
-                showlegend=first,
-                legendgroup="confidence",
-            ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[0, 1],
-                y=[0, 1],
-                mode="lines",
-                line={"dash": "dash", "color": "gray"},
-                name="perfect calibration",
-                showlegend=first,
-                legendgroup="diagonal",
-            ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Bar(
-                x=centres,
-                y=(sel["n"] / sel["n"].sum()).round(DECIMALS),
-                width=1 / N_CONFIDENCE_BINS,
-                name="share of predictions",
-                marker_color="gray",
-                showlegend=first,
-                legendgroup="share",
-            ),
-            row=2,
-            col=col,
-        )
-        fig.update_xaxes(range=[0, 1], row=2, col=col, title_text="confidence")
-        fig.update_yaxes(range=[0, 1], row=1, col=col)
-    fig.update_yaxes(title_text="accuracy", row=1, col=1)
-    fig.update_yaxes(title_text="share", row=2, col=1)
-    _layout(fig, f"Reliability ({target.replace('_', ' ')})", height=520)
-    return _figure_html(fig, div_id)
+    layout["yaxis"]["title"] = {"text": "accuracy"}
+    layout["yaxis2"]["title"] = {"text": "share"}
+    return _figure_html({"data": data, "layout": layout}, div_id)
 
 
 # --- the site --------------------------------------------------------------------------------------
@@ -299,13 +316,23 @@ class _Site:
         self.pages: dict[str, str] = {}
 
     def image(self, path: Path) -> str:
-        """Copy a figure of the run into img/; its path relative to the pages."""
-        target = self.out / "img" / path.name
+        """A figure of the run (results/<folder>/<name>.png) in img/<folder>_<name>.png, at most
+        :data:`IMAGE_WIDTH` pixels wide in 256 colours (a regime map's print resolution would
+        weigh a megabyte); its path relative to the pages."""
+        from PIL import Image
+
+        name = f"{path.parent.name}_{path.name}"
+        target = self.out / "img" / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-        return f"img/{path.name}"
+        with Image.open(path) as image:
+            image = image.convert("RGB")
+            image.thumbnail((IMAGE_WIDTH, IMAGE_WIDTH), Image.Resampling.LANCZOS, reducing_gap=2.0)
+            image.quantize(256).save(target, "PNG", optimize=True)
+        return f"img/{name}"
 
     def page(self, name: str, heading: str, sections: list[dict], intro: str = "") -> None:
+        parts = ("text", "links", "image", "figure", "table", "pre")
+        sections = [{part: None for part in parts} | section for section in sections]
         self.pages[name] = _ENV.get_template("page.html.j2").render(
             site_title=self.title,
             heading=heading,
@@ -333,6 +360,9 @@ def cells_with_paper(results: Path, spec: TableSpec) -> pd.DataFrame:
         paper = _read_csv(reproduction)[["classifier", "dataset", "method", "paper", "verdict"]]
         cells = cells.merge(paper, on=["classifier", "dataset", "method"], how="left")
         cells["verdict"] = cells["verdict"].fillna("")
+        # blank, not NaN, where the paper has no such cell
+        paper_value = cells["paper"].round(DECIMALS)
+        cells["paper"] = paper_value.astype(object).where(paper_value.notna(), "")
     return cells
 
 
