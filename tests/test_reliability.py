@@ -175,3 +175,14 @@ def test_evaluation_observes_each_scored_calibration_sample():
     for (i, p, y), record in zip(seen, records):
         np.testing.assert_allclose(p, 0.5 * samples[i][0] + 0.25)
         assert record["ece"] == ece_top_label(p, y, precision="float64")
+
+
+def test_the_report_has_a_reliability_section_when_given_diagrams(tmp_path):
+    from unishift.report.document import ReportContent, report_tex
+
+    png = tmp_path / "calibration_label_reliability_Platt.png"
+    png.write_bytes(b"")
+    tex = report_tex(ReportContent(reliability=[("Platt reliability", png)]))
+    assert r"\section{Reliability diagrams}" in tex
+    assert png.resolve().as_posix() in tex and "Platt reliability" in tex
+    assert "Reliability diagrams" not in report_tex(ReportContent())

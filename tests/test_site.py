@@ -217,3 +217,12 @@ def test_provenance_page_shows_the_provenance(site, browser):
     text = browser.find_element("tag name", "main").text
     for key in record:
         assert key in text
+
+
+def test_site_false_plans_no_site(tmp_path):
+    from tests.test_workflow import copy_workflow, snakemake
+
+    work = copy_workflow(tmp_path / "wf")
+    plan = snakemake("-n", "--configfile", ".test/config.yaml", "--config", "site=False", cwd=work)
+    assert "rule site:" not in plan.stdout
+    assert "rule site:" in snakemake("-n", "--configfile", ".test/config.yaml", cwd=work).stdout
