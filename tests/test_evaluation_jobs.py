@@ -169,6 +169,9 @@ REPORT_RULES = {
     # the Selector and the regime maps read every method's records (docs/regimes.md §5)
     "selector",
     "regime_map",
+    # a calibrator's reliability diagrams, and the site that shows every result
+    "reliability",
+    "site",
     "all",
 }
 DATA_RULES = {

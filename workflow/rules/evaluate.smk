@@ -11,8 +11,11 @@ rule evaluate:
         unpack(evaluation_setup_inputs),
         unpack(domain_weight_inputs),
     output:
-        records=f"{RESULTS}/eval_setups/{{shift}}/{{task,quantification|cap}}/{{method}}/{{setup}}.csv",
-        runtime=f"{RESULTS}/runtime_setups/{{shift}}/{{task,quantification|cap}}/{{method}}/{{setup}}.csv",
+        records=f"{RESULTS}/eval_setups/{{shift}}/{{task}}/{{method}}/{{setup}}.csv",
+        runtime=f"{RESULTS}/runtime_setups/{{shift}}/{{task}}/{{method}}/{{setup}}.csv",
+        # the reliability diagrams' bin statistics of a calibrator's posteriors, which the records
+        # do not hold (rule reliability); only a header for the other tasks, which return none
+        reliability=f"{RESULTS}/reliability_setups/{{shift}}/{{task}}/{{method}}/{{setup}}.csv",
     log:
         f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}/{{setup}}.log",
     benchmark:
@@ -36,15 +39,6 @@ rule evaluate:
         code=evaluation_code_version,
     script:
         "../scripts/evaluate.py"
-
-
-# A calibrator's job also keeps the bin statistics of its calibrated posteriors, which the records
-# do not hold: the reliability diagrams' (rule reliability, docs/reporting.md).
-use rule evaluate as evaluate_calibration with:
-    output:
-        records=f"{RESULTS}/eval_setups/{{shift}}/{{task,calibration}}/{{method}}/{{setup}}.csv",
-        runtime=f"{RESULTS}/runtime_setups/{{shift}}/{{task,calibration}}/{{method}}/{{setup}}.csv",
-        reliability=f"{RESULTS}/reliability_setups/{{shift}}/{{task,calibration}}/{{method}}/{{setup}}.csv",
 
 
 rule evaluation_records:

@@ -53,8 +53,8 @@ def load_setups():
 setups = load_setups()
 if hasattr(inputs, "domain_weights"):  # weights computed once upstream (rules/weights.smk)
     setups = attach_domain_weights(setups, inputs.domain_weights)
-# only a calibrator's job has a reliability output (rules/evaluate.smk: evaluate_calibration)
-reliability = ReliabilityCollector() if hasattr(snakemake.output, "reliability") else None
+# the bin statistics of a calibrator's posteriors (none for the other tasks: a header only)
+reliability = ReliabilityCollector()
 records, timings = evaluate_method(
     task,
     method,
@@ -86,5 +86,4 @@ for reason, n in records.loc[records["status"] != "ok", "reason"].value_counts()
     log.info("%d samples: %s", n, reason)
 write_csv(snakemake.output.records, records)
 write_csv(snakemake.output.runtime, timings)
-if reliability is not None:
-    write_csv(snakemake.output.reliability, reliability.frame())
+write_csv(snakemake.output.reliability, reliability.frame())
