@@ -133,8 +133,9 @@ def read_reliability(paths) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-# The diagrams' own matplotlib settings, so that a figure does not depend on the matplotlibrc of
-# whoever runs the job.
+# The diagrams' own matplotlib settings, on top of unishift.report.cd.figure_settings (matplotlib's
+# defaults), so that a figure depends neither on the matplotlibrc of whoever runs the job nor on what
+# the process imported.
 RC = {
     "figure.dpi": 100,
     "savefig.dpi": 100,
@@ -160,7 +161,7 @@ def plot_reliability(
     plotted points (:func:`pool`)."""
     import matplotlib
 
-    from unishift.report.cd import pyplot, save_figure
+    from unishift.report.cd import figure_settings, pyplot, save_figure
 
     points = pool(frame)
     if points.empty:
@@ -168,7 +169,8 @@ def plot_reliability(
     bands = [b for b in BANDS if b in set(points["band"])]
     targets = sorted(set(points["target"]), key=_target_order)
     width = 1.0 / N_CONFIDENCE_BINS
-    with matplotlib.rc_context(RC):
+    # the project's figure settings (matplotlib's defaults, whatever the process imported), then ours
+    with figure_settings(), matplotlib.rc_context(RC):
         plt = pyplot()
         fig, axes = plt.subplots(
             2 * len(targets),
