@@ -133,7 +133,7 @@ def read_reliability(paths) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-# The diagrams' own matplotlib settings, on top of unishift.report.cd.figure_settings (matplotlib's
+# The diagrams' own matplotlib settings, on top of unishift.figures.figure_settings (matplotlib's
 # defaults), so that a figure depends neither on the matplotlibrc of whoever runs the job nor on what
 # the process imported.
 RC = {
@@ -161,7 +161,7 @@ def plot_reliability(
     plotted points (:func:`pool`)."""
     import matplotlib
 
-    from unishift.report.cd import figure_settings, pyplot, save_figure
+    from unishift.figures import figure_settings, pyplot, save_figure
 
     points = pool(frame)
     if points.empty:
