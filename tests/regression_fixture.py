@@ -52,7 +52,7 @@ def old_outputs(setups_path: Path, out: Path) -> None:
     from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting
     from unishift.multiclass import catalogue
     from unishift.multiclass.base import MulticlassLabelledSet, MulticlassSample, MulticlassSetting
-    from unishift.registry import all_methods
+    from unishift.methods.registry import all_methods
 
     setups = pickle.loads(setups_path.read_bytes())
     for k, specs, containers in (

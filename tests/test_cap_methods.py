@@ -14,8 +14,8 @@ from unishift.methods.cap import doc as doc_module
 from unishift.methods.cap.atc import ATC, atc_threshold
 from unishift.methods.cap.doc import DoC
 from unishift.methods.cap.leap import LEAP, leap_equations, leap_rhs, solve_contingency
+from unishift.methods.registry import get_method
 from unishift.protocols.sampling import npp_indices, upp_indices
-from unishift.registry import get_method
 
 
 def labelled(scores, labels) -> LabelledSet:

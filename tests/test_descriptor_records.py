@@ -8,8 +8,7 @@ import pytest
 
 from unishift.data.containers import LabelledSet, Setting, derive_seed
 from unishift.data.setups import SetupData
-from unishift.io import DamagedFileError, write_csv
-from unishift.records import (
+from unishift.evaluation.records import (
     BASE_COLUMNS,
     COLUMNS,
     DESCRIPTOR_COLUMNS,
@@ -19,6 +18,7 @@ from unishift.records import (
     layout_of_columns,
     read_descriptors,
 )
+from unishift.io import DamagedFileError, write_csv
 from unishift.regimes import descriptors as D
 from unishift.regimes.setups import COLUMNS as FILE_COLUMNS
 from unishift.regimes.setups import describe_setup, full_prevalence

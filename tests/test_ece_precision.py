@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from unishift.data.containers import LabelledSet, Setting
-from unishift.evaluation import SetupData, evaluate_setup
+from unishift.evaluation.evaluate import SetupData, evaluate_setup
+from unishift.evaluation.metrics import ece_classwise, ece_top_label
 from unishift.methods.base import Calibrator
-from unishift.metrics import ece_classwise, ece_top_label
 
 
 def torch_binned_gap(scores, targets, n_bins=15):

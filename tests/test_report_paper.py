@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from tests.paper_source import RESULT_TABLES, paper_method_name, parse_paper
+from unishift.evaluation.stats import CDResult, FriedmanResult, WinRates, row_colours, top_ranked
 from unishift.report.cd import cd_layout, render_cd_tikz
 from unishift.report.names import MethodColumn
 from unishift.report.paper import (
@@ -15,7 +16,6 @@ from unishift.report.paper import (
     verdict,
 )
 from unishift.report.tables import TableResult, render_table_tex
-from unishift.stats import CDResult, FriedmanResult, WinRates, row_colours, top_ranked
 
 PAPER_TEX = (
     Path(__file__).resolve().parents[1] / ".." / "shared" / "paper" / "moreo-interconnections.tex"

@@ -4,7 +4,7 @@ import yaml
 from snakemake.utils import validate
 
 from tests.conftest import REPO
-from unishift.plan import PAPER_PROTOCOL, reproduction_caveat
+from unishift.workflow.config_access import PAPER_PROTOCOL, reproduction_caveat
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 PAPER = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())

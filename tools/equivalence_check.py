@@ -239,7 +239,7 @@ def old_side(setups_path: Path, out: Path, only: set | None) -> None:
 
     from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting
     from unishift.multiclass import catalogue
-    from unishift.registry import all_methods
+    from unishift.methods.registry import all_methods
 
     setups = pickle.loads(setups_path.read_bytes())
     meta = {
@@ -292,7 +292,7 @@ def old_side(setups_path: Path, out: Path, only: set | None) -> None:
 def new_side(setups_path: Path, out: Path, only: set | None, jobs: list) -> None:
     from unishift.data.containers import LabelledSet, Sample, Setting
     from unishift.methods.base import SampleContext
-    from unishift.registry import all_methods, get_method
+    from unishift.methods.registry import all_methods, get_method
 
     setups = {s["name"]: s for s in pickle.loads(setups_path.read_bytes())}
     results = {

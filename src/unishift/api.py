@@ -18,13 +18,15 @@ import numpy as np
 import pandas as pd
 
 from unishift import API
-from unishift.choices import check_choice
+from unishift.cpu_kernels import warn_if_unpinned
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
+from unishift.data.quapy_loader import load_quapy
 from unishift.data.setups import SetupData
-from unishift.evaluation import evaluate_setups
+from unishift.evaluation.evaluate import evaluate_setups
+from unishift.evaluation.records import layout_of
+from unishift.evaluation.stats import ALPHA, MIN_COVERAGE, check_share
 from unishift.io import DamagedFileError, csv_problem, npz_problem
-from unishift.kernels import warn_if_unpinned
 from unishift.methods.base import (
     SHIFTS,
     TASKS,
@@ -36,10 +38,8 @@ from unishift.methods.base import (
     SampleContext,
     Setting,
 )
-from unishift.passthrough import PosteriorPassthrough, quiet
-from unishift.quapy_loader import load_quapy
-from unishift.records import layout_of
-from unishift.stats import ALPHA, MIN_COVERAGE, check_share
+from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
+from unishift.option_checks import check_choice
 
 warn_if_unpinned()
 
@@ -95,9 +95,9 @@ def _run_config(results: Path) -> dict | None:
 
 def _checked(results: Path, setups: list[tuple[Any, tuple[Path, ...]]]):
     """The setups' files as the workflow's jobs read them: every file present (a missing one is
-    named, not skipped) and what its job wrote (:mod:`unishift.made_from`)."""
+    named, not skipped) and what its job wrote (:mod:`unishift.workflow.output_records`)."""
     from unishift.io import REBUILD
-    from unishift.made_from import verify
+    from unishift.workflow.output_records import verify
 
     missing = [str(f) for _, files in setups for f in files if not f.is_file()]
     if missing:
@@ -206,7 +206,7 @@ def evaluate(
     object with one task's interface, fitted afresh (a deep copy) per setup (docs/api.md)."""
     setups = list(setups)
     if isinstance(method, str):
-        from unishift.registry import get_method
+        from unishift.methods.registry import get_method
 
         if task is None:
             raise ValueError(f"evaluate({method!r}, ...) needs task= (one of {list(TASKS)})")
@@ -320,7 +320,7 @@ def load_records(
     paths = [folder / f"{name}.csv" for name in names]
     # the checks the workflow makes before a table job reads them
     from unishift.io import REBUILD
-    from unishift.made_from import verify
+    from unishift.workflow.output_records import verify
 
     for path in paths:
         if problem := csv_problem(path):
@@ -348,7 +348,7 @@ def table(
     registry does not know needs its group in ``groups`` or ``display`` (docs/api.md). A method
     scored on fewer than ``min_coverage`` of a cell's samples is never bold there
     (docs/reporting.md §2.1.1)."""
-    from unishift.registry import GROUPS, all_methods
+    from unishift.methods.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 
     check_choice("task", task, TASKS)
@@ -408,7 +408,7 @@ def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None,
 
 class QuaPyQuantifier(Quantifier):
     """A QuaPy aggregative quantifier fitted on the validation set's posteriors, passed through as
-    its classifier's output (``passthrough.PosteriorPassthrough``; docs/api.md, ``from_quapy``)."""
+    its classifier's output (``unishift.methods.quapy_adapter.PosteriorPassthrough``; docs/api.md, ``from_quapy``)."""
 
     def __init__(self, quantifier: Any, name: str | None = None):
         load_quapy()

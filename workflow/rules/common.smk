@@ -5,18 +5,22 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from unishift.codeversion import library_version, method_code_version
-from unishift.jobserver import start as start_job_server
-from unishift.kernels import pin as pin_kernels
+from unishift.workflow.code_version import library_version, method_code_version
+from unishift.workflow.job_server import start as start_job_server
+from unishift.cpu_kernels import pin as pin_kernels
 from unishift.methods.base import SHIFTS, TASKS
-from unishift.plan import record_layout, reproduction_caveat, results_folder
-from unishift.provenance import config_hash
-from unishift.records import TWO_CLASS
-from unishift.registry import get_method, use_plugins
+from unishift.workflow.config_access import (
+    record_layout,
+    reproduction_caveat,
+    results_folder,
+)
+from unishift.workflow.provenance import config_hash
+from unishift.evaluation.records import TWO_CLASS
+from unishift.methods.registry import get_method, use_plugins
 from unishift.report.regimes import SELECTION_GROUP, SELECTOR
 from unishift.report.summary import run_summary
-from unishift.run_lock import hold_run_lock
-from unishift.workflow_checks import (
+from unishift.workflow.run_lock import hold_run_lock
+from unishift.workflow.checks import (
     check_config,
     check_config_files,
     check_integers,
@@ -55,7 +59,7 @@ if workflow.is_main_process:
 
 
 onstart:
-    # one run at a time per results folder (unishift.run_lock); --nolock skips it like Snakemake's
+    # one run at a time per results folder (unishift.workflow.run_lock); --nolock skips it like Snakemake's
     if workflow.execution_settings.lock:
         hold_run_lock(RESULTS)
     # local jobs run in forks of one process that imported the scientific stack once; its start

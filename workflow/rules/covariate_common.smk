@@ -3,7 +3,7 @@
 import re
 
 from unishift.data.datasets import n_classes as collection_classes
-from unishift.hub import hub_entry, is_hub_model
+from unishift.data.hub_access import hub_entry, is_hub_model
 from unishift.lm.config import ENCODE_KEYS, covariate_options, domain_pairs
 
 

@@ -1,7 +1,7 @@
 # Helpers of weights.smk: domain-classifier weights computed once per (setup, plan), read by every
 # evaluation job whose method needs them (docs/domain-weights.md). A method's plan comes from the
 # method itself (its class, or its adaptation's inner method), so a plugin's method gets it too.
-from unishift.domain_weight_artifacts import method_domain_weight_plan
+from unishift.workflow.domain_weight_artifacts import method_domain_weight_plan
 from unishift.methods.domain_weights import SHARED_PLANS
 
 

@@ -1,4 +1,4 @@
-from unishift.hub import use_offline_hub
+from unishift.data.hub_access import use_offline_hub
 
 # before anything imports the Hugging Face libraries: hub files come from the download stage only
 use_offline_hub(snakemake.params.cache)
@@ -9,11 +9,11 @@ import time  # noqa: E402
 
 from unishift.data.text import read_split  # noqa: E402
 from unishift.io import write_npz  # noqa: E402
-from unishift.jobs import start_job  # noqa: E402
 from unishift.lm.cache import pack  # noqa: E402
 from unishift.lm.device import choose_device, gpu_description  # noqa: E402
 from unishift.lm.finetune import FinetuneSettings  # noqa: E402
 from unishift.lm.pipeline import encode_domain, encode_workload  # noqa: E402
+from unishift.workflow.jobs import start_job  # noqa: E402
 
 log = start_job(snakemake)
 # the Trainer prints its metrics to stdout; keep them in the rule's log

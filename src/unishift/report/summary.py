@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from unishift.stats import MIN_COVERAGE
+from unishift.evaluation.stats import MIN_COVERAGE
 
 _BELOW_SHARE = (
     f"scored on fewer than {MIN_COVERAGE:.0%} of its samples: shown, never bold, chosen or "

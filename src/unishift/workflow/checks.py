@@ -1,7 +1,7 @@
 """What the workflow checks before any job runs: the config beyond its schema, and the intermediate
 files a previous run left. Every error names the config file or key (or the file) and the fix.
 
-    python -m unishift.workflow_checks my_config.yaml   # YAML syntax and duplicate keys, with lines
+    python -m unishift.workflow.checks my_config.yaml   # YAML syntax and duplicate keys, with lines
 """
 
 from __future__ import annotations
@@ -18,20 +18,20 @@ from pathlib import Path
 
 import yaml
 
-from unishift.choices import check_like_default
 from unishift.classifiers.specs import check_classifier
-from unishift.config_docs import load_schema, resolve
 from unishift.data.datasets import check_dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
+from unishift.evaluation.records import ECE_CHOICES, TWO_CLASS
 from unishift.io import REBUILD, DamagedFileError, csv_problem, npz_problem, one_line, read_npz
-from unishift.made_from import problem_of as made_from_problem
 from unishift.methods.base import TASKS
+from unishift.methods.registry import all_methods, get_method
 from unishift.methods.spec import constructor_defaults
-from unishift.plan import config_value, record_layout
-from unishift.records import ECE_CHOICES, TWO_CLASS
-from unishift.registry import all_methods, get_method
+from unishift.option_checks import check_like_default
 from unishift.report.regimes import PSEUDO_METHODS
+from unishift.workflow.config_access import config_value, record_layout
+from unishift.workflow.config_docs import load_schema, resolve
+from unishift.workflow.output_records import problem_of as made_from_problem
 
 
 class ConfigError(ValueError):
@@ -470,7 +470,7 @@ def posterior_column_problems(results: str | Path, skip=()) -> list[tuple[str, s
 
 def intermediate_problems(results: str | Path) -> list[tuple[str, str]]:
     """(path, problem) of every file under ``results`` that is cut, corrupt, not what its job wrote
-    (:mod:`unishift.made_from`), or posteriors of other classes."""
+    (:mod:`unishift.workflow.output_records`), or posteriors of other classes."""
     results = Path(results)
     damaged = [
         (str(path), problem)
@@ -483,7 +483,7 @@ def intermediate_problems(results: str | Path) -> list[tuple[str, str]]:
 
 def check_intermediates(results: str | Path) -> None:
     """Refuse to plan on top of files of a previous run (intermediates and final outputs) that are
-    cut, corrupt, not what their job wrote (:mod:`unishift.made_from`), or posteriors of other
+    cut, corrupt, not what their job wrote (:mod:`unishift.workflow.output_records`), or posteriors of other
     classes (docs/evaluation-jobs.md)."""
     damaged = intermediate_problems(results)
     if damaged:

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
@@ -22,6 +21,7 @@ from unishift.methods.calibration.shared import (
 )
 from unishift.methods.calibration.temperature import TemperatureCalibrator
 from unishift.numerics import float32_running_sum
+from unishift.option_checks import check_choice
 
 ESTIMATORS = ("vectorised", "loop")
 SOLVERS = ("auto", "closed_form", "cvxpy")

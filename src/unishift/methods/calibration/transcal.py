@@ -9,7 +9,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize
 
-from unishift.choices import check_choice
 from unishift.data.containers import Setting
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
@@ -20,6 +19,7 @@ from unishift.methods.calibration.shared import (
 )
 from unishift.methods.calibration.temperature import TemperatureCalibrator
 from unishift.methods.domain_weights import SAMPLE, WEIGHT_SOURCES, importance_weights
+from unishift.option_checks import check_choice
 
 ZERO_POSTERIOR_RULES = ("faithful", "clip")
 CLIP_POSTERIORS = 1e-12

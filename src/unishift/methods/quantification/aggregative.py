@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
+from unishift.data.quapy_loader import load_quapy
 from unishift.methods.base import Quantifier, SampleContext
-from unishift.passthrough import PosteriorPassthrough, quiet
-from unishift.quapy_loader import load_quapy
+from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
+from unishift.option_checks import check_choice
 
 
 class _QuaPyQuantifier(Quantifier):
