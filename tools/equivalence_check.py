@@ -38,14 +38,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from unishift.cpu_kernels import DEFAULT_PROFILE, PROFILES
+
 REPO = Path(__file__).resolve().parents[1]
+# the CPU kernels of the workflow's default profile (docs/determinism.md), read from the library
+# that pins them, and one thread, as the evaluation jobs
 PINNED = {
-    "OPENBLAS_CORETYPE": "Haswell",
-    "MKL_CBWR": "AVX2",
-    "ONEDNN_MAX_CPU_ISA": "AVX2",
-    "ATEN_CPU_CAPABILITY": "avx2",
-    "NPY_ENABLE_CPU_FEATURES": "X86_V3",
-    "ARROW_USER_SIMD_LEVEL": "AVX2",
+    **PROFILES[DEFAULT_PROFILE],
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
@@ -239,7 +238,7 @@ def old_side(setups_path: Path, out: Path, only: set | None) -> None:
 
     from unishift.methods.base import LabelledSet, Sample, SampleContext, Setting
     from unishift.multiclass import catalogue
-    from unishift.methods.registry import all_methods
+    from unishift.registry import all_methods
 
     setups = pickle.loads(setups_path.read_bytes())
     meta = {
