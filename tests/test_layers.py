@@ -49,7 +49,7 @@ LAYERS = [
     # the foundation both halves share: checks of option values, float helpers, atomic file I/O,
     # the CPU kernels (the API warns, the workflow pins), QuaPy without PyTorch, the hub's names
     ("unishift", "unishift.option_checks", "unishift.numerics", "unishift.io",
-     "unishift.cpu_kernels", "unishift.data.quapy_loader",
+     "unishift.cpu_kernels", "unishift.results_layout", "unishift.data.quapy_loader",
      "unishift.data.hub_access"),
     ("unishift.evaluation.metrics", "unishift.evaluation.stats", "unishift.protocols",
      "unishift.classifiers", "unishift.lm", "unishift.methods.quapy_adapter"),
@@ -63,8 +63,8 @@ LAYERS = [
     ("unishift.api",),
     # the machinery imports the science, never the reverse
     ("unishift.workflow",),
-    # runs the workflow's scripts, having imported every layer below once
-    ("unishift.workflow.job_server",),
+    # runs the workflow's scripts, having imported every layer below once; what starts it
+    ("unishift.workflow.job_server", "unishift.workflow.prepare"),
 ]  # fmt: skip
 
 

@@ -40,11 +40,12 @@ from unishift.methods.base import (
 )
 from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
 from unishift.option_checks import check_choice
+from unishift.results_layout import LAYOUT, folder_of, results_path
 
 warn_if_unpinned()
 
 # Where a run records its config (workflow/scripts/provenance.py), which names its methods.
-PROVENANCE = "provenance.json"
+PROVENANCE = LAYOUT["provenance"]
 
 _ENTRY_POINTS = {
     "calibration": "calibrate",
@@ -115,7 +116,7 @@ def _checked(results: Path, setups: list[tuple[Any, tuple[Path, ...]]]):
 
 
 def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
-    posteriors = results / "posteriors" / "label"
+    posteriors = Path(folder_of(results, "posteriors"))
     run = (_run_config(results) or {}).get("label_shift") or {}
     if datasets is None:
         datasets = run.get("datasets") or _names_in(posteriors)
@@ -128,9 +129,9 @@ def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
         (
             (dataset, classifier),
             (
-                results / "data" / "label" / dataset / "split.npz",
-                posteriors / dataset / f"{classifier}.npz",
-                results / "samples" / "label" / f"{dataset}.npz",
+                Path(results_path(results, "split", dataset=dataset)),
+                Path(results_path(results, "posteriors", dataset=dataset, classifier=classifier)),
+                Path(results_path(results, "label_samples", dataset=dataset)),
             ),
         )
         for classifier in classifiers
@@ -143,19 +144,24 @@ def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
 
 
 def _covariate_setups(results, pairs, models, seed, shift):
-    lm = results / "lm"
+    lm = Path(folder_of(results, "lm_outputs"))
     run = (_run_config(results) or {}).get("covariate_shift") or {}
     if models is None:
         models = list(run.get("models") or {}) or _names_in(lm)
     models = list(models)
-    samples = results / "samples" / shift
+    samples = Path(folder_of(results, "pair_samples", shift=shift))
     if pairs is None:
         pairs = [p.stem.replace("__", "->") for p in sorted(samples.glob("*__*.npz"))]
     setups = []
     for model in models:
         for pair in pairs:
             source, _, target = pair.partition("->")
-            files = (lm / model / source / "outputs.npz", samples / f"{source}__{target}.npz")
+            files = (
+                Path(results_path(results, "lm_outputs", model=model, source=source)),
+                Path(
+                    results_path(results, "pair_samples", shift=shift, source=source, target=target)
+                ),
+            )
             setups.append(((model, source, target), files))
     for (model, source, target), (outputs, pair_samples) in _checked(results, setups):
         yield load_covariate_setup(outputs, pair_samples, model, source, target, seed, shift=shift)
@@ -274,7 +280,7 @@ def load_records(
     the run's config (docs/api.md)."""
     from unishift.report.tables import load_records as read_all
 
-    folder = Path(results) / "eval" / shift / task
+    folder = Path(folder_of(results, "records", shift=shift, task=task))
     provenance = Path(results) / PROVENANCE
     present = [p.stem for p in sorted(folder.glob("*.csv"))]
     if methods is not None:

@@ -26,5 +26,5 @@ def domain_weight_inputs(wildcards):
             folder = f"label/{setup['dataset']}/{setup['classifier']}"
         else:
             folder = f"{wildcards.shift}/{setup['model']}/{setup['source']}__{setup['target']}"
-        files.append(f"{RESULTS}/weights/{folder}/{plan}.npz")
+        files.append(results_file("weights", folder=folder, plan=plan))
     return {"domain_weights": files}

@@ -29,6 +29,7 @@ from unishift.methods.registry import all_methods, get_method
 from unishift.methods.spec import constructor_defaults
 from unishift.option_checks import check_like_default
 from unishift.report.regimes import PSEUDO_METHODS
+from unishift.results_layout import LAYOUT, folder_of, results_path
 from unishift.workflow.config_access import config_value, record_layout
 from unishift.workflow.config_docs import load_schema, resolve
 from unishift.workflow.output_records import problem_of as made_from_problem
@@ -418,20 +419,33 @@ def json_problem(path) -> str | None:
 # (cheap check, file suffix, folders under results/): the intermediates, then the final tables,
 # diagrams, plots and reports, which a job reads too (the reproduction reads its table) and which
 # Snakemake would otherwise take as finished.
+def _top_folders(*entries: str) -> tuple[str, ...]:
+    """The folders under results/ that hold the files of these results-layout entries."""
+    return tuple(dict.fromkeys(LAYOUT[entry].split("/", 1)[0] for entry in entries))
+
+
 INTERMEDIATES = (
-    (npz_problem, "npz", ("data", "posteriors", "samples", "lm", "weights")),
-    (parquet_problem, "parquet", ("text",)),
-    (csv_problem, "csv", ("eval_setups", "eval", "descriptors")),
+    (
+        npz_problem,
+        "npz",
+        _top_folders("split", "posteriors", "label_samples", "lm_outputs", "weights"),
+    ),
+    (parquet_problem, "parquet", _top_folders("text_split")),
+    (csv_problem, "csv", _top_folders("setup_records", "records", "descriptors")),
 )
 FINAL_OUTPUTS = (
-    (csv_problem, "csv", ("tables", "reproduction", "cd", "regimes")),
-    (_no_check, "tex", ("tables", "cd", "regimes")),
-    (_no_check, "md", ("reproduction",)),
-    (_no_check, "png", ("cd", "plots", "regimes")),
-    (_no_check, "pdf", ("plots",)),
+    (
+        csv_problem,
+        "csv",
+        _top_folders("table_cells", "reproduction_csv", "cd_groups", "regime_csv"),
+    ),
+    (_no_check, "tex", _top_folders("table_tex", "cd_tex", "regime_tex")),
+    (_no_check, "md", _top_folders("reproduction_md")),
+    (_no_check, "png", _top_folders("cd_png", "error_by_shift_png", "regime_png")),
+    (_no_check, "pdf", _top_folders("error_by_shift_pdf")),
 )
 # single files at the top of the results folder
-FINAL_FILES = ((json_problem, "provenance.json"), (_no_check, "report.pdf"))
+FINAL_FILES = ((json_problem, LAYOUT["provenance"]), (_no_check, LAYOUT["report_pdf"]))
 
 
 def _checked_files(results: Path):
@@ -450,8 +464,8 @@ def posterior_column_problems(results: str | Path, skip=()) -> list[tuple[str, s
     (files in ``skip``, already found damaged, are not read)."""
     results = Path(results)
     found = []
-    for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
-        split = results / "data" / "label" / path.parent.name / "split.npz"
+    for path in sorted(Path(folder_of(results, "posteriors")).glob("*/*.npz")):
+        split = Path(results_path(results, "split", dataset=path.parent.name))
         # a damaged or missing file is reported by check_intermediates
         if path.name.startswith(".") or {str(split), str(path)} & set(skip) or not split.is_file():
             continue
