@@ -1,4 +1,4 @@
-"""ATC, DoC, LEAP and LEAP^PCC (methods.md §4.1) against hand computations and literal re-statements."""
+"""ATC, DoC, LEAP and LEAP^PCC (docs/methods.md §4.1) against hand computations and literal re-statements."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def sample_of(items: LabelledSet) -> Sample:
 
 
 def literal_atc_walk(scores, correct):
-    """The walk of methods.md §4.1 written out item by item."""
+    """The walk of docs/methods.md §4.1 written out item by item."""
     order = np.argsort(scores)
     fp, fn = int(np.sum(~correct)), 0
     best, threshold = abs(fp - fn), 0.0

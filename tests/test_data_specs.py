@@ -180,8 +180,8 @@ def test_the_specs_load_nothing_heavy():
     assert out.stdout.strip() == "[]"
 
 
-# The data layer is below the methods (docs/design: numerics ... classifiers, protocols -> data ->
-# methods -> registry -> evaluation -> report). data/domain_weights.py still reads the methods'
+# The data layer is below the methods (docs/developing.md, "Layers": ... classifiers, protocols ->
+# data -> methods -> registry -> evaluation -> report). data/domain_weights.py still reads the methods'
 # domain-weight memo until the domain weights are one module under methods/.
 LOWER = ("unishift.data", "unishift.classifiers", "unishift.protocols")
 UPPER = (

@@ -1,5 +1,5 @@
 """The faithful (float32) ECEs against an oracle that lets PyTorch do the arithmetic the reference
-describes (reporting.md §1.1): the top-label ECE for two and more classes, the class-wise ECE (the
+describes (docs/reporting.md §1.1): the top-label ECE for two and more classes, the class-wise ECE (the
 mean of its float32 per-class sums, rounded as a float32), and the float64 switch."""
 
 import numpy as np

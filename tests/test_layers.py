@@ -6,9 +6,11 @@ import cycles, no upward imports (the layer order of docs/developing.md, "Layers
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
+from tests.conftest import REPO
 from unishift.workflow.code_version import ROOT
 
 MODULES = {
@@ -214,3 +216,67 @@ def test_no_adapter_looks_a_method_up_by_name():
                 reached.add(module)
                 pending.append(module)
     assert "unishift.methods.registry" not in reached
+
+
+def _fenced_block_after(text: str, heading: str) -> list[str]:
+    """The lines of the first ```text block after a heading (or a line) that starts with it."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    opening = next(i for i in range(start, len(lines)) if lines[i].startswith("```"))
+    closing = next(i for i in range(opening + 1, len(lines)) if lines[i].startswith("```"))
+    return lines[opening + 1 : closing]
+
+
+def documented_layers(text: str) -> list[tuple[str, ...]]:
+    """docs/developing.md's layer list, with the package's prefix restored."""
+    layers = []
+    for line in _fenced_block_after(text, "### Layers"):
+        entries = re.sub(r"^\d+\.\s*", "", line).split(",")
+        layers.append(
+            tuple(
+                "unishift" + ("" if e.strip() == "unishift" else "." + e.strip()) for e in entries
+            )
+        )
+    return layers
+
+
+def test_the_developing_guide_draws_the_layers_of_this_test():
+    text = (REPO / "docs" / "developing.md").read_text(encoding="utf-8")
+    assert documented_layers(text) == [tuple(entries) for entries in LAYERS]
+
+
+def readme_tree(text: str) -> tuple[set[str], set[str]]:
+    """(top-level packages and modules, modules of unishift.workflow) that the README's "Layout"
+    draws under src/unishift/: a name ending in / is a package, in .py a module."""
+    block = _fenced_block_after(text, "## Layout")
+    start = next(i for i, line in enumerate(block) if line.startswith("src/unishift/"))
+    top, machinery, in_workflow = set(), set(), False
+    for line in block[start + 1 :]:
+        if not line.startswith(" "):
+            break
+        in_workflow = in_workflow or line.lstrip().startswith("workflow/")
+        names = {m.group(1) for m in re.finditer(r"(?<![\w.])(\w+)(?:/|\.py)(?!\w)", line)}
+        if in_workflow:
+            top |= names & {"workflow"}
+            machinery |= names - {"workflow"}
+        else:
+            top |= names
+    return top, machinery
+
+
+def test_the_readme_layout_is_the_tree():
+    top = {p.stem for p in ROOT.glob("*.py") if p.stem != "__init__"}
+    top |= {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    machinery = {p.stem for p in (ROOT / "workflow").glob("*.py") if p.stem != "__init__"}
+    assert readme_tree((REPO / "README.md").read_text(encoding="utf-8")) == (top, machinery)
+
+
+def test_the_layout_readers_see_a_missing_module():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    top, machinery = readme_tree(readme.replace(" run_lock.py", ""))
+    assert "run_lock" not in machinery and "workflow" in top and "api" in top
+    guide = (REPO / "docs" / "developing.md").read_text(encoding="utf-8")
+    assert documented_layers(guide.replace("9. api", "9. api, catalogue"))[8] == (
+        "unishift.api",
+        "unishift.catalogue",
+    )

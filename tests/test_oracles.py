@@ -1,4 +1,4 @@
-"""The six reductions of the paper (§4, oracles.md) proven on the project's own adapters, for two
+"""The six reductions of the paper (its section 4; docs/multiclass.md) proven on the project's own adapters, for two
 classes (the paper's lemmas) and for k classes (docs/multiclass.md §2).
 
 The oracles below read the true labels of whatever items they are given: in these tests the first

@@ -62,7 +62,7 @@ def test_transcription_shape_and_anchors():
     cell = cells.set_index(["task", "shift", "classifier", "dataset", "method"])
     row = cell.loc[("calibration", "covariate", "BERT", "imdb->rt", "DoC_a2c_6B")]
     assert (row["value"], row["bold"], row["colour"]) == (0.584, True, "green!40")
-    # Ranks and win rates typed independently from reporting.md §8.
+    # Ranks and win rates typed independently from the paper's tables (docs/reporting.md §2.4-§2.5).
     ranks = load_paper("ranks").set_index(["task", "shift", "method"])
     assert ranks.loc[("quantification", "covariate", "TransCal_c2q"), "avg_rank"] == 3.66
     assert ranks.loc[("cap", "label", "LEAP"), "avg_rank"] == 4.05
