@@ -49,7 +49,7 @@ def _setup(k=2, shift="covariate", n_samples=5, size=40, seed=0):
 
 
 def test_the_descriptor_columns_are_the_libraries_in_its_order():
-    assert DESCRIPTOR_COLUMNS == D.DESCRIPTORS
+    assert DESCRIPTOR_COLUMNS is D.DESCRIPTORS  # declared once
     assert FILE_COLUMNS[4:] == DESCRIPTOR_COLUMNS
     for layout in (TWO_CLASS, K_CLASS):
         assert COLUMNS[layout] == (*BASE_COLUMNS[layout], *DESCRIPTOR_COLUMNS)
