@@ -15,7 +15,8 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+# the repository: this module is src/unishift/workflow/config_docs.py
+REPO = Path(__file__).resolve().parents[3]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 README = (REPO / "config" / "README").with_suffix(".md")  # config/README.md
 BEGIN = (
