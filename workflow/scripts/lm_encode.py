@@ -1,4 +1,4 @@
-from unishift.workflow.jobs import start_lm_job
+from unishift.workflow.lm_jobs import start_lm_job
 
 # first: the hub goes offline before anything imports the Hugging Face libraries
 job = start_lm_job(snakemake)

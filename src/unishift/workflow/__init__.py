@@ -5,7 +5,8 @@ needs. The science (every other package of unishift) never imports this package
 - :mod:`~unishift.workflow.config_access`: a run's results folder, record layout and config values
 - :mod:`~unishift.workflow.checks`: a config's checks before any job runs, and damaged intermediates
 - :mod:`~unishift.workflow.prepare`: the one call of ``workflow/rules/common.smk`` that prepares a run
-- :mod:`~unishift.workflow.jobs`: the start of every workflow script (logging, threads, records)
+- :mod:`~unishift.workflow.jobs`: the start of every workflow script (logging, threads, records);
+  :mod:`~unishift.workflow.lm_jobs`: the language-model scripts' start (the hub offline first)
 - :mod:`~unishift.workflow.job_server`: local jobs forked from one process that imported the stack
 - :mod:`~unishift.workflow.output_records`: the record beside each output of the inputs it was made
   from (a changed or damaged input is caught before a job reads it)
