@@ -17,6 +17,7 @@ from tests.conftest import REPO
 from unishift.evaluation.records import K_CLASS, TWO_CLASS
 from unishift.io import write_npz
 from unishift.methods.registry import get_method
+from unishift.output_records import write_record
 from unishift.workflow.checks import (
     ConfigError,
     DamagedIntermediatesError,
@@ -27,7 +28,6 @@ from unishift.workflow.checks import (
     posterior_column_problems,
 )
 from unishift.workflow.config_access import record_layout, results_folder
-from unishift.workflow.output_records import write_record
 
 BASE = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
 # check_config runs on the validated config, whose defaults the schema fills in (as common.smk does)

@@ -24,6 +24,7 @@ from unishift.methods.domain_weights import (
     domain_weight_plan,
 )
 from unishift.methods.registry import get_method
+from unishift.output_records import read_record, write_record
 from unishift.workflow.domain_weight_artifacts import (
     attach_domain_weights,
     compute_domain_weights,
@@ -31,7 +32,6 @@ from unishift.workflow.domain_weight_artifacts import (
     read_domain_weights,
     write_domain_weights,
 )
-from unishift.workflow.output_records import read_record, write_record
 
 
 def _setup(shift, n_samples=4, stream_seed=11, seed=5):

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from tests.conftest import REPO
+from unishift import output_records
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation.evaluate import evaluate_setup, score
@@ -22,7 +23,6 @@ from unishift.io import write_csv, write_npz
 from unishift.methods.base import AccuracyPredictor, Calibrator, Quantifier
 from unishift.methods.registry import get_method
 from unishift.report.summary import run_summary
-from unishift.workflow import output_records
 from unishift.workflow.checks import (
     ConfigError,
     DamagedIntermediatesError,

@@ -51,7 +51,8 @@ LAYERS = [
     # the foundation both halves share: checks of option values, float helpers, atomic file I/O,
     # the CPU kernels (the API warns, the workflow pins), QuaPy without PyTorch, the hub's names
     ("unishift", "unishift.option_checks", "unishift.numerics", "unishift.io",
-     "unishift.cpu_kernels", "unishift.results_layout", "unishift.data.quapy_loader",
+     "unishift.cpu_kernels", "unishift.results_layout", "unishift.output_records",
+     "unishift.data.quapy_loader",
      "unishift.data.hub_access"),
     ("unishift.evaluation.metrics", "unishift.evaluation.stats", "unishift.protocols",
      "unishift.classifiers", "unishift.lm", "unishift.methods.quapy_adapter"),
@@ -60,7 +61,7 @@ LAYERS = [
     ("unishift.regimes",),
     ("unishift.methods",),
     ("unishift.methods.registry",),
-    ("unishift.evaluation.evaluate",),
+    ("unishift.evaluation",),
     ("unishift.report",),
     ("unishift.api",),
     # the machinery imports the science, never the reverse

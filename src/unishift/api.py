@@ -96,9 +96,9 @@ def _run_config(results: Path) -> dict | None:
 
 def _checked(results: Path, setups: list[tuple[Any, tuple[Path, ...]]]):
     """The setups' files as the workflow's jobs read them: every file present (a missing one is
-    named, not skipped) and what its job wrote (:mod:`unishift.workflow.output_records`)."""
+    named, not skipped) and what its job wrote (:mod:`unishift.output_records`)."""
     from unishift.io import REBUILD
-    from unishift.workflow.output_records import verify
+    from unishift.output_records import verify
 
     missing = [str(f) for _, files in setups for f in files if not f.is_file()]
     if missing:
@@ -326,7 +326,7 @@ def load_records(
     paths = [folder / f"{name}.csv" for name in names]
     # the checks the workflow makes before a table job reads them
     from unishift.io import REBUILD
-    from unishift.workflow.output_records import verify
+    from unishift.output_records import verify
 
     for path in paths:
         if problem := csv_problem(path):

@@ -8,7 +8,7 @@ needs. The science (every other package of unishift) never imports this package
 - :mod:`~unishift.workflow.jobs`: the start of every workflow script (logging, threads, records);
   :mod:`~unishift.workflow.lm_jobs`: the language-model scripts' start (the hub offline first)
 - :mod:`~unishift.workflow.job_server`: local jobs forked from one process that imported the stack
-- :mod:`~unishift.workflow.output_records`: the record beside each output of the inputs it was made
+- (in the shared base, since the API checks a run with it) :mod:`~unishift.output_records`: the record beside each output of the inputs it was made
   from (a changed or damaged input is caught before a job reads it)
 - :mod:`~unishift.workflow.code_version`: the hash of the library code a job runs (reruns)
 - :mod:`~unishift.workflow.provenance`: ``results/provenance.json``

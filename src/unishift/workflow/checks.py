@@ -28,11 +28,11 @@ from unishift.methods.base import TASKS
 from unishift.methods.registry import all_methods, get_method
 from unishift.methods.spec import constructor_defaults
 from unishift.option_checks import check_like_default
+from unishift.output_records import problem_of as made_from_problem
 from unishift.report.regimes import PSEUDO_METHODS
 from unishift.results_layout import LAYOUT, folder_of, results_path
 from unishift.workflow.config_access import config_value, record_layout
 from unishift.workflow.config_docs import load_schema, resolve
-from unishift.workflow.output_records import problem_of as made_from_problem
 
 
 class ConfigError(ValueError):
@@ -484,7 +484,7 @@ def posterior_column_problems(results: str | Path, skip=()) -> list[tuple[str, s
 
 def intermediate_problems(results: str | Path) -> list[tuple[str, str]]:
     """(path, problem) of every file under ``results`` that is cut, corrupt, not what its job wrote
-    (:mod:`unishift.workflow.output_records`), or posteriors of other classes."""
+    (:mod:`unishift.output_records`), or posteriors of other classes."""
     results = Path(results)
     damaged = [
         (str(path), problem)
@@ -497,7 +497,7 @@ def intermediate_problems(results: str | Path) -> list[tuple[str, str]]:
 
 def check_intermediates(results: str | Path) -> None:
     """Refuse to plan on top of files of a previous run (intermediates and final outputs) that are
-    cut, corrupt, not what their job wrote (:mod:`unishift.workflow.output_records`), or posteriors of other
+    cut, corrupt, not what their job wrote (:mod:`unishift.output_records`), or posteriors of other
     classes (docs/evaluation-jobs.md)."""
     damaged = intermediate_problems(results)
     if damaged:
