@@ -19,7 +19,7 @@ os.environ.update(
     )
 )
 
-from unishift.workflow_checks import check_config_files
+from unishift.workflow.checks import check_config_files
 
 # The embedded default is read only when no --configfile is given: a config file passed on the
 # command line replaces it instead of being merged into it (merging would, e.g., add the default's

@@ -7,7 +7,7 @@ states, 5,000 classifier-training rows, 1,000 validation rows, ``--samples`` sam
 
 * BEFORE (as main did): every weight-consuming method of the paper's covariate tables (derived from
   the methods' declared plans: CPCS, TransCal, EMQ^TransCal, CPCS/TransCal ζ2ρ and ζ2α) is evaluated
-  with :func:`unishift.evaluation.evaluate_setup` and fits its own domain classifiers;
+  with :func:`unishift.evaluation.evaluate.evaluate_setup` and fits its own domain classifiers;
 * AFTER: the upstream step (:func:`compute_domain_weights`, one call per plan) computes the weights
   once, then the same methods are evaluated reading them.
 
@@ -33,10 +33,13 @@ import yaml
 from bench_methods import covariate_setup
 from threadpoolctl import threadpool_limits
 
-from unishift.domain_weight_artifacts import compute_domain_weights, method_domain_weight_plan
-from unishift.evaluation import evaluate_setup
+from unishift.evaluation.evaluate import evaluate_setup
 from unishift.methods.domain_weights import MEMO_KEY, SHARED_PLANS, DomainWeightMemo
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
+from unishift.workflow.domain_weight_artifacts import (
+    compute_domain_weights,
+    method_domain_weight_plan,
+)
 
 ROOT = Path(__file__).resolve().parent
 OUTPUT = ROOT / "output"

@@ -35,8 +35,8 @@ from unishift.data.label_shift import (
     prepare_splits,
     train_and_predict,
 )
-from unishift.evaluation import SetupData, evaluate_setup
-from unishift.registry import all_methods
+from unishift.evaluation.evaluate import SetupData, evaluate_setup
+from unishift.methods.registry import all_methods
 
 OUTPUT = Path(__file__).resolve().parent / "output"
 

@@ -24,9 +24,9 @@ from unishift.data.label_shift import (
     prepare_splits,
     train_and_predict,
 )
-from unishift.evaluation import evaluate_setup
-from unishift.records import COLUMNS, K_CLASS
-from unishift.registry import all_methods
+from unishift.evaluation.evaluate import evaluate_setup
+from unishift.evaluation.records import COLUMNS, K_CLASS
+from unishift.methods.registry import all_methods
 
 
 def main() -> None:

@@ -23,13 +23,13 @@ import pandas as pd
 
 from unishift.data.covariate import accuracy, load_covariate_setup
 from unishift.data.text import load_tweet_domain, read_tweet_corpus
-from unishift.evaluation import evaluate_setup
+from unishift.evaluation.evaluate import evaluate_setup
+from unishift.evaluation.records import COLUMNS, K_CLASS
 from unishift.lm.finetune import FinetuneSettings, train_head_on_cache
 from unishift.lm.models import freeze_backbone, head_logits, load_classifier
 from unishift.lm.pipeline import encode_domain
+from unishift.methods.registry import all_methods
 from unishift.protocols.mixture import mixture_indices
-from unishift.records import COLUMNS, K_CLASS
-from unishift.registry import all_methods
 
 # the embedded default's covariate_shift.lm section (config/config.yaml)
 SETTINGS = dict(

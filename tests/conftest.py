@@ -2,7 +2,7 @@ import os
 import sys
 from pathlib import Path
 
-from unishift import kernels
+from unishift import cpu_kernels
 
 # The CPU kernels every number of the suite is computed with (docs/determinism.md): set before
 # NumPy loads, inherited by every snakemake process a test starts. A CPU that cannot run them (not
@@ -11,9 +11,9 @@ from unishift import kernels
 if "numpy" in sys.modules:
     raise RuntimeError("NumPy was imported before tests/conftest.py could pin the CPU kernels")
 try:
-    kernels.pin(kernels.DEFAULT_PROFILE)
+    cpu_kernels.pin(cpu_kernels.DEFAULT_PROFILE)
     KERNELS_PINNED = True
-except kernels.KernelError as error:
+except cpu_kernels.KernelError as error:
     print(f"tests/conftest.py: {error}; running with this machine's own kernels", file=sys.stderr)
     KERNELS_PINNED = False
 
@@ -40,7 +40,7 @@ def pytest_report_header(config):
 
     import numpy
 
-    flags = kernels.cpu_flags()
+    flags = cpu_kernels.cpu_flags()
     vector = sorted(f for f in flags or () if f.startswith(VECTOR_FLAG_PREFIXES))
     cpu = next(
         (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
@@ -48,11 +48,11 @@ def pytest_report_header(config):
     ) if Path("/proc/cpuinfo").exists() else platform.machine()  # fmt: skip
     from numpy._core import _multiarray_umath as umath
 
-    profile = kernels.DEFAULT_PROFILE if KERNELS_PINNED else "native (not pinned)"
+    profile = cpu_kernels.DEFAULT_PROFILE if KERNELS_PINNED else "native (not pinned)"
     return [
         f"CPU: {cpu}; vector extensions: {' '.join(vector) if flags else 'unknown'}",
-        f"CPU kernels: {profile}; OpenBLAS {kernels.openblas_architecture()}; NumPy "
-        f"{numpy.__version__} dispatch {' '.join(kernels.numpy_dispatch()) or 'baseline only'} "
+        f"CPU kernels: {profile}; OpenBLAS {cpu_kernels.openblas_architecture()}; NumPy "
+        f"{numpy.__version__} dispatch {' '.join(cpu_kernels.numpy_dispatch()) or 'baseline only'} "
         f"(compiled for {' '.join(umath.__cpu_dispatch__)}, baseline "
         f"{' '.join(umath.__cpu_baseline__)})",
     ]

@@ -29,15 +29,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from unishift.cpu_kernels import DEFAULT_PROFILE, PROFILES
+
 REPO = Path(__file__).resolve().parents[1]
-# the pinned CPU kernels (docs/determinism.md) and one thread, as the evaluation jobs
+# the CPU kernels of the workflow's default profile (docs/determinism.md), read from the library
+# that pins them, and one thread, as the evaluation jobs
 PINNED = {
-    "OPENBLAS_CORETYPE": "Haswell",
-    "MKL_CBWR": "AVX2",
-    "ONEDNN_MAX_CPU_ISA": "AVX2",
-    "ATEN_CPU_CAPABILITY": "avx2",
-    "NPY_ENABLE_CPU_FEATURES": "X86_V3",
-    "ARROW_USER_SIMD_LEVEL": "AVX2",
+    **PROFILES[DEFAULT_PROFILE],
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",

@@ -22,7 +22,7 @@ from unishift.methods.base import (
     fresh_context,
 )
 from unishift.methods.quantification.emq import em
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 
 def items(scores, labels) -> LabelledSet:

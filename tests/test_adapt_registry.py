@@ -11,7 +11,7 @@ import pytest
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.adapt.table import KINDS, adapted_display, adapted_name
 from unishift.methods.base import fresh_context
-from unishift.registry import all_methods, get_method
+from unishift.methods.registry import all_methods, get_method
 from unishift.report.paper import load_paper
 
 PAPER_COLUMNS = sorted(

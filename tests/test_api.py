@@ -19,6 +19,7 @@ from tests.test_calibration_support import make_setting
 from unishift.api import QuaPyQuantifier, adapt, evaluate, from_quapy, load_setups, table, task_of
 from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
+from unishift.evaluation.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.methods.adapt.to_calibration import (
     PositiveQuantificationToCalibration as QuantificationToCalibration,
 )
@@ -26,7 +27,6 @@ from unishift.methods.adapt.to_quantification import CAPToQuantification
 from unishift.methods.base import fresh_context
 from unishift.methods.cap.atc import ATC
 from unishift.methods.quantification.aggregative import PACC
-from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
 
 
 def _setup(seed=3):

@@ -19,10 +19,10 @@ from tests.test_api import _setup
 from tests.test_calibration_support import make_setting
 from unishift.api import QuaPyQuantifier, evaluate, from_quapy, load_records, table
 from unishift.io import write_csv, write_json
-from unishift.made_from import write_record
 from unishift.methods.base import fresh_context
-from unishift.passthrough import quiet
-from unishift.provenance import provenance
+from unishift.methods.quapy_adapter import quiet
+from unishift.output_records import write_record
+from unishift.workflow.provenance import provenance
 
 THRESHOLD_METHODS = [MAX, T50, X, MS, MS2]
 

@@ -15,6 +15,7 @@ from scipy.stats import multivariate_normal
 
 from tests.k_class_problems import samples, synthetic_problem
 from unishift.data.containers import Setting
+from unishift.evaluation.metrics import check_prevalence
 from unishift.methods.base import fresh_context
 from unishift.methods.calibration.head2tail import (
     Head2Tail,
@@ -22,8 +23,7 @@ from unishift.methods.calibration.head2tail import (
     head_classes,
     transfer_matrix,
 )
-from unishift.metrics import check_prevalence
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 
 def literal_weights(train_x, train_y, x, y, k, alpha, head):

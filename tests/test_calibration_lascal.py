@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy import optimize
 
 from tests.k_class_problems import replicated, samples, synthetic_problem
+from unishift.evaluation.metrics import check_prevalence
 from unishift.methods.base import fresh_context
 from unishift.methods.calibration import lascal as L
 from unishift.methods.calibration.lascal import (
@@ -28,8 +29,7 @@ from unishift.methods.calibration.lascal import (
     torch_log,
 )
 from unishift.methods.calibration.shared import first_strict_minimum, softmax, temperature_grid
-from unishift.metrics import check_prevalence
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 
 def _confidences(rng, n_temps, n, discrete=False):

@@ -16,7 +16,7 @@ from unishift.methods.calibration.shared import softmax
 from unishift.methods.calibration.transcal import TransCal
 from unishift.methods.domain_weights import domain_weights_key, fit_domain_weights
 from unishift.methods.quantification.emq import em
-from unishift.registry import get_method, method_names
+from unishift.methods.registry import get_method, method_names
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""ATC, DoC, LEAP and LEAP^PCC (methods.md §4.1) against hand computations and literal re-statements."""
+"""ATC, DoC, LEAP and LEAP^PCC (docs/methods.md §4.1) against hand computations and literal re-statements."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from unishift.methods.cap import doc as doc_module
 from unishift.methods.cap.atc import ATC, atc_threshold
 from unishift.methods.cap.doc import DoC
 from unishift.methods.cap.leap import LEAP, leap_equations, leap_rhs, solve_contingency
+from unishift.methods.registry import get_method
 from unishift.protocols.sampling import npp_indices, upp_indices
-from unishift.registry import get_method
 
 
 def labelled(scores, labels) -> LabelledSet:
@@ -41,7 +41,7 @@ def sample_of(items: LabelledSet) -> Sample:
 
 
 def literal_atc_walk(scores, correct):
-    """The walk of methods.md §4.1 written out item by item."""
+    """The walk of docs/methods.md §4.1 written out item by item."""
     order = np.argsort(scores)
     fp, fn = int(np.sum(~correct)), 0
     best, threshold = abs(fp - fn), 0.0

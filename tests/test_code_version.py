@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from tests.conftest import REPO
-from unishift import codeversion
+from unishift.workflow import code_version
 
 SCRIPTS = REPO / "workflow" / "scripts"
 EVALUATE = SCRIPTS / "evaluate.py"
@@ -27,19 +27,19 @@ METHODS = [
 
 def clear_caches():
     """Forget what the hashing read (the tests edit the sources it hashes)."""
-    for cached in (codeversion._analyse, codeversion._package_data, codeversion.version_of):
+    for cached in (code_version._analyse, code_version._package_data, code_version.version_of):
         cached.cache_clear()
 
 
 def versions():
     clear_caches()
     steps = {
-        name: codeversion.script_code_version(SCRIPTS / f"{name}.py")
+        name: code_version.script_code_version(SCRIPTS / f"{name}.py")
         for name in ("uci_dataset", "train_classifier", "label_samples", "provenance")
     }
-    steps["tables"] = codeversion.script_code_version(SCRIPTS / "tables.py", registry=True)
-    steps.update({m: codeversion.method_code_version(t, m, "label", EVALUATE) for t, m in METHODS})
-    steps["library"] = codeversion.library_version()
+    steps["tables"] = code_version.script_code_version(SCRIPTS / "tables.py", registry=True)
+    steps.update({m: code_version.method_code_version(t, m, "label", EVALUATE) for t, m in METHODS})
+    steps["library"] = code_version.library_version()
     return steps
 
 
@@ -47,9 +47,9 @@ def versions():
 def library_copy(tmp_path, monkeypatch):
     """Point the hashing at a copy of the package (the imported registry stays the real one)."""
     copy = tmp_path / "unishift"
-    shutil.copytree(codeversion.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(code_version.ROOT, copy, ignore=shutil.ignore_patterns("__pycache__"))
 
-    monkeypatch.setattr(codeversion, "ROOT", copy)
+    monkeypatch.setattr(code_version, "ROOT", copy)
     yield copy
     clear_caches()
 
@@ -69,7 +69,7 @@ def test_comments_docstrings_and_layout_do_not_count():
     same = '# a comment\ndef f( x ):\n    """Add one."""\n    return (x\n            + 1)  # why\n'
 
     def normalise(source):
-        return codeversion._normalised(ast.parse(source))
+        return code_version._normalised(ast.parse(source))
 
     assert normalise(code) == normalise(same)
     assert normalise(code) != normalise(code.replace("+ 1", "+ 2"))
@@ -116,7 +116,7 @@ def test_comment_only_changes_change_no_version(library_copy):
 
 
 def test_registering_a_new_method_touches_no_other_method(library_copy, monkeypatch):
-    from unishift import registry
+    from unishift.methods import registry
     from unishift.methods.calibration.platt import Platt
 
     before = versions()
@@ -151,12 +151,12 @@ def test_data_files_of_a_package_count(library_copy):
 
 
 def test_the_evaluation_of_a_method_follows_its_inner_method_overrides():
-    plain = codeversion.method_code_version("quantification", "CPCS_c2q", "label", EVALUATE)
-    other = codeversion.method_code_version(
+    plain = code_version.method_code_version("quantification", "CPCS_c2q", "label", EVALUATE)
+    other = code_version.method_code_version(
         "quantification", "CPCS_c2q", "label", EVALUATE, {"inner": "Platt"}
     )
     assert plain != other
-    modules, _ = codeversion.method_modules(
+    modules, _ = code_version.method_modules(
         "quantification", "CPCS_c2q", "label", {"inner": "Platt"}
     )
     assert "unishift.methods.calibration.platt" in modules

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from unishift.methods.base import SHIFTS, Quantifier
+from unishift.methods.registry import all_methods, get_method, method_names
 from unishift.methods.spec import MethodSpec, shift_chain, with_derived_shifts
-from unishift.registry import all_methods, get_method, method_names
-from unishift.workflow_checks import check_config_files
+from unishift.workflow.checks import check_config_files
 
 TASKS = ("calibration", "quantification", "cap")
 

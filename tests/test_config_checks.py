@@ -14,12 +14,11 @@ import yaml
 from snakemake.utils import validate
 
 from tests.conftest import REPO
+from unishift.evaluation.records import K_CLASS, TWO_CLASS
 from unishift.io import write_npz
-from unishift.made_from import write_record
-from unishift.plan import record_layout, results_folder
-from unishift.records import K_CLASS, TWO_CLASS
-from unishift.registry import get_method
-from unishift.workflow_checks import (
+from unishift.methods.registry import get_method
+from unishift.output_records import write_record
+from unishift.workflow.checks import (
     ConfigError,
     DamagedIntermediatesError,
     check_config,
@@ -28,6 +27,7 @@ from unishift.workflow_checks import (
     main,
     posterior_column_problems,
 )
+from unishift.workflow.config_access import record_layout, results_folder
 
 BASE = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
 # check_config runs on the validated config, whose defaults the schema fills in (as common.smk does)
@@ -165,7 +165,7 @@ def test_the_largest_seed_and_sample_pass():
 
 def test_a_float_too_large_for_an_integer_is_not_written_out(tmp_path):
     """seed: 1e300 suggested writing a 301-digit integer."""
-    from unishift.workflow_checks import check_integers
+    from unishift.workflow.checks import check_integers
 
     schema = REPO / "workflow" / "schemas" / "config.schema.yaml"
     with pytest.raises(ConfigError, match="1e[+]300 is not an integer; write a whole number in"):
@@ -177,7 +177,7 @@ def test_a_float_too_large_for_an_integer_is_not_written_out(tmp_path):
 def test_a_config_that_is_not_utf8_names_the_file_and_line(tmp_path, capsys):
     """Snakemake reads a --configfile in its command line, before the workflow, and stops there with
     a raw UnicodeDecodeError (Snakemake 9); this check is the one `python -m
-    unishift.workflow_checks` and the workflow (the embedded config, every config file) make."""
+    unishift.workflow.checks` and the workflow (the embedded config, every config file) make."""
     latin = tmp_path / "latin1.yaml"
     latin.write_bytes("seed: 0\n# r\u00e9sultats\nalpha: 0.05\n".encode("latin-1"))
     with pytest.raises(
@@ -414,7 +414,7 @@ SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
     ],
 )
 def test_nan_and_infinity_are_refused_wherever_they_are(changes, key):
-    from unishift.workflow_checks import check_integers
+    from unishift.workflow.checks import check_integers
 
     config = config_with(**changes)
     validate(config, SCHEMA)  # JSON Schema's bounds let NaN through: the check below must not

@@ -1,5 +1,5 @@
 """config/README.md documents every key of the config schema: its key reference is the block
-``python -m unishift.config_docs --write`` generates from workflow/schemas/config.schema.yaml, and
+``python -m unishift.workflow.config_docs --write`` generates from workflow/schemas/config.schema.yaml, and
 every key the schema defines is named there."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from unishift import config_docs
+from unishift.workflow import config_docs
 
 SCHEMA_PATH = REPO / "workflow" / "schemas" / "config.schema.yaml"
 README_PATH = REPO / "config" / "README.md"
-FIX = "run: python -m unishift.config_docs --write"
+FIX = "run: python -m unishift.workflow.config_docs --write"
 
 
 @pytest.fixture(scope="module")

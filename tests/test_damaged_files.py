@@ -26,14 +26,14 @@ from unishift.data.label_shift import (
     train_and_predict,
 )
 from unishift.data.setups import SetupData
-from unishift.evaluation import evaluate_setup
+from unishift.evaluation.evaluate import evaluate_setup
+from unishift.evaluation.records import COLUMNS, TWO_CLASS
 from unishift.io import DamagedFileError, csv_problem, npz_problem, read_npz, write_csv, write_npz
-from unishift.made_from import write_record
 from unishift.methods.base import Quantifier
-from unishift.records import COLUMNS, TWO_CLASS
+from unishift.output_records import write_record
 from unishift.report.pipeline import build_error_by_shift, build_table
 from unishift.report.tables import check_complete, load_records
-from unishift.workflow_checks import DamagedIntermediatesError, check_intermediates
+from unishift.workflow.checks import DamagedIntermediatesError, check_intermediates
 
 FIX = "delete it and rerun"
 
@@ -384,7 +384,7 @@ def test_the_damage_message_states_what_a_rerun_rebuilds():
 
 
 def test_a_results_folder_named_absolutely_or_moved_keeps_its_files(tmp_path, monkeypatch):
-    from unishift.made_from import problem_of
+    from unishift.output_records import problem_of
 
     monkeypatch.chdir(tmp_path)
     results = Path("results")
@@ -420,7 +420,7 @@ def test_an_untouched_file_is_not_hashed_again(tmp_path, monkeypatch):
     """The record's size and mtime match the file, so the planning check spares its sha256; before,
     Snakemake's touch of a job's outputs left no record of a run matching its file (0 of 246 in a
     run of .test/config.yaml), so every check hashed every file."""
-    from unishift import made_from
+    from unishift import output_records as made_from
 
     results = tmp_path / "results"
     path = _written(results, "eval/label/cap/ATC.csv", b"a,b\n1,2\n")
@@ -512,7 +512,7 @@ def test_a_multiclass_dry_run_does_not_run_a_planted_cache(tmp_path, no_offline_
     from snakemake.utils import validate
 
     from tests.conftest import REPO
-    from unishift.workflow_checks import ConfigError, check_config
+    from unishift.workflow.checks import ConfigError, check_config
 
     config = yaml.safe_load((REPO / ".test" / "multiclass.yaml").read_text())
     validate(config, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
@@ -567,7 +567,7 @@ def test_the_api_loads_a_checked_run(api_run):
 
 def test_the_api_refuses_posteriors_copied_over_another_classifiers(api_run):
     from unishift.api import load_setups
-    from unishift.made_from import ProvenanceError
+    from unishift.output_records import ProvenanceError
 
     folder = api_run / "posteriors" / "label" / "cmc.3"
     for name in ("kNN.npz", ".kNN.npz.made.json"):  # the file and its record, copied together
@@ -588,7 +588,7 @@ def test_the_api_names_a_missing_split_instead_of_skipping_its_setups(api_run):
 
 def test_the_api_refuses_an_edited_record_file(tmp_path):
     from unishift.api import load_records
-    from unishift.made_from import ProvenanceError
+    from unishift.output_records import ProvenanceError
 
     results = tmp_path / "results"
     records = _records(_values())

@@ -8,8 +8,7 @@ import pytest
 
 from unishift.data.containers import LabelledSet, Setting, derive_seed
 from unishift.data.setups import SetupData
-from unishift.io import DamagedFileError, write_csv
-from unishift.records import (
+from unishift.evaluation.records import (
     BASE_COLUMNS,
     COLUMNS,
     DESCRIPTOR_COLUMNS,
@@ -19,6 +18,7 @@ from unishift.records import (
     layout_of_columns,
     read_descriptors,
 )
+from unishift.io import DamagedFileError, write_csv
 from unishift.regimes import descriptors as D
 from unishift.regimes.setups import COLUMNS as FILE_COLUMNS
 from unishift.regimes.setups import describe_setup, full_prevalence
@@ -49,7 +49,7 @@ def _setup(k=2, shift="covariate", n_samples=5, size=40, seed=0):
 
 
 def test_the_descriptor_columns_are_the_libraries_in_its_order():
-    assert DESCRIPTOR_COLUMNS == D.DESCRIPTORS
+    assert DESCRIPTOR_COLUMNS is D.DESCRIPTORS  # declared once
     assert FILE_COLUMNS[4:] == DESCRIPTOR_COLUMNS
     for layout in (TWO_CLASS, K_CLASS):
         assert COLUMNS[layout] == (*BASE_COLUMNS[layout], *DESCRIPTOR_COLUMNS)

@@ -1,6 +1,7 @@
 """Comments, docstrings and config descriptions point to documents in the repository.
 
-Every ``<path>.md`` that src/, workflow/ and config/ cite must be a file of the repository (a bare
+Every ``<path>.md`` that src/, workflow/ and config/ cite, and the tests' docstrings and comments,
+must be a file of the repository (a bare
 ``protocols.md`` that only exists in the specification outside it fails); a section cited as
 ``docs/<name>.md §2.4`` (also ``§2.3-§2.4``, ``§3.3-3.4``, ``§2.11, §2.12``) must be a numbered section
 of that document, and a heading cited by name (``docs/reproduction.md, "Arithmetic"``) must begin a
@@ -17,7 +18,12 @@ import pytest
 
 from tests.conftest import REPO
 
-CITING_FOLDERS = ("src", "workflow", "envs", "config")
+CITING_FOLDERS = ("src", "workflow", "envs", "config", "tests")
+# the tests cite documents in their docstrings and comments; their code holds paths and deliberate
+# examples of bad citations (this file's own cases), which are no citations
+PROSE_ONLY = ("tests",)
+# the folder named as a document (``docs/one-library``) must be one too
+DOCS_NAME = re.compile(r"(?<![\w./-])docs/(?P<name>[\w-]+)(?![\w.-])")
 SUFFIXES = {".py", ".smk", ".yaml", ".yml", ".md", ".j2", ".tex", ".json", ".cfg", ".toml"}
 
 NUMBER = r"\d+(?:\.\d+)*"
@@ -36,6 +42,38 @@ UNNAMED = re.compile(
 # documents of the specification outside the repository (data folders such as ../shared/data are
 # named as examples of a config value, not cited as documents)
 OUTSIDE = re.compile(r"DECISIONS|open_questions|(?<![\w])spec/")
+
+
+def prose_of(path: Path) -> str:
+    """The docstrings and comments of a Python file, each at its own line (other lines blank)."""
+    import ast
+    import io
+    import tokenize
+
+    source = path.read_text(encoding="utf-8")
+    lines = [""] * (source.count("\n") + 2)
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            lines[token.start[0] - 1] += token.string
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            value = body[0].value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                for offset, text in enumerate(value.value.splitlines()):
+                    lines[value.lineno - 1 + offset] += " " + text
+    return "\n".join(lines)
+
+
+def text_of(path: Path, root: Path = REPO) -> str:
+    """What of a file may cite documents: all of it, or a test's docstrings and comments (none of
+    this file's, whose prose quotes the bad citations it refuses)."""
+    if path.resolve() == Path(__file__).resolve():
+        return ""
+    folder = path.relative_to(root).parts[0]
+    if folder in PROSE_ONLY and path.suffix == ".py":
+        return prose_of(path)
+    return path.read_text(encoding="utf-8")
 
 
 def citing_files(root: Path = REPO) -> list[Path]:
@@ -92,6 +130,10 @@ def problems_in(text: str, where: str, root: Path = REPO) -> list[str]:
             name = re.search(r"\"([^\"]+)\"", match.group("heading")).group(1)
             if not any(h.lower().startswith(name.lower()) for h in headings):
                 found.append(f"{where}: {cited} has no heading starting with {name!r}")
+    for match in DOCS_NAME.finditer(text):
+        name = match.group("name")
+        if not ((root / "docs" / f"{name}.md").is_file() or (root / "docs" / name).is_dir()):
+            found.append(f"{where}: 'docs/{name}' is no document or folder of docs/")
     for match in UNNAMED.finditer(text):
         found.append(f"{where}: {match.group(0)!r} names no file (write docs/<name>.md §...)")
     for match in OUTSIDE.finditer(text):
@@ -103,15 +145,35 @@ def test_every_cited_document_and_section_is_in_the_repository():
     problems = []
     for path in citing_files():
         where = str(path.relative_to(REPO))
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = text_of(path)
+        for number, line in enumerate(text.splitlines(), 1):
             problems += problems_in(line, f"{where}:{number}")
         # citations broken over two lines ("docs/methods.md\n§0.4")
         problems += [
             p
-            for p in problems_in(re.sub(r"\s*\n\s*(?:#\s*)?", " ", path.read_text("utf-8")), where)
+            for p in problems_in(re.sub(r"\s*\n\s*(?:#\s*)?", " ", text), where)
             if not any(p.split(": ", 1)[1] in q for q in problems)
         ]
     assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_a_test_is_read_for_its_docstrings_and_comments_only(tmp_path):
+    test = tmp_path / "tests" / "test_x.py"
+    test.parent.mkdir()
+    test.write_text(
+        '"""Proven against oracles.md."""\n\n'
+        "def test_x():\n"
+        '    """A bin edge (docs/one-library)."""\n'
+        '    path = "docs/missing.md"  # a path in code, not a citation\n'
+    )
+    prose = text_of(test, root=tmp_path)
+    assert "docs/missing.md" not in prose and "not a citation" in prose
+    assert prose.splitlines()[0].strip() == "Proven against oracles.md."
+    problems = [
+        p for n, line in enumerate(prose.splitlines(), 1) for p in problems_in(line, str(n))
+    ]
+    assert any("'oracles.md' is not a file" in p for p in problems)
+    assert any("4: 'docs/one-library' is no document" in p for p in problems)
 
 
 def test_the_citing_code_does_cite_the_documents():
@@ -134,6 +196,7 @@ def test_the_citing_code_does_cite_the_documents():
         ("# see open_questions.md §C.20", "points outside the repository"),
         ("# see ../shared/spec/methods.md", "points outside the repository"),
         ("# settings in README.md §2", "which is not in docs/"),
+        ("# the layer order (docs/one-library)", "'docs/one-library' is no document"),
     ],
 )
 def test_a_reference_outside_the_repository_or_to_a_missing_section_fails(line, problem):
@@ -150,6 +213,7 @@ def test_a_reference_outside_the_repository_or_to_a_missing_section_fails(line, 
         '# (docs/reproduction.md, "Arithmetic")',
         "# see config/README.md and README.md",
         "snakemake.output.md,",
+        "# the documentation (docs/api, docs/methods.md)",
     ],
 )
 def test_a_reference_into_the_repository_passes(line):

@@ -77,7 +77,7 @@ def run_block(name: str, code: str, cwd: Path) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("name, code", SNIPPETS)
 def test_the_documented_block_runs(name, code, request, tmp_path):
-    if "kernels.pin(" in code and not KERNELS_PINNED:
+    if "cpu_kernels.pin(" in code and not KERNELS_PINNED:
         pytest.skip("this CPU cannot run the pinned AVX2 kernels (docs/determinism.md)")
     if NEEDS_A_RUN.search(code):
         folder, _ = request.getfixturevalue("finished_test_run")

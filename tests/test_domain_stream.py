@@ -12,13 +12,13 @@ import unishift.methods.domain_weights as shared
 from tests.test_calibration_support import make_setting
 from unishift.data.containers import LabelledSet
 from unishift.data.label_shift import label_shift_samples
-from unishift.evaluation import SetupData, evaluate_setup
+from unishift.evaluation.evaluate import SetupData, evaluate_setup
+from unishift.methods.registry import get_method
 from unishift.protocols.sampling import (
     stream_state_arrays,
     stream_state_from_arrays,
     upp_indices,
 )
-from unishift.registry import get_method
 
 
 def test_the_persisted_state_is_where_quapys_protocol_leaves_the_global_stream():

@@ -12,15 +12,7 @@ import unishift.methods.domain_weights as shared
 from tests.test_calibration_support import make_setting
 from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
-from unishift.domain_weight_artifacts import (
-    attach_domain_weights,
-    compute_domain_weights,
-    method_domain_weight_plan,
-    read_domain_weights,
-    write_domain_weights,
-)
-from unishift.evaluation import evaluate_setup
-from unishift.made_from import read_record, write_record
+from unishift.evaluation.evaluate import evaluate_setup
 from unishift.methods.adapt.to_quantification import CalibrationToQuantification
 from unishift.methods.base import PRECOMPUTED, SampleContext
 from unishift.methods.calibration.cpcs import CPCS
@@ -31,7 +23,15 @@ from unishift.methods.domain_weights import (
     UNSHARED,
     domain_weight_plan,
 )
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
+from unishift.output_records import read_record, write_record
+from unishift.workflow.domain_weight_artifacts import (
+    attach_domain_weights,
+    compute_domain_weights,
+    method_domain_weight_plan,
+    read_domain_weights,
+    write_domain_weights,
+)
 
 
 def _setup(shift, n_samples=4, stream_seed=11, seed=5):

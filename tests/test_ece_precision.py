@@ -1,5 +1,5 @@
 """The faithful (float32) ECEs against an oracle that lets PyTorch do the arithmetic the reference
-describes (reporting.md §1.1): the top-label ECE for two and more classes, the class-wise ECE (the
+describes (docs/reporting.md §1.1): the top-label ECE for two and more classes, the class-wise ECE (the
 mean of its float32 per-class sums, rounded as a float32), and the float64 switch."""
 
 import numpy as np
@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from unishift.data.containers import LabelledSet, Setting
-from unishift.evaluation import SetupData, evaluate_setup
+from unishift.evaluation.evaluate import SetupData, evaluate_setup
+from unishift.evaluation.metrics import ece_classwise, ece_top_label
 from unishift.methods.base import Calibrator
-from unishift.metrics import ece_classwise, ece_top_label
 
 
 def torch_binned_gap(scores, targets, n_bins=15):

@@ -1,4 +1,4 @@
-"""The evaluation driver (:mod:`unishift.evaluation`): what each column of a per-sample record holds
+"""The evaluation driver (:mod:`unishift.evaluation.evaluate`): what each column of a per-sample record holds
 in both record layouts (two_class: the binary tables' columns; k_class: prevalence vectors, QuaPy's
 AE and RAE, the class-wise ECE), the ECE each layout can rank, quantifier outputs checked on the
 simplex, and failures recorded per sample, not raised."""
@@ -11,17 +11,17 @@ import quapy as qp
 
 from unishift.data.containers import LabelledSet, Setting, derive_seed
 from unishift.data.setups import SetupData
-from unishift.evaluation import check_options, evaluate_method, evaluate_setup, score
-from unishift.methods.base import AccuracyPredictor, Calibrator, Quantifier, SampleContext
-from unishift.methods.quantification.aggregative import PCC
-from unishift.metrics import (
+from unishift.evaluation.evaluate import check_options, evaluate_method, evaluate_setup, score
+from unishift.evaluation.metrics import (
     accuracy,
     brier,
     ece_classwise,
     ece_positive_class,
     ece_top_label,
 )
-from unishift.records import BASE_COLUMNS, COLUMNS, K_CLASS, TWO_CLASS
+from unishift.evaluation.records import BASE_COLUMNS, COLUMNS, K_CLASS, TWO_CLASS
+from unishift.methods.base import AccuracyPredictor, Calibrator, Quantifier, SampleContext
+from unishift.methods.quantification.aggregative import PCC
 
 
 def make_setup(n_samples=5):

@@ -24,9 +24,9 @@ from tests.test_workflow import snakemake
 from tests.test_workflow_reruns import copy_run, planned_jobs
 from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
-from unishift.evaluation import evaluate_method
+from unishift.evaluation.evaluate import evaluate_method
+from unishift.evaluation.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.io import DamagedFileError, concat_csv, write_csv
-from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
 
 
 def _setup(dataset, classifier, seed, stream_seed, n_samples=5):

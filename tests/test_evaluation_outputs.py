@@ -8,8 +8,8 @@ import pytest
 
 from tests.test_evaluation import make_setup
 from tests.wrong_methods import NEGATIVE_ENTRY, MostlyFails, NegCal, OverOne, Unnormalised
-from unishift.evaluation import evaluate_setup
-from unishift.metrics import (
+from unishift.evaluation.evaluate import evaluate_setup
+from unishift.evaluation.metrics import (
     OUTPUT_TOLERANCE,
     accuracy,
     brier,

@@ -14,23 +14,23 @@ import pandas as pd
 import pytest
 
 from tests.conftest import REPO
-from unishift import made_from
+from unishift import output_records
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.data.setups import SetupData
-from unishift.evaluation import evaluate_setup, score
+from unishift.evaluation.evaluate import evaluate_setup, score
+from unishift.evaluation.records import check_not_all_failed
 from unishift.io import write_csv, write_npz
 from unishift.methods.base import AccuracyPredictor, Calibrator, Quantifier
-from unishift.records import check_not_all_failed
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 from unishift.report.summary import run_summary
-from unishift.run_lock import RunLockError, hold_run_lock
-from unishift.workflow_checks import (
+from unishift.workflow.checks import (
     ConfigError,
     DamagedIntermediatesError,
     check_integers,
     check_intermediates,
     check_method_params,
 )
+from unishift.workflow.run_lock import RunLockError, hold_run_lock
 
 # ------------------------------------------------------------------------------------------------
 # What made a file
@@ -38,29 +38,31 @@ from unishift.workflow_checks import (
 
 def written(path, **arrays):
     write_npz(path, **arrays)
-    made_from.write_record(path, "label_samples", {"dataset": path.stem}, [])
+    output_records.write_record(path, "label_samples", {"dataset": path.stem}, [])
     return path
 
 
 def test_an_unchanged_file_passes_and_an_edited_one_is_named(tmp_path):
     path = written(tmp_path / "results" / "samples" / "label" / "yeast.npz", indices=np.arange(6))
-    assert made_from.problem_of(path) is None
+    assert output_records.problem_of(path) is None
     frame = pd.DataFrame({"a": [1.5, 2.5]})
     csv = tmp_path / "results" / "eval" / "label" / "cap" / "Naive.csv"
     write_csv(csv, frame)
-    made_from.write_record(csv, "evaluation_records", {}, [path])
-    assert made_from.problem_of(csv) is None
+    output_records.write_record(csv, "evaluation_records", {}, [path])
+    assert output_records.problem_of(csv) is None
     # one number edited by hand: the sha256 no longer matches
     csv.write_text(csv.read_text().replace("2.5", "2.6"))
-    assert "content changed" in made_from.problem_of(csv)
-    with pytest.raises(made_from.ProvenanceError, match="Naive.csv: its content changed.*delete"):
-        made_from.verify([csv])
+    assert "content changed" in output_records.problem_of(csv)
+    with pytest.raises(
+        output_records.ProvenanceError, match="Naive.csv: its content changed.*delete"
+    ):
+        output_records.verify([csv])
 
 
 def test_a_touched_but_unchanged_file_still_passes(tmp_path):
     path = written(tmp_path / "samples" / "yeast.npz", indices=np.arange(6))
     os.utime(path, ns=(1, 1))  # a new modification time: the sha256 decides
-    assert made_from.problem_of(path) is None
+    assert output_records.problem_of(path) is None
 
 
 def test_a_file_of_another_setup_copied_in_place_is_refused_with_or_without_its_record(tmp_path):
@@ -68,16 +70,18 @@ def test_a_file_of_another_setup_copied_in_place_is_refused_with_or_without_its_
     cmc = written(samples / "cmc.3.npz", indices=np.arange(6))
     yeast = written(samples / "yeast.npz", indices=np.arange(6) + 1)
     shutil.copy(cmc, yeast)  # the file alone: yeast's record no longer matches
-    assert "content changed" in made_from.problem_of(yeast)
-    shutil.copy(made_from.record_path(cmc), made_from.record_path(yeast))  # with cmc.3's record
-    problem = made_from.problem_of(yeast)
+    assert "content changed" in output_records.problem_of(yeast)
+    shutil.copy(
+        output_records.record_path(cmc), output_records.record_path(yeast)
+    )  # with cmc.3's record
+    problem = output_records.problem_of(yeast)
     assert "written as" in problem and "cmc.3.npz" in problem and "another setup" in problem
 
 
 def test_a_file_without_a_record_is_not_trusted(tmp_path):
     path = tmp_path / "posteriors" / "LR.npz"
     write_npz(path, P_val=np.zeros((2, 2)))
-    assert "no record" in made_from.problem_of(path)
+    assert "no record" in output_records.problem_of(path)
 
 
 def test_the_planning_names_the_damaged_per_setup_file_itself(tmp_path):
@@ -85,7 +89,7 @@ def test_the_planning_names_the_damaged_per_setup_file_itself(tmp_path):
     results = tmp_path / "results"
     part = results / "eval_setups" / "label" / "cap" / "Naive" / "LR" / "cmc.3.csv"
     write_csv(part, pd.DataFrame({"sample_id": [0, 1, 2], "error": [0.1, 0.2, 0.3]}))
-    made_from.write_record(part, "evaluate", {}, [])
+    output_records.write_record(part, "evaluate", {}, [])
     check_intermediates(results)
     lines = part.read_text().splitlines(keepends=True)
     part.write_text("".join(lines[:-1]))  # the last row gone, the file still ends with a newline
@@ -101,7 +105,7 @@ def test_a_job_refuses_an_input_its_job_did_not_write_and_records_its_outputs(tm
 import numpy as np
 from types import SimpleNamespace
 from unishift.io import write_npz
-from unishift.jobs import start_job
+from unishift.workflow.jobs import start_job
 job = SimpleNamespace(log=[{str(tmp_path / "job.log")!r}], threads=1, rule="demo",
     input=[{str(inputs)!r}], output=[{str(output)!r}], wildcards={{"dataset": "yeast"}})
 start_job(job)
@@ -109,9 +113,9 @@ write_npz({str(output)!r}, x=np.arange(2))
 """
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     subprocess.run([sys.executable, "-c", script], check=True, env=env, timeout=120)
-    record = made_from.read_record(output)
+    record = output_records.read_record(output)
     assert record["rule"] == "demo" and record["wildcards"] == {"dataset": "yeast"}
-    assert record["inputs"] == {str(inputs): made_from.file_sha256(inputs)}
+    assert record["inputs"] == {str(inputs): output_records.file_sha256(inputs)}
     # an input edited after its job wrote it: the next job stops before computing anything
     write_npz(inputs, indices=np.arange(4))
     failed = subprocess.run(
@@ -131,7 +135,7 @@ def test_a_failing_job_records_nothing(tmp_path):
 import numpy as np
 from types import SimpleNamespace
 from unishift.io import write_npz
-from unishift.jobs import start_job
+from unishift.workflow.jobs import start_job
 job = SimpleNamespace(log=[{str(tmp_path / "job.log")!r}], threads=1, rule="demo", input=[],
     output=[{str(output)!r}], wildcards={{}})
 start_job(job)
@@ -140,7 +144,7 @@ raise RuntimeError("the job fails after writing")
 """
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, timeout=120)
-    assert output.exists() and not made_from.record_path(output).exists()
+    assert output.exists() and not output_records.record_path(output).exists()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -152,7 +156,7 @@ def test_a_second_run_on_the_same_results_folder_is_refused_while_the_first_hold
         [
             sys.executable,
             "-c",
-            "import sys, time; from unishift.run_lock import hold_run_lock; "
+            "import sys, time; from unishift.workflow.run_lock import hold_run_lock; "
             f"hold_run_lock({str(tmp_path)!r}); print('held', flush=True); time.sleep(60)",
         ],
         env={**os.environ, "PYTHONPATH": str(REPO / "src")},

@@ -176,7 +176,7 @@ def test_offline_loading_refuses_a_commit_the_cache_does_not_hold(tmp_path):
     hub_root, cache = tmp_path / "hub", tmp_path / "hf-home"
     _fixture_hub(hub_root, tmp_path)
     code = (
-        "from unishift.hub import use_offline_hub, download_dataset\n"
+        "from unishift.data.hub_access import use_offline_hub, download_dataset\n"
         "import sys, os\n"
         "if sys.argv[1] == 'download':\n"
         f"    os.environ['HF_HOME'] = {str(cache)!r}\n"

@@ -1,5 +1,5 @@
 """The job server runs a job's script in a fork as Python would run it alone, and a job it cannot
-serve runs in its own process (unishift.jobserver; docs/evaluation-jobs.md, "The job server")."""
+serve runs in its own process (unishift.workflow.job_server; docs/evaluation-jobs.md, "The job server")."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import time
 
 import pytest
 
-from unishift import jobserver
-from unishift.kernels import VARIABLES
-from unishift.registry import PLUGINS_VARIABLE
+from unishift.cpu_kernels import VARIABLES
+from unishift.methods.registry import PLUGINS_VARIABLE
+from unishift.workflow import job_server
 
 # A job as the workflow's scripts start: hand itself to the server, and run here where it is not.
 CLIENT = """
 import sys, types
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 job = types.SimpleNamespace(log=[sys.argv[2]], output=[sys.argv[3]])
 run_in_server(job, sys.argv[1])
 print("ran in the client")
@@ -46,7 +46,7 @@ def server(tmp_path_factory):
     folder = tmp_path_factory.mktemp("server")
     address = str(folder / "socket")
     process = subprocess.Popen(
-        [sys.executable, "-m", "unishift.jobserver", address],
+        [sys.executable, "-m", "unishift.workflow.job_server", address],
         stdout=subprocess.PIPE,
         stderr=open(folder / "server.log", "w"),
         text=True,
@@ -63,7 +63,7 @@ def run_job(tmp_path, address, how="", **env_changes):
     script.write_text(SCRIPT)
     work = tmp_path / "cwd"
     work.mkdir(exist_ok=True)
-    env = {**os.environ, jobserver.ADDRESS_VARIABLE: address, "MARK": "from-the-job", "HOW": how}
+    env = {**os.environ, job_server.ADDRESS_VARIABLE: address, "MARK": "from-the-job", "HOW": how}
     env.update(env_changes)
     args = [sys.executable, "-c", CLIENT, str(script), str(tmp_path / "log"), str(tmp_path / "out")]
     return subprocess.run(args, env=env, cwd=work, capture_output=True, text=True, timeout=120)
@@ -105,7 +105,7 @@ def test_other_kernels_plugins_or_no_server_run_the_job_in_its_own_process(
 def test_a_killed_job_takes_its_fork_with_it(server, tmp_path):
     script = tmp_path / "script.py"
     script.write_text(SCRIPT)
-    env = {**os.environ, jobserver.ADDRESS_VARIABLE: server[1], "HOW": "sleep"}
+    env = {**os.environ, job_server.ADDRESS_VARIABLE: server[1], "HOW": "sleep"}
     args = [sys.executable, "-c", CLIENT, str(script), str(tmp_path / "log"), str(tmp_path / "out")]
     client = subprocess.Popen(args, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL)
     for _ in range(600):
@@ -127,9 +127,9 @@ def test_a_killed_job_takes_its_fork_with_it(server, tmp_path):
 
 def test_start_serves_this_process_s_jobs_until_it_exits(tmp_path):
     code = (
-        "import os, sys; from unishift import jobserver;"
-        f"server = jobserver.start({str(tmp_path / 'server.log')!r});"
-        "print(server.pid, os.environ[jobserver.ADDRESS_VARIABLE])"
+        "import os, sys; from unishift.workflow import job_server;"
+        f"server = job_server.start({str(tmp_path / 'server.log')!r});"
+        "print(server.pid, os.environ[job_server.ADDRESS_VARIABLE])"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from tests.k_class_problems import grid_setting, replicated, samples, synthetic_problem
 from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.evaluation.metrics import accuracy, check_prevalence, quantification_ae
 from unishift.methods.adapt.to_cap import CalibrationToCAP
 from unishift.methods.adapt.to_quantification import CAPToQuantification
 from unishift.methods.base import Quantifier, fresh_context
@@ -23,8 +24,7 @@ from unishift.methods.calibration.transcal import TransCal
 from unishift.methods.cap.leap import LEAP, LEAPPCC
 from unishift.methods.quantification.aggregative import ACC, CC, PACC, PCC, KDEy
 from unishift.methods.quantification.emq import EMQ
-from unishift.metrics import accuracy, check_prevalence, quantification_ae
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 FAST = {
     "quantification": [CC, PCC, PACC, ACC, EMQ],

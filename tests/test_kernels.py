@@ -5,7 +5,7 @@ Two OpenBLAS kernels that this CPU can run, and NumPy's dispatch with and withou
 snakemake process. The tests first show that the two kernels, and the two NumPy dispatches, do give
 different last bits here (a classifier's posteriors; np.exp, np.log and np.tanh over a million
 normals, computed under each, unpinned), so that they cannot pass vacuously; then a small run under
-each must write identical result files, every job having computed with the pinned kernels.
+each must write identical result files, every job having computed with the pinned cpu_kernels.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.conftest import KERNELS_PINNED, REPO
-from unishift import kernels
+from unishift import cpu_kernels
 
 # The probe: a logistic regression fitted by lbfgs, whose gradient is a BLAS matrix product.
 PROBE = """
@@ -51,8 +51,8 @@ NUMPY_FORCED = {
 def forced_environment(core_type: str, numpy_forced: dict | None = None) -> dict[str, str]:
     """This process's environment without the pinned profile, OpenBLAS forced to core_type and
     NumPy's dispatch to numpy_forced."""
-    env = {k: v for k, v in os.environ.items() if k not in kernels.VARIABLES}
-    env.pop(kernels.PROFILE_VARIABLE, None)
+    env = {k: v for k, v in os.environ.items() if k not in cpu_kernels.VARIABLES}
+    env.pop(cpu_kernels.PROFILE_VARIABLE, None)
     env["OPENBLAS_CORETYPE"] = core_type
     env.update(numpy_forced or {})
     return env
@@ -74,8 +74,8 @@ def probe(core_type: str) -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def two_kernels():
     """Two core types this CPU runs whose last bits differ, or a skip with the reason."""
-    flags = kernels.cpu_flags()
-    if flags is None or kernels.platform.machine().lower() not in ("x86_64", "amd64"):
+    flags = cpu_kernels.cpu_flags()
+    if flags is None or cpu_kernels.platform.machine().lower() not in ("x86_64", "amd64"):
         pytest.skip("needs an x86-64 Linux machine whose CPU flags can be read")
     runnable = [name for name, needs in CORE_TYPES if all(f in flags for f in needs)]
     if len(runnable) < 2:
@@ -102,7 +102,7 @@ def test_the_probe_tells_the_kernels_apart(two_kernels):
 NUMPY_PROBE = """
 import hashlib
 import numpy as np
-from unishift.kernels import numpy_dispatch
+from unishift.cpu_kernels import numpy_dispatch
 x = np.random.default_rng(0).normal(size=1_000_000)
 out = np.exp(x).tobytes() + np.log(np.abs(x)).tobytes() + np.tanh(x).tobytes()
 print(",".join(numpy_dispatch()) or "baseline", hashlib.sha256(out).hexdigest())
@@ -146,7 +146,7 @@ def test_the_pin_gives_numpy_the_avx2_loops_whatever_is_forced(two_numpy_dispatc
     _, (_, avx2_digest) = two_numpy_dispatches
     for forced in NUMPY_FORCED.values():
         env = forced_environment("SkylakeX", forced)
-        kernels.pin("avx2", env)
+        cpu_kernels.pin("avx2", env)
         assert "NPY_DISABLE_CPU_FEATURES" not in env
         assert numpy_probe(env) == (["X86_V3"], avx2_digest)
 
@@ -155,23 +155,23 @@ def test_this_session_runs_no_avx512_loop_of_numpys(pinned_kernels):
     """NumPy itself says which of its dispatch targets can run: under the pin only X86_V3."""
     from numpy._core import _multiarray_umath as umath
 
-    assert kernels.numpy_dispatch() == ["X86_V3"]
+    assert cpu_kernels.numpy_dispatch() == ["X86_V3"]
     assert not [t for t in umath.__cpu_dispatch__ if umath.__cpu_features__.get(t) and (
         t.startswith("AVX512") or t == "X86_V4")]  # fmt: skip
 
 
 def test_a_job_under_numpys_avx512_loops_or_a_wrong_target_name_stops(monkeypatch):
-    monkeypatch.setattr(kernels, "openblas_architecture", lambda: "Haswell")
-    monkeypatch.setattr(kernels, "numpy_dispatch", lambda: ["X86_V3", "X86_V4", "AVX512_ICL"])
-    with pytest.raises(kernels.KernelError, match="dispatches to .*X86_V4"):
-        kernels.assert_pinned("avx2")
+    monkeypatch.setattr(cpu_kernels, "openblas_architecture", lambda: "Haswell")
+    monkeypatch.setattr(cpu_kernels, "numpy_dispatch", lambda: ["X86_V3", "X86_V4", "AVX512_ICL"])
+    with pytest.raises(cpu_kernels.KernelError, match="dispatches to .*X86_V4"):
+        cpu_kernels.assert_pinned("avx2")
     # NumPy leaves every target off for a name it does not know, saying so in a hidden warning
-    monkeypatch.setattr(kernels, "numpy_dispatch", lambda: [])
-    with pytest.raises(kernels.KernelError, match="none \\(the baseline loops\\)"):
-        kernels.assert_pinned("avx2")
-    monkeypatch.setattr(kernels, "numpy_dispatch", lambda: ["X86_V3"])
-    assert kernels.assert_pinned("avx2") == "Haswell"
-    assert kernels.assert_pinned("native") == "Haswell"  # native pins nothing of NumPy's
+    monkeypatch.setattr(cpu_kernels, "numpy_dispatch", lambda: [])
+    with pytest.raises(cpu_kernels.KernelError, match="none \\(the baseline loops\\)"):
+        cpu_kernels.assert_pinned("avx2")
+    monkeypatch.setattr(cpu_kernels, "numpy_dispatch", lambda: ["X86_V3"])
+    assert cpu_kernels.assert_pinned("avx2") == "Haswell"
+    assert cpu_kernels.assert_pinned("native") == "Haswell"  # native pins nothing of NumPy's
 
 
 @pytest.mark.parametrize("name", ["AVX2", "x86_v3 "])
@@ -181,7 +181,7 @@ def test_numpy_ignoring_a_target_name_is_caught_in_the_job(name):
     if not KERNELS_PINNED:
         pytest.skip("this CPU cannot run the pinned AVX2 kernels")
     env = {**os.environ, "NPY_ENABLE_CPU_FEATURES": name}
-    code = "from unishift import kernels; kernels.assert_pinned('avx2')"
+    code = "from unishift import cpu_kernels; cpu_kernels.assert_pinned('avx2')"
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode != 0
     assert "KernelError" in result.stderr and "this NumPy does not know the name" in result.stderr
@@ -273,30 +273,30 @@ def test_result_files_do_not_depend_on_the_cpu_kernel(two_kernels, numpy_forcing
 
 
 def test_a_cpu_without_avx2_is_refused_with_the_fix():
-    with pytest.raises(kernels.KernelError, match="lacks avx2.*cpu_kernels: native"):
-        kernels.check_cpu("avx2", flags={"sse4_2", "fma"}, machine="x86_64")
-    with pytest.raises(kernels.KernelError, match="aarch64.*cpu_kernels: native"):
-        kernels.check_cpu("avx2", flags=set(), machine="aarch64")
-    kernels.check_cpu("native", flags=set(), machine="aarch64")  # no kernel pinned: any machine
+    with pytest.raises(cpu_kernels.KernelError, match="lacks avx2.*cpu_kernels: native"):
+        cpu_kernels.check_cpu("avx2", flags={"sse4_2", "fma"}, machine="x86_64")
+    with pytest.raises(cpu_kernels.KernelError, match="aarch64.*cpu_kernels: native"):
+        cpu_kernels.check_cpu("avx2", flags=set(), machine="aarch64")
+    cpu_kernels.check_cpu("native", flags=set(), machine="aarch64")  # no kernel pinned: any machine
 
 
 def test_pin_sets_and_clears_the_profile_variables():
     environ = {"OPENBLAS_CORETYPE": "SkylakeX", "PATH": "/bin"}
-    kernels.pin("native", environ)
-    assert environ == {"PATH": "/bin", kernels.PROFILE_VARIABLE: "native"}
-    if kernels.cpu_flags() and {"avx2", "fma"} <= kernels.cpu_flags():
-        kernels.pin("avx2", environ)
+    cpu_kernels.pin("native", environ)
+    assert environ == {"PATH": "/bin", cpu_kernels.PROFILE_VARIABLE: "native"}
+    if cpu_kernels.cpu_flags() and {"avx2", "fma"} <= cpu_kernels.cpu_flags():
+        cpu_kernels.pin("avx2", environ)
         assert environ["OPENBLAS_CORETYPE"] == "Haswell" and environ["MKL_CBWR"] == "AVX2"
 
 
 def test_a_job_under_other_kernels_stops(monkeypatch):
     """assert_pinned compares the OpenBLAS core type in effect with the profile's."""
-    monkeypatch.setattr(kernels, "openblas_architecture", lambda: "SkylakeX")
-    with pytest.raises(kernels.KernelError, match="runs SkylakeX"):
-        kernels.assert_pinned("avx2")
-    monkeypatch.setattr(kernels, "openblas_architecture", lambda: "Haswell")
-    assert kernels.assert_pinned("avx2") == "Haswell"
+    monkeypatch.setattr(cpu_kernels, "openblas_architecture", lambda: "SkylakeX")
+    with pytest.raises(cpu_kernels.KernelError, match="runs SkylakeX"):
+        cpu_kernels.assert_pinned("avx2")
+    monkeypatch.setattr(cpu_kernels, "openblas_architecture", lambda: "Haswell")
+    assert cpu_kernels.assert_pinned("avx2") == "Haswell"
 
 
 def test_this_session_computes_with_the_pinned_kernel(pinned_kernels):
-    assert kernels.assert_pinned("avx2") == "Haswell"
+    assert cpu_kernels.assert_pinned("avx2") == "Haswell"

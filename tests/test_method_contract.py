@@ -19,13 +19,13 @@ from sklearn.linear_model import LogisticRegression
 
 from tests.conftest import REPO
 from tests.test_calibration_support import make_setting
-from unishift import registry
 from unishift.data.containers import LabelledSet, Setting
 from unishift.data.setups import SetupData
-from unishift.evaluation import evaluate_setup
+from unishift.evaluation.evaluate import evaluate_setup
+from unishift.evaluation.metrics import check_prevalence
+from unishift.methods import registry
 from unishift.methods.base import DERIVED_SHIFTS, SHIFTS, Method, Quantifier, SampleContext
-from unishift.metrics import check_prevalence
-from unishift.registry import all_methods, get_method
+from unishift.methods.registry import all_methods, get_method
 
 
 def _own_parameters(spec, shift) -> bool:

@@ -25,7 +25,7 @@ from tests.conftest import REPO
 from tests.regression_cases import overrides_of, run, setup_arrays
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.base import SampleContext
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 # stored bits of the pinned CPU kernels (docs/determinism.md)
 pytestmark = pytest.mark.usefixtures("pinned_kernels")

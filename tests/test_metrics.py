@@ -1,4 +1,4 @@
-"""The error measures of :mod:`unishift.metrics` for any number of classes: literal loops, closed
+"""The error measures of :mod:`unishift.evaluation.metrics` for any number of classes: literal loops, closed
 forms and library oracles (scikit-learn, QuaPy); the two-class closed forms (brier's mean
 (y - p_1)^2, AE's |p_1 - p_hat_1|) against the k-class formulas; bad input refused, never scored.
 The float32 arithmetic against PyTorch: tests/test_ece_precision.py."""
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import brier_score_loss
 
-from unishift.metrics import (
+from unishift.evaluation.metrics import (
     absolute_error,
     accuracy,
     brier,

@@ -1,4 +1,4 @@
-"""The six reductions of the paper (§4, oracles.md) proven on the project's own adapters, for two
+"""The six reductions of the paper (its section 4; docs/multiclass.md) proven on the project's own adapters, for two
 classes (the paper's lemmas) and for k classes (docs/multiclass.md §2).
 
 The oracles below read the true labels of whatever items they are given: in these tests the first
@@ -23,6 +23,13 @@ from hypothesis import strategies as st
 
 from tests.k_class_problems import replicated
 from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.evaluation.metrics import (
+    accuracy,
+    ece_classwise,
+    ece_positive_class,
+    ece_top_label,
+    quantification_ae,
+)
 from unishift.methods.adapt.to_calibration import (
     CAPToCalibration,
     PositiveCAPToCalibration,
@@ -40,13 +47,6 @@ from unishift.methods.base import (
     Quantifier,
     as_posteriors,
     fresh_context,
-)
-from unishift.metrics import (
-    accuracy,
-    ece_classwise,
-    ece_positive_class,
-    ece_top_label,
-    quantification_ae,
 )
 
 # ---------------------------------------------------------------------------------------------------

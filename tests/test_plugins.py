@@ -22,10 +22,10 @@ import yaml
 from tests.conftest import REPO
 from tests.test_method_contract import test_method_contract as method_contract
 from tests.test_workflow import snakemake
-from unishift import registry
 from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.methods import registry
 from unishift.methods.base import as_posteriors, fresh_context
-from unishift.provenance import plugin_records
+from unishift.workflow.provenance import plugin_records
 
 PLUGIN = REPO / "examples" / "unishift-plugin-example"
 NEW = {("calibration", "HistBin"), ("quantification", "HistBin_c2q"), ("cap", "HistBin_c2a")}

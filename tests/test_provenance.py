@@ -5,7 +5,7 @@ import hashlib
 import json
 import subprocess
 
-from unishift.provenance import deployment, git_state, gpus_used, hub_revisions
+from unishift.workflow.provenance import deployment, git_state, gpus_used, hub_revisions
 
 
 def _git(folder, *args):

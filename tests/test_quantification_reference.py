@@ -5,7 +5,7 @@ from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.base import fresh_context
 from unishift.methods.quantification.aggregative import CC, PACC, PCC, KDEy
 from unishift.methods.quantification.emq import EMQ, EMQBCTS
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 
 def make_setting(P_val, y_val, y_train=None):

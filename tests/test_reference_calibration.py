@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from unishift.evaluation import evaluate_setup
-from unishift.registry import get_method
+from unishift.evaluation.evaluate import evaluate_setup
+from unishift.methods.registry import get_method
 from unishift.report.paper_cells import label_setup
 
 ORACLE = Path(__file__).parent / "data" / "reference_calibration_cmc3.csv.gz"

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from unishift.evaluation.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.io import write_csv
-from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.regimes import selector as S
 from unishift.report.pipeline import build_reproduction, build_table
 from unishift.report.regimes import build_regime_maps, build_selection, map_descriptors

@@ -10,7 +10,7 @@ from snakemake.utils import validate
 
 from tests.conftest import REPO
 from unishift.lm.config import COVARIATE_DEFAULTS, covariate_options
-from unishift.workflow_checks import ConfigError, check_config
+from unishift.workflow.checks import ConfigError, check_config
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 

@@ -14,7 +14,7 @@ import yaml
 
 from tests.conftest import REPO
 from unishift.data.label_shift import read_label_setup, read_splits
-from unishift.records import DESCRIPTOR_COLUMNS, TWO_CLASS
+from unishift.evaluation.records import DESCRIPTOR_COLUMNS, TWO_CLASS
 from unishift.regimes import selector as S
 from unishift.regimes.setups import COLUMNS as FILE_COLUMNS
 from unishift.regimes.setups import describe_setup, full_prevalence

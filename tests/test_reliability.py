@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from unishift.metrics import ece_top_label
+from unishift.evaluation.metrics import ece_top_label
 from unishift.report.reliability import (
     BANDS,
     ReliabilityCollector,
@@ -135,7 +135,7 @@ def test_frame_keeps_setup_order_then_band(tmp_path):
 def test_evaluation_observes_each_scored_calibration_sample():
     """The hook sees the calibrated posteriors the record's ECE was computed from: the collector's
     pooled ECE of each one-sample setup equals that sample's recorded ECE (float64)."""
-    from unishift.evaluation import evaluate_setup
+    from unishift.evaluation.evaluate import evaluate_setup
     from unishift.methods.base import Method
 
     rng = np.random.default_rng(5)

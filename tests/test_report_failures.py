@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from tests.test_report_tables import INFO, SETUPS, _records, _values
+from unishift.evaluation.stats import bold_row, covered, row_colours, top_ranked, win_rates
 from unishift.regimes import selector as S
 from unishift.regimes.maps import regime_map
 from unishift.report.tables import compute_table, render_table_tex, table_frame
-from unishift.stats import bold_row, covered, row_colours, top_ranked, win_rates
 
 N = 30  # samples per setup of tests.test_report_tables
 

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from tests.test_report_tables import k_class_records
-from unishift.records import COLUMNS, TWO_CLASS
+from unishift.evaluation.records import COLUMNS, TWO_CLASS
 from unishift.report import document
 from unishift.report.appendix import write_accuracy_tex
 from unishift.report.cd import cd_groups_frame, latex_to_mathtext, write_cd, xticks

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from tests.paper_source import RESULT_TABLES, paper_method_name, parse_paper
+from unishift.evaluation.stats import CDResult, FriedmanResult, WinRates, row_colours, top_ranked
 from unishift.report.cd import cd_layout, render_cd_tikz
 from unishift.report.names import MethodColumn
 from unishift.report.paper import (
@@ -15,7 +16,6 @@ from unishift.report.paper import (
     verdict,
 )
 from unishift.report.tables import TableResult, render_table_tex
-from unishift.stats import CDResult, FriedmanResult, WinRates, row_colours, top_ranked
 
 PAPER_TEX = (
     Path(__file__).resolve().parents[1] / ".." / "shared" / "paper" / "moreo-interconnections.tex"
@@ -62,7 +62,7 @@ def test_transcription_shape_and_anchors():
     cell = cells.set_index(["task", "shift", "classifier", "dataset", "method"])
     row = cell.loc[("calibration", "covariate", "BERT", "imdb->rt", "DoC_a2c_6B")]
     assert (row["value"], row["bold"], row["colour"]) == (0.584, True, "green!40")
-    # Ranks and win rates typed independently from reporting.md §8.
+    # Ranks and win rates typed independently from the paper's tables (docs/reporting.md §2.4-§2.5).
     ranks = load_paper("ranks").set_index(["task", "shift", "method"])
     assert ranks.loc[("quantification", "covariate", "TransCal_c2q"), "avg_rank"] == 3.66
     assert ranks.loc[("cap", "label", "LEAP"), "avg_rank"] == 4.05

@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
+from unishift.evaluation.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.report.paper import load_paper
 from unishift.report.pipeline import (
     build_accuracy,

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from unishift.evaluation.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.io import DamagedFileError, write_csv
-from unishift.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.report.appendix import render_accuracy_covariate_tex, render_accuracy_label_tex
 from unishift.report.tables import (
     compute_table,

@@ -4,7 +4,7 @@ import yaml
 from snakemake.utils import validate
 
 from tests.conftest import REPO
-from unishift.plan import PAPER_PROTOCOL, reproduction_caveat
+from unishift.workflow.config_access import PAPER_PROTOCOL, reproduction_caveat
 
 SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 PAPER = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
@@ -26,11 +26,13 @@ def test_a_run_of_the_paper_config_gets_no_caveat():
     for shift in PAPER_PROTOCOL:
         assert reproduction_caveat(run, paper, shift) == "", shift
     assert reproduction_caveat(run, PAPER, "label") != ""  # what the workflow compared before
+    # the workflow validates the paper config against the schema, as the run's own config
+    prepare = (REPO / "src" / "unishift" / "workflow" / "prepare.py").read_text()
+    assert "validate(paper_config, schema=str(schema))" in prepare
+    assert "validate(config, schema=str(schema))" in prepare
     common = (REPO / "workflow" / "rules" / "common.smk").read_text()
-    assert "validate(PAPER_CONFIG, schema=SCHEMA)" in common
     assert (
-        'SCHEMA = str(Path(workflow.current_basedir).parent / "schemas" / "config.schema.yaml")'
-        in common
+        'schema=Path(workflow.current_basedir).parent / "schemas" / "config.schema.yaml"' in common
     )
 
 

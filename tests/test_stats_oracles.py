@@ -12,7 +12,7 @@ import scikit_posthocs as sp
 from scipy import stats
 from statsmodels.stats.multitest import multipletests
 
-from unishift.stats import (
+from unishift.evaluation.stats import (
     bold_row,
     cd_analysis,
     friedman_iman_davenport,

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from unishift.stats import (
+from unishift.evaluation.stats import (
     cd_analysis,
     friedman_iman_davenport,
     groups_from_graph,

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from unishift.stats import (
+from unishift.evaluation.stats import (
     bold_row,
     cell_means,
     row_colours,

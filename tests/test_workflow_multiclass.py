@@ -25,10 +25,10 @@ from unishift.data.label_shift import (
     prepare_splits,
     train_and_predict,
 )
+from unishift.evaluation.metrics import ece_classwise, ece_top_label
+from unishift.evaluation.records import COLUMNS, K_CLASS
 from unishift.methods.base import SampleContext
-from unishift.metrics import ece_classwise, ece_top_label
-from unishift.records import COLUMNS, K_CLASS
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 pytestmark = pytest.mark.workflow
 

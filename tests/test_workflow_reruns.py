@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import REPO
 from tests.test_workflow import snakemake
-from unishift.codeversion import library_version
+from unishift.workflow.code_version import library_version
 
 pytestmark = pytest.mark.workflow
 CONFIG = ("--configfile", ".test/config.yaml")

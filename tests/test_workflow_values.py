@@ -22,9 +22,9 @@ from unishift.data.label_shift import (
     prepare_splits,
     train_and_predict,
 )
+from unishift.evaluation.metrics import ece_positive_class, ece_top_label
 from unishift.methods.base import Sample, SampleContext
-from unishift.metrics import ece_positive_class, ece_top_label
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 from unishift.report.tables import compute_table, summary_frame, table_frame
 
 pytestmark = pytest.mark.workflow

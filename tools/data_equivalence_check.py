@@ -38,15 +38,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from unishift.cpu_kernels import DEFAULT_PROFILE, PROFILES
+
 HERE = Path(__file__).resolve().parents[1]
-PINNED = {
-    "OPENBLAS_CORETYPE": "Haswell",
-    "MKL_CBWR": "AVX2",
-    "ONEDNN_MAX_CPU_ISA": "AVX2",
-    "ATEN_CPU_CAPABILITY": "avx2",
-    "NPY_ENABLE_CPU_FEATURES": "X86_V3",
-    "ARROW_USER_SIMD_LEVEL": "AVX2",
-}
+# the CPU kernels of the workflow's default profile (docs/determinism.md), read from the library
+# that pins them
+PINNED = dict(PROFILES[DEFAULT_PROFILE])
 CLASSIFIERS = ("LR", "NB", "kNN", "MLP")
 BINARY = ("cmc.3", "yeast")
 MULTICLASS = ("cmc", "yeast")

@@ -38,14 +38,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from unishift.cpu_kernels import DEFAULT_PROFILE, PROFILES
+
 REPO = Path(__file__).resolve().parents[1]
+# the CPU kernels of the workflow's default profile (docs/determinism.md), read from the library
+# that pins them, and one thread, as the evaluation jobs
 PINNED = {
-    "OPENBLAS_CORETYPE": "Haswell",
-    "MKL_CBWR": "AVX2",
-    "ONEDNN_MAX_CPU_ISA": "AVX2",
-    "ATEN_CPU_CAPABILITY": "avx2",
-    "NPY_ENABLE_CPU_FEATURES": "X86_V3",
-    "ARROW_USER_SIMD_LEVEL": "AVX2",
+    **PROFILES[DEFAULT_PROFILE],
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
@@ -292,7 +291,7 @@ def old_side(setups_path: Path, out: Path, only: set | None) -> None:
 def new_side(setups_path: Path, out: Path, only: set | None, jobs: list) -> None:
     from unishift.data.containers import LabelledSet, Sample, Setting
     from unishift.methods.base import SampleContext
-    from unishift.registry import all_methods, get_method
+    from unishift.methods.registry import all_methods, get_method
 
     setups = {s["name"]: s for s in pickle.loads(setups_path.read_bytes())}
     results = {

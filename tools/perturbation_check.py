@@ -45,7 +45,7 @@ def main() -> None:
     import numpy as np
 
     from unishift.data.label_shift import load_label_setup, train_and_predict
-    from unishift.evaluation import evaluate_method
+    from unishift.evaluation.evaluate import evaluate_method
     from unishift.report.paper_cells import paper_value, samples, splits
 
     data_home = tempfile.mkdtemp(prefix="quapy_home")

@@ -18,13 +18,14 @@ import pandas as pd
 from sklearn.base import clone
 
 from unishift import API
-from unishift.choices import check_choice
+from unishift.cpu_kernels import warn_if_unpinned
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.data.setups import SetupData
-from unishift.evaluation import evaluate_setups
+from unishift.evaluation.evaluate import evaluate_setups
+from unishift.evaluation.records import layout_of
+from unishift.evaluation.stats import ALPHA, MIN_COVERAGE, check_share
 from unishift.io import DamagedFileError, csv_problem, npz_problem
-from unishift.kernels import warn_if_unpinned
 from unishift.methods.base import (
     SHIFTS,
     TASKS,
@@ -38,13 +39,13 @@ from unishift.methods.base import (
 )
 from unishift.methods.domain_weights import domain_weight_plan
 from unishift.methods.quantification.aggregative import QuaPyQuantifier, check_aggregative
-from unishift.records import layout_of
-from unishift.stats import ALPHA, MIN_COVERAGE, check_share
+from unishift.option_checks import check_choice
+from unishift.results_layout import LAYOUT, folder_of, results_path
 
 warn_if_unpinned()
 
 # Where a run records its config (workflow/scripts/provenance.py), which names its methods.
-PROVENANCE = "provenance.json"
+PROVENANCE = LAYOUT["provenance"]
 
 _ENTRY_POINTS = {
     "calibration": "calibrate",
@@ -95,9 +96,9 @@ def _run_config(results: Path) -> dict | None:
 
 def _checked(results: Path, setups: list[tuple[Any, tuple[Path, ...]]]):
     """The setups' files as the workflow's jobs read them: every file present (a missing one is
-    named, not skipped) and what its job wrote (:mod:`unishift.made_from`)."""
+    named, not skipped) and what its job wrote (:mod:`unishift.output_records`)."""
     from unishift.io import REBUILD
-    from unishift.made_from import verify
+    from unishift.output_records import verify
 
     missing = [str(f) for _, files in setups for f in files if not f.is_file()]
     if missing:
@@ -115,7 +116,7 @@ def _checked(results: Path, setups: list[tuple[Any, tuple[Path, ...]]]):
 
 
 def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
-    posteriors = results / "posteriors" / "label"
+    posteriors = Path(folder_of(results, "posteriors"))
     run = (_run_config(results) or {}).get("label_shift") or {}
     if datasets is None:
         datasets = run.get("datasets") or _names_in(posteriors)
@@ -128,9 +129,9 @@ def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
         (
             (dataset, classifier),
             (
-                results / "data" / "label" / dataset / "split.npz",
-                posteriors / dataset / f"{classifier}.npz",
-                results / "samples" / "label" / f"{dataset}.npz",
+                Path(results_path(results, "split", dataset=dataset)),
+                Path(results_path(results, "posteriors", dataset=dataset, classifier=classifier)),
+                Path(results_path(results, "label_samples", dataset=dataset)),
             ),
         )
         for classifier in classifiers
@@ -143,19 +144,24 @@ def _label_setups(results, datasets, classifiers, seed, sample_posteriors):
 
 
 def _covariate_setups(results, pairs, models, seed, shift):
-    lm = results / "lm"
+    lm = Path(folder_of(results, "lm_outputs"))
     run = (_run_config(results) or {}).get("covariate_shift") or {}
     if models is None:
         models = list(run.get("models") or {}) or _names_in(lm)
     models = list(models)
-    samples = results / "samples" / shift
+    samples = Path(folder_of(results, "pair_samples", shift=shift))
     if pairs is None:
         pairs = [p.stem.replace("__", "->") for p in sorted(samples.glob("*__*.npz"))]
     setups = []
     for model in models:
         for pair in pairs:
             source, _, target = pair.partition("->")
-            files = (lm / model / source / "outputs.npz", samples / f"{source}__{target}.npz")
+            files = (
+                Path(results_path(results, "lm_outputs", model=model, source=source)),
+                Path(
+                    results_path(results, "pair_samples", shift=shift, source=source, target=target)
+                ),
+            )
             setups.append(((model, source, target), files))
     for (model, source, target), (outputs, pair_samples) in _checked(results, setups):
         yield load_covariate_setup(outputs, pair_samples, model, source, target, seed, shift=shift)
@@ -225,7 +231,7 @@ def evaluate(
     object with one task's interface, fitted afresh (a clone) per setup (docs/api.md)."""
     setups = list(setups)
     if isinstance(method, str):
-        from unishift.registry import get_method
+        from unishift.methods.registry import get_method
 
         if task is None:
             raise ValueError(f"evaluate({method!r}, ...) needs task= (one of {list(TASKS)})")
@@ -293,7 +299,7 @@ def load_records(
     the run's config (docs/api.md)."""
     from unishift.report.tables import load_records as read_all
 
-    folder = Path(results) / "eval" / shift / task
+    folder = Path(folder_of(results, "records", shift=shift, task=task))
     provenance = Path(results) / PROVENANCE
     present = [p.stem for p in sorted(folder.glob("*.csv"))]
     if methods is not None:
@@ -339,7 +345,7 @@ def load_records(
     paths = [folder / f"{name}.csv" for name in names]
     # the checks the workflow makes before a table job reads them
     from unishift.io import REBUILD
-    from unishift.made_from import verify
+    from unishift.output_records import verify
 
     for path in paths:
         if problem := csv_problem(path):
@@ -367,7 +373,7 @@ def table(
     registry does not know needs its group in ``groups`` or ``display`` (docs/api.md). A method
     scored on fewer than ``min_coverage`` of a cell's samples is never bold there
     (docs/reporting.md §2.1.1)."""
-    from unishift.registry import GROUPS, all_methods
+    from unishift.methods.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 
     check_choice("task", task, TASKS)

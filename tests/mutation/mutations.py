@@ -69,7 +69,7 @@ def m(id, area, file, old, new, description, tests=(), slow=False) -> Mutation:
     return Mutation(id, area, file, old, new, description, tuple(tests), slow)
 
 
-ERRORS = SRC + "metrics.py"
+ERRORS = SRC + "evaluation/metrics.py"
 BINNING = SRC + "methods/binning.py"
 TO_CAL = SRC + "methods/adapt/to_calibration.py"
 TO_CAP = SRC + "methods/adapt/to_cap.py"
@@ -93,15 +93,15 @@ TABLE = SRC + "methods/adapt/table.py"
 LEAP = SRC + "methods/cap/leap.py"
 ATC = SRC + "methods/cap/atc.py"
 DOC = SRC + "methods/cap/doc.py"
-SIGNIFICANCE = SRC + "stats.py"
-RANKS = SRC + "stats.py"
-CD = SRC + "stats.py"
+SIGNIFICANCE = SRC + "evaluation/stats.py"
+RANKS = SRC + "evaluation/stats.py"
+CD = SRC + "evaluation/stats.py"
 TABLES = SRC + "report/tables.py"
 SAMPLING = SRC + "protocols/sampling.py"
 MIXTURE = SRC + "protocols/mixture.py"
 LABEL_SHIFT = SRC + "data/label_shift.py"
 UCI = SRC + "data/uci.py"
-EVALUATION = SRC + "evaluation.py"
+EVALUATION = SRC + "evaluation/evaluate.py"
 
 MUTATIONS = [
     # ---------------------------------------------------------------- metrics
@@ -826,8 +826,8 @@ MUTATIONS = [
 
 # ---------------------------------------------------------------- one library (issue 21): the record
 # layouts, the ECE each layout stores, and what the metrics and the driver refuse
-PLAN = SRC + "plan.py"
-CHECKS = SRC + "workflow_checks.py"
+PLAN = SRC + "workflow/config_access.py"
+CHECKS = SRC + "workflow/checks.py"
 REPORT_PIPELINE = SRC + "report/pipeline.py"
 MUTATIONS += [
     m(
@@ -924,8 +924,8 @@ MUTATIONS += [
         "W2",
         "workflow",
         EVALUATION_INPUTS,
-        'f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz"',
-        'f"{RESULTS}/posteriors/label/{dataset}/{label_classifiers()[0]}.npz"',
+        '"posteriors", dataset=dataset, classifier=classifier',
+        '"posteriors", dataset=dataset, classifier=label_classifiers()[0]',
         "evaluation pairs data sets with the wrong classifiers' posteriors",
         tests=VALUES,
         slow=True,
@@ -1104,7 +1104,7 @@ MUTATIONS += [
     m(
         "MC3",
         "multiclass",
-        SRC + "registry.py",
+        SRC + "methods/registry.py",
         "if shift is not None and shift not in spec.shifts:",
         "if shift is not None and shift not in spec.shifts and False:",
         "a method of the other shift passes the config check",

@@ -5,7 +5,7 @@ count how many of the bugs the fast tests catch.
     .venv/bin/python -m tests.mutation.run --jobs 2        # two at a time (two copies of the repo)
     .venv/bin/python -m tests.mutation.run --only C1 S2    # a few by id
     .venv/bin/python -m tests.mutation.run --slow          # also those that need a workflow run
-    .venv/bin/python -m tests.mutation.run --report docs/mutation.md
+    .venv/bin/python -m tests.mutation.run --report docs/mutation-check.md
 
 Each mutation of ``tests/mutation/mutations.py`` replaces one exact snippet of one file in a private
 copy of the repository (never the working tree), runs the tests of its area there with that copy's

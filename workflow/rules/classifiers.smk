@@ -2,11 +2,11 @@ rule train_classifier:
     """Train one classifier on the classifier-training half; cache its posteriors on the three parts
     and on each test sample (predicted as one batch, as the reference code does)."""
     input:
-        splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
-        samples=f"{RESULTS}/samples/label/{{dataset}}.npz",
+        splits=results_file("split"),
+        samples=results_file("label_samples"),
     output:
-        model=f"{RESULTS}/classifiers/label/{{dataset}}/{{classifier}}.pkl",
-        posteriors=f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
+        model=results_file("classifier"),
+        posteriors=results_file("posteriors"),
     log:
         f"{RESULTS}/logs/classifiers/label/{{dataset}}/{{classifier}}.log",
     benchmark:
@@ -27,12 +27,10 @@ rule classifier_accuracy_label:
     """Accuracy of each classifier on the whole test pool (the paper's appendix table)."""
     input:
         posteriors=label_posterior_files(),
-        splits=expand(
-            f"{RESULTS}/data/label/{{dataset}}/split.npz", dataset=label_datasets()
-        ),
+        splits=expand(results_file("split"), dataset=label_datasets()),
     output:
         report(
-            f"{RESULTS}/tables/classifier_accuracy_label.csv",
+            results_file("accuracy_cells", shift="label"),
             caption="../report/classifier_accuracy.rst",
             category="classifiers",
         ),

@@ -2,7 +2,7 @@
 # covariate_common.smk (the covariate rules are also used on their own); a second include is ignored.
 from pathlib import Path
 
-from unishift.codeversion import script_code_version
+from unishift.workflow.code_version import script_code_version
 
 SCRIPTS = Path(workflow.current_basedir).parent / "scripts"
 

@@ -5,64 +5,45 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from unishift.codeversion import library_version, method_code_version
-from unishift.jobserver import start as start_job_server
-from unishift.kernels import pin as pin_kernels
+from unishift.evaluation.records import TWO_CLASS
 from unishift.methods.base import SHIFTS, TASKS
-from unishift.plan import record_layout, reproduction_caveat, results_folder
-from unishift.provenance import config_hash
-from unishift.records import TWO_CLASS
-from unishift.registry import get_method, use_plugins
+from unishift.methods.registry import get_method
 from unishift.report.regimes import SELECTION_GROUP, SELECTOR
 from unishift.report.summary import run_summary
-from unishift.run_lock import hold_run_lock
-from unishift.workflow_checks import (
-    check_config,
-    check_config_files,
-    check_integers,
-    check_intermediates,
-    load_config_file,
-)
+from unishift.workflow.code_version import library_version, method_code_version
+from unishift.workflow.config_access import record_layout, reproduction_caveat
+from unishift.workflow.prepare import prepare_run, start_run
+from unishift.workflow.provenance import config_hash
 
-# YAML syntax and duplicate keys (with file and line), the schema, then what the schema cannot say:
-# all before any job runs.
-SCHEMA = str(Path(workflow.current_basedir).parent / "schemas" / "config.schema.yaml")
-check_config_files(workflow.overwrite_configfiles or workflow.configfiles)
-validate(config, schema=SCHEMA)
-check_integers(config, SCHEMA)
-# Plugin modules register their methods before the method names are checked, here and (through the
-# environment the jobs inherit) in every job that reads the registry.
-use_plugins(config["plugins"])
-check_config(config)
-# Every job computes with the same CPU kernels on any machine (docs/determinism.md): the variables
-# are set here, before any job starts, and each job checks that they took effect.
-pin_kernels(config["cpu_kernels"])
+# Every check, the plugins, the CPU kernels and the scan of the results folder: before any job
+# (unishift.workflow.prepare).
+RUN = prepare_run(
+    config,
+    config_files=workflow.overwrite_configfiles or workflow.configfiles,
+    schema=Path(workflow.current_basedir).parent / "schemas" / "config.schema.yaml",
+    validate=validate,
+    repository=workflow.basedir,
+    main_process=workflow.is_main_process,
+)
+RESULTS = RUN.results
+PAPER_CONFIG = RUN.paper_config
 
 
 include: "code_version.smk"
-
-
-RESULTS = results_folder(config)
-# the paper's protocol, against which a reproduction page says whether its cells are comparable:
-# with the schema's defaults filled in, as in the run's own config
-PAPER_CONFIG = load_config_file(Path(workflow.basedir) / "config" / "paper.yaml")
-validate(PAPER_CONFIG, schema=SCHEMA)
-
-if workflow.is_main_process:
-    # A damaged file of a previous run would make every job reading it fail after Snakemake removed
-    # that job's good outputs, or be read partially: refuse to plan on top of it.
-    check_intermediates(RESULTS)
+include: "results_layout.smk"
+# the helpers of the covariate-shift and domain-weight rules, defined before any stage's rules
+include: "covariate_common.smk"
+include: "weights_common.smk"
 
 
 onstart:
-    # one run at a time per results folder (unishift.run_lock); --nolock skips it like Snakemake's
-    if workflow.execution_settings.lock:
-        hold_run_lock(RESULTS)
-    # local jobs run in forks of one process that imported the scientific stack once; its start
-    # (about 3 CPU s) pays from a few jobs on (docs/evaluation-jobs.md)
-    if config["job_server"] and workflow.local_exec and len(workflow.dag) >= 4:
-        os.makedirs(f"{RESULTS}/logs", exist_ok=True)
-        start_job_server(f"{RESULTS}/logs/job_server.log")
+    start_run(
+        RESULTS,
+        lock=workflow.execution_settings.lock,
+        job_server=config["job_server"],
+        local=workflow.local_exec,
+        n_jobs=len(workflow.dag),
+    )
 
 
 onsuccess:
@@ -140,7 +121,7 @@ def table_methods(shift, task):
 def table_files(shift, task):
     """The per-sample record files a table reads: one per column."""
     return expand(
-        f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
+        results_file("records"),
         shift=shift,
         task=task,
         method=table_methods(shift, task),
@@ -162,7 +143,7 @@ def quapy_home():
 def label_posterior_files():
     """The cached posteriors of every (data set, classifier)."""
     return expand(
-        f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
+        results_file("posteriors"),
         dataset=label_datasets(),
         classifier=label_classifiers(),
     )
@@ -185,12 +166,12 @@ def samples_per_setup(shift):
 
 def samples_file(shift, source, target):
     """The persisted samples of a source->target pair: mixture (covariate) or compound samples."""
-    return f"{RESULTS}/samples/{shift}/{source}__{target}.npz"
+    return results_file("pair_samples", shift=shift, source=source, target=target)
 
 
 def eval_files(shift, task):
     return expand(
-        f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
+        results_file("records"),
         shift=shift,
         task=task,
         method=methods_of(shift, task),
@@ -230,33 +211,41 @@ def table_targets(shift):
     for task in TASKS:
         if not methods_of(shift, task):
             continue
-        targets["tables"].append(f"{RESULTS}/tables/{task}_{shift}.tex")
-        targets["cd"].append(f"{RESULTS}/cd/{task}_{shift}.tex")
-        targets["figures"].append(f"{RESULTS}/plots/{task}_{shift}_err_by_shift.pdf")
-        targets["other"].append(f"{RESULTS}/tables/{task}_{shift}.csv")
-        targets["regimes"].append(f"{RESULTS}/regimes/{task}_{shift}.tex")
-        targets["regime_figures"].append(f"{RESULTS}/regimes/{task}_{shift}.png")
-        targets["other"].append(f"{RESULTS}/regimes/{task}_{shift}.csv")
+        targets["tables"].append(results_file("table_tex", task=task, shift=shift))
+        targets["cd"].append(results_file("cd_tex", task=task, shift=shift))
+        targets["figures"].append(
+            results_file("error_by_shift_pdf", task=task, shift=shift)
+        )
+        targets["other"].append(results_file("table_cells", task=task, shift=shift))
+        targets["regimes"].append(results_file("regime_tex", task=task, shift=shift))
+        targets["regime_figures"].append(
+            results_file("regime_png", task=task, shift=shift)
+        )
+        targets["other"].append(results_file("regime_csv", task=task, shift=shift))
         if selector_on(shift, task):
-            targets["other"].append(f"{RESULTS}/regimes/{task}_{shift}_selection.csv")
-            targets["regimes"].append(f"{RESULTS}/regimes/{task}_{shift}_selection.tex")
+            targets["other"].append(
+                results_file("selection_csv", task=task, shift=shift)
+            )
+            targets["regimes"].append(
+                results_file("selection_tex", task=task, shift=shift)
+            )
         # the paper's tables have two classes and no compound shift
         if layout(shift) == TWO_CLASS and shift in PAPER_SHIFTS:
-            targets["other"].append(f"{RESULTS}/reproduction/{task}_{shift}.md")
+            targets["other"].append(
+                results_file("reproduction_md", task=task, shift=shift)
+            )
         if task == "calibration":
-            targets["tables"].append(f"{RESULTS}/tables/calibration_brier_{shift}.tex")
+            targets["tables"].append(results_file("brier_tex", shift=shift))
             targets["reliability"] += [
-                f"{RESULTS}/plots/calibration_{shift}_reliability_{method}.png"
+                results_file("reliability_png", shift=shift, method=method)
                 for method in methods_of(shift, task)
             ]
         targets["other"] += companion_outputs(shift, task)
     # compound shift runs the covariate-shift setups: their accuracy is the covariate appendix's
     if shift in PAPER_SHIFTS:
-        targets["appendix"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.tex")
-        targets["other"].append(f"{RESULTS}/tables/classifier_accuracy_{shift}.csv")
-        targets["other"].append(
-            f"{RESULTS}/reproduction/classifier_accuracy_{shift}.csv"
-        )
+        targets["appendix"].append(results_file("accuracy_tex", shift=shift))
+        targets["other"].append(results_file("accuracy_cells", shift=shift))
+        targets["other"].append(results_file("accuracy_reproduction", shift=shift))
     return targets
 
 
@@ -265,21 +254,22 @@ def companion_outputs(shift, task):
     beside its table): targets too, because Snakemake rebuilds a deleted output of a finished job
     only when something asks for it."""
     files = [
-        f"{RESULTS}/tables/{task}_{shift}_summary.csv",
-        f"{RESULTS}/cd/{task}_{shift}.png",
-        f"{RESULTS}/cd/{task}_{shift}_groups.csv",
-        f"{RESULTS}/plots/{task}_{shift}_err_by_shift.png",
+        results_file("table_summary", task=task, shift=shift),
+        results_file("cd_png", task=task, shift=shift),
+        results_file("cd_groups", task=task, shift=shift),
+        results_file("error_by_shift_png", task=task, shift=shift),
     ]
     if selector_on(shift, task):
-        files.append(f"{RESULTS}/regimes/{task}_{shift}_choices.csv")
-        files.append(f"{RESULTS}/eval/{shift}/{task}/{SELECTOR}.csv")
+        files.append(results_file("selection_choices", task=task, shift=shift))
+        files.append(results_file("records", shift=shift, task=task, method=SELECTOR))
     if layout(shift) == TWO_CLASS and shift in PAPER_SHIFTS:
-        files.append(f"{RESULTS}/reproduction/{task}_{shift}.csv")
+        files.append(results_file("reproduction_csv", task=task, shift=shift))
     if task == "calibration":
-        files.append(f"{RESULTS}/tables/calibration_brier_{shift}.csv")
-        files.append(f"{RESULTS}/tables/calibration_brier_{shift}_summary.csv")
+        files.append(results_file("brier_cells", shift=shift))
+        files.append(results_file("brier_summary", shift=shift))
         files += [
-            f"{RESULTS}/reliability/{shift}/{method}.csv" for method in methods_of(shift, task)
+            results_file("reliability_csv", shift=shift, method=method)
+            for method in methods_of(shift, task)
         ]
     return files
 
@@ -309,7 +299,7 @@ def setup_by_name(shift, name):
 
 def descriptor_file(shift, setup):
     """The shift descriptors of one setup's samples (rule descriptors)."""
-    return f"{RESULTS}/descriptors/{shift}/{setup_name(shift, setup)}.csv"
+    return results_file("descriptors", shift=shift, setup=setup_name(shift, setup))
 
 
 def setup_files(shift, fields):
@@ -318,9 +308,11 @@ def setup_files(shift, fields):
     if shift == "label":
         dataset, classifier = fields["dataset"], fields["classifier"]
         return {
-            "split": f"{RESULTS}/data/label/{dataset}/split.npz",
-            "samples": f"{RESULTS}/samples/label/{dataset}.npz",
-            "posteriors": f"{RESULTS}/posteriors/label/{dataset}/{classifier}.npz",
+            "split": results_file("split", dataset=dataset),
+            "samples": results_file("label_samples", dataset=dataset),
+            "posteriors": results_file(
+                "posteriors", dataset=dataset, classifier=classifier
+            ),
         }
     return {
         "lm_outputs": lm_outputs(fields["model"], fields["source"]),
@@ -405,8 +397,13 @@ def setup_evaluation_files(kind):
 
     def files(wildcards):
         return [
-            f"{RESULTS}/{kind}_setups/{wildcards.shift}/{wildcards.task}/"
-            f"{wildcards.method}/{setup}.csv"
+            results_file(
+                {"eval": "setup_records", "runtime": "setup_runtime"}[kind],
+                shift=wildcards.shift,
+                task=wildcards.task,
+                method=wildcards.method,
+                setup=setup,
+            )
             for setup in job_setups(wildcards.shift)
         ]
 
@@ -432,7 +429,7 @@ def provenance_inputs(wildcards):
         if is_hub_model(model_entry(model)["id"]):
             files["hub"].append(hub_manifest("models", model))
         files["lm_reports"] += [
-            f"{RESULTS}/lm/{model}/{source}/training.json"
+            results_file("lm_training", model=model, source=source)
             for source in covariate_domains()
         ]
     return files
@@ -447,10 +444,10 @@ def all_outputs():
             # targets themselves, so that a plain rerun regenerates a missing per-sample file
             outputs += eval_files(shift, task)
     if build_report_pdf():
-        outputs.append(f"{RESULTS}/report.pdf")
-    outputs.append(f"{RESULTS}/provenance.json")
+        outputs.append(results_file("report_pdf"))
+    outputs.append(results_file("provenance"))
     if config["site"]:
-        outputs.append(f"{RESULTS}/site/index.html")
+        outputs.append(results_file("site_index"))
     return outputs
 
 
@@ -473,28 +470,32 @@ def site_tables():
 def site_inputs(wildcards):
     """Every file the pages read: the tables' and figures' targets, the per-sample records and
     the reliability statistics, the CD and regime PNGs, and the provenance."""
-    files = {"provenance": f"{RESULTS}/provenance.json", "targets": [], "records": []}
+    files = {"provenance": results_file("provenance"), "targets": [], "records": []}
     for shift in enabled_shifts():
         for paths in table_targets(shift).values():
             files["targets"] += paths
         for task in TASKS:
             if not methods_of(shift, task):
                 continue
-            files["records"] += expand(
-                f"{RESULTS}/eval/{shift}/{task}/{{method}}.csv",
-                method=table_methods(shift, task),
-            )
+            files["records"] += [
+                results_file("records", shift=shift, task=task, method=method)
+                for method in table_methods(shift, task)
+            ]
             files["targets"] += [
-                f"{RESULTS}/tables/{task}_{shift}_summary.csv",
-                f"{RESULTS}/cd/{task}_{shift}.png",
+                results_file("table_summary", task=task, shift=shift),
+                results_file("cd_png", task=task, shift=shift),
             ]
             if layout(shift) == TWO_CLASS and shift in PAPER_SHIFTS:
-                files["targets"].append(f"{RESULTS}/reproduction/{task}_{shift}.csv")
-            if selector_on(shift, task):
-                files["targets"].append(f"{RESULTS}/regimes/{task}_{shift}_choices.csv")
-            if task == "calibration":
-                files["targets"] += expand(
-                    f"{RESULTS}/reliability/{shift}/{{method}}.csv",
-                    method=methods_of(shift, task),
+                files["targets"].append(
+                    results_file("reproduction_csv", task=task, shift=shift)
                 )
+            if selector_on(shift, task):
+                files["targets"].append(
+                    results_file("selection_choices", task=task, shift=shift)
+                )
+            if task == "calibration":
+                files["targets"] += [
+                    results_file("reliability_csv", shift=shift, method=method)
+                    for method in methods_of(shift, task)
+                ]
     return files

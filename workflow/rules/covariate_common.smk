@@ -1,13 +1,15 @@
-# Shared helpers of the covariate-shift rules (text.smk, lm.smk); included by text.smk.
+# Shared helpers of the covariate-shift rules (text.smk, lm.smk); included by common.smk, text.smk
+# and lm.smk (a second include is ignored, so the rule files can be included in any order).
 # Needs config (seed, data_root, covariate) and RESULTS from the including Snakefile.
 import re
 
 from unishift.data.datasets import n_classes as collection_classes
-from unishift.hub import hub_entry, is_hub_model
+from unishift.data.hub_access import hub_entry, is_hub_model
 from unishift.lm.config import ENCODE_KEYS, covariate_options, domain_pairs
 
 
 include: "code_version.smk"
+include: "results_layout.smk"
 
 
 COVARIATE = covariate_options(config)
@@ -61,7 +63,7 @@ def hub_cache():
 
 
 def hub_manifest(kind, name):
-    return f"{RESULTS}/hub/{kind}/{name}.json"
+    return results_file("hub_manifest", kind=kind, name=name)
 
 
 def hub_download_entry(wildcards):
@@ -94,23 +96,28 @@ def lm_finetune_inputs(wildcards):
     if COVARIATE["lm"]["mode"] == "cached":
         return {
             **lm_hub_input(wildcards),
-            "source": f"{RESULTS}/lm/{wildcards.model}/encoded/{wildcards.source}.npz",
+            "source": results_file(
+                "lm_encoded", model=wildcards.model, domain=wildcards.source
+            ),
             "targets": [
-                f"{RESULTS}/lm/{wildcards.model}/encoded/{t}.npz" for t in targets
+                results_file("lm_encoded", model=wildcards.model, domain=t)
+                for t in targets
             ],
         }
     return {
         **lm_hub_input(wildcards),
         **{
-            s: f"{RESULTS}/text/{wildcards.source}/{s}.parquet"
+            s: results_file("text_split", domain=wildcards.source, split=s)
             for s in ("train", "validation", "test")
         },
-        "targets": [f"{RESULTS}/text/{t}/test.parquet" for t in targets],
+        "targets": [
+            results_file("text_split", domain=t, split="test") for t in targets
+        ],
     }
 
 
 def lm_outputs(model, source):
-    return f"{RESULTS}/lm/{model}/{source}/outputs.npz"
+    return results_file("lm_outputs", model=model, source=source)
 
 
 def covariate_setups():
@@ -123,7 +130,10 @@ def covariate_setup_inputs():
     setups = covariate_setups()
     return {
         "lm_outputs": [lm_outputs(m, s) for m, s, _ in setups],
-        "samples": [f"{RESULTS}/samples/covariate/{s}__{t}.npz" for _, s, t in setups],
+        "samples": [
+            results_file("pair_samples", shift="covariate", source=s, target=t)
+            for _, s, t in setups
+        ],
     }
 
 

@@ -4,7 +4,7 @@ rule uci_dataset:
     the 70 % split 50/50 into classifier-training and validation halves.
     """
     output:
-        f"{RESULTS}/data/label/{{dataset}}/split.npz",
+        results_file("split"),
     log:
         f"{RESULTS}/logs/data/label/{{dataset}}.log",
     conda:

@@ -5,17 +5,20 @@
 # connected component, and `--group-components evaluation=N` submits N methods per batch job.
 
 
+include: "weights_common.smk"
+
+
 rule evaluate:
     """Fit one method on one setup and apply it to every persisted sample; one row per sample."""
     input:
         unpack(evaluation_setup_inputs),
         unpack(domain_weight_inputs),
     output:
-        records=f"{RESULTS}/eval_setups/{{shift}}/{{task}}/{{method}}/{{setup}}.csv",
-        runtime=f"{RESULTS}/runtime_setups/{{shift}}/{{task}}/{{method}}/{{setup}}.csv",
+        records=results_file("setup_records"),
+        runtime=results_file("setup_runtime"),
         # the reliability diagrams' bin statistics of a calibrator's posteriors, which the records
         # do not hold (rule reliability); only a header for the other tasks, which return none
-        reliability=f"{RESULTS}/reliability_setups/{{shift}}/{{task}}/{{method}}/{{setup}}.csv",
+        reliability=results_file("setup_reliability"),
     log:
         f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}/{{setup}}.log",
     benchmark:
@@ -47,8 +50,8 @@ rule evaluation_records:
         records=setup_evaluation_files("eval"),
         runtime=setup_evaluation_files("runtime"),
     output:
-        records=f"{RESULTS}/eval/{{shift}}/{{task}}/{{method}}.csv",
-        runtime=f"{RESULTS}/runtime/{{shift}}/{{task}}/{{method}}.csv",
+        records=results_file("records"),
+        runtime=results_file("runtime"),
     log:
         f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
     group:

@@ -1,5 +1,8 @@
 # Language-model stage: head-only fine-tuning per (model, source) and extraction of logits and
-# first-token hidden states (docs/protocols.md §3.3-3.6). Include after text.smk.
+# first-token hidden states (docs/protocols.md §3.3-3.6). Needs config and RESULTS.
+
+
+include: "covariate_common.smk"
 
 
 rule lm_encode:
@@ -8,11 +11,11 @@ rule lm_encode:
     """
     input:
         unpack(lm_hub_input),
-        train=f"{RESULTS}/text/{{domain}}/train.parquet",
-        validation=f"{RESULTS}/text/{{domain}}/validation.parquet",
-        test=f"{RESULTS}/text/{{domain}}/test.parquet",
+        train=results_file("text_split", split="train"),
+        validation=results_file("text_split", split="validation"),
+        test=results_file("text_split", split="test"),
     output:
-        f"{RESULTS}/lm/{{model}}/encoded/{{domain}}.npz",
+        results_file("lm_encoded"),
     log:
         f"{RESULTS}/logs/lm/{{model}}/encode_{{domain}}.log",
     benchmark:
@@ -39,9 +42,9 @@ rule lm_finetune:
     input:
         unpack(lm_finetune_inputs),
     output:
-        outputs=f"{RESULTS}/lm/{{model}}/{{source}}/outputs.npz",
-        report=f"{RESULTS}/lm/{{model}}/{{source}}/training.json",
-        head=f"{RESULTS}/lm/{{model}}/{{source}}/head.safetensors",
+        outputs=results_file("lm_outputs"),
+        report=results_file("lm_training"),
+        head=results_file("lm_head"),
     log:
         f"{RESULTS}/logs/lm/{{model}}/finetune_{{source}}.log",
     benchmark:
@@ -68,7 +71,7 @@ rule classifier_accuracy_covariate:
     input:
         [lm_outputs(m, s) for m in covariate_models() for s in covariate_domains()],
     output:
-        f"{RESULTS}/tables/classifier_accuracy_covariate.csv",
+        results_file("accuracy_cells", shift="covariate"),
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_covariate.log",
     conda:

@@ -8,7 +8,7 @@ rule descriptors:
     input:
         unpack(descriptor_inputs),
     output:
-        f"{RESULTS}/descriptors/{{shift}}/{{setup}}.csv",
+        results_file("descriptors"),
     log:
         f"{RESULTS}/logs/descriptors/{{shift}}/{{setup}}.log",
     benchmark:
@@ -39,10 +39,10 @@ rule selector:
     input:
         lambda wc: eval_files(wc.shift, wc.task),
     output:
-        records=f"{RESULTS}/eval/{{shift}}/{{task}}/{SELECTOR}.csv",
-        summary=f"{RESULTS}/regimes/{{task}}_{{shift}}_selection.csv",
-        choices=f"{RESULTS}/regimes/{{task}}_{{shift}}_choices.csv",
-        tex=f"{RESULTS}/regimes/{{task}}_{{shift}}_selection.tex",
+        records=results_file("records", method=SELECTOR),
+        summary=results_file("selection_csv"),
+        choices=results_file("selection_choices"),
+        tex=results_file("selection_tex"),
     log:
         f"{RESULTS}/logs/regimes/{{task}}_{{shift}}_selector.log",
     benchmark:
@@ -67,14 +67,14 @@ rule regime_map:
     input:
         lambda wc: eval_files(wc.shift, wc.task),
     output:
-        csv=f"{RESULTS}/regimes/{{task}}_{{shift}}.csv",
+        csv=results_file("regime_csv"),
         png=report(
-            f"{RESULTS}/regimes/{{task}}_{{shift}}.png",
+            results_file("regime_png"),
             caption="../report/regimes.rst",
             category="{task}",
             subcategory="{shift} shift",
         ),
-        tex=f"{RESULTS}/regimes/{{task}}_{{shift}}.tex",
+        tex=results_file("regime_tex"),
     log:
         f"{RESULTS}/logs/regimes/{{task}}_{{shift}}.log",
     conda:

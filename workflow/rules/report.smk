@@ -6,21 +6,21 @@ rule tables:
         lambda wc: table_files(wc.shift, wc.task),
     output:
         cells=report(
-            f"{RESULTS}/tables/{{task}}_{{shift}}.csv",
+            results_file("table_cells"),
             caption="../report/tables.rst",
             category="{task}",
             subcategory="{shift} shift",
         ),
-        summary=f"{RESULTS}/tables/{{task}}_{{shift}}_summary.csv",
-        tex=f"{RESULTS}/tables/{{task}}_{{shift}}.tex",
-        cd_tex=f"{RESULTS}/cd/{{task}}_{{shift}}.tex",
+        summary=results_file("table_summary"),
+        tex=results_file("table_tex"),
+        cd_tex=results_file("cd_tex"),
         cd_png=report(
-            f"{RESULTS}/cd/{{task}}_{{shift}}.png",
+            results_file("cd_png"),
             caption="../report/cd.rst",
             category="{task}",
             subcategory="{shift} shift",
         ),
-        cd_groups=f"{RESULTS}/cd/{{task}}_{{shift}}_groups.csv",
+        cd_groups=results_file("cd_groups"),
     log:
         f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
     conda:
@@ -42,9 +42,9 @@ rule brier_table:
     input:
         lambda wc: table_files(wc.shift, "calibration"),
     output:
-        cells=f"{RESULTS}/tables/calibration_brier_{{shift}}.csv",
-        summary=f"{RESULTS}/tables/calibration_brier_{{shift}}_summary.csv",
-        tex=f"{RESULTS}/tables/calibration_brier_{{shift}}.tex",
+        cells=results_file("brier_cells"),
+        summary=results_file("brier_summary"),
+        tex=results_file("brier_tex"),
     log:
         f"{RESULTS}/logs/tables/calibration_brier_{{shift}}.log",
     conda:
@@ -66,9 +66,9 @@ rule error_by_shift:
     input:
         lambda wc: eval_files(wc.shift, wc.task),
     output:
-        pdf=f"{RESULTS}/plots/{{task}}_{{shift}}_err_by_shift.pdf",
+        pdf=results_file("error_by_shift_pdf"),
         png=report(
-            f"{RESULTS}/plots/{{task}}_{{shift}}_err_by_shift.png",
+            results_file("error_by_shift_png"),
             caption="../report/err_by_shift.rst",
             category="{task}",
             subcategory="{shift} shift",
@@ -94,12 +94,18 @@ rule reliability:
     """
     input:
         lambda wc: [
-            f"{RESULTS}/reliability_setups/{wc.shift}/calibration/{wc.method}/{setup}.csv"
+            results_file(
+                "setup_reliability",
+                shift=wc.shift,
+                task="calibration",
+                method=wc.method,
+                setup=setup,
+            )
             for setup in job_setups(wc.shift)
         ],
     output:
-        csv=f"{RESULTS}/reliability/{{shift}}/{{method}}.csv",
-        png=f"{RESULTS}/plots/calibration_{{shift}}_reliability_{{method}}.png",
+        csv=results_file("reliability_csv"),
+        png=results_file("reliability_png"),
     log:
         f"{RESULTS}/logs/plots/calibration_{{shift}}_reliability_{{method}}.log",
     conda:
@@ -114,12 +120,12 @@ rule reliability:
 rule reproduction:
     """Our cells, ranks and win rates beside the paper's, with a verdict per cell."""
     input:
-        cells=f"{RESULTS}/tables/{{task}}_{{shift}}.csv",
-        summary=f"{RESULTS}/tables/{{task}}_{{shift}}_summary.csv",
+        cells=results_file("table_cells"),
+        summary=results_file("table_summary"),
     output:
-        csv=f"{RESULTS}/reproduction/{{task}}_{{shift}}.csv",
+        csv=results_file("reproduction_csv"),
         md=report(
-            f"{RESULTS}/reproduction/{{task}}_{{shift}}.md",
+            results_file("reproduction_md"),
             caption="../report/reproduction.rst",
             category="reproduction",
         ),
@@ -137,10 +143,10 @@ rule reproduction:
 rule accuracy_appendix:
     """The classifier-accuracy appendix table and its comparison with the paper's."""
     input:
-        f"{RESULTS}/tables/classifier_accuracy_{{shift}}.csv",
+        results_file("accuracy_cells"),
     output:
-        tex=f"{RESULTS}/tables/classifier_accuracy_{{shift}}.tex",
-        csv=f"{RESULTS}/reproduction/classifier_accuracy_{{shift}}.csv",
+        tex=results_file("accuracy_tex"),
+        csv=results_file("accuracy_reproduction"),
     log:
         f"{RESULTS}/logs/tables/classifier_accuracy_{{shift}}_tex.log",
     conda:
@@ -162,7 +168,7 @@ rule report_pdf:
         appendix=report_pdf_inputs("appendix"),
         reliability=report_pdf_inputs("reliability"),
     output:
-        f"{RESULTS}/report.pdf",
+        results_file("report_pdf"),
     log:
         f"{RESULTS}/logs/report_pdf.log",
     conda:
@@ -180,7 +186,7 @@ rule provenance:
         unpack(provenance_inputs),
     output:
         report(
-            f"{RESULTS}/provenance.json",
+            results_file("provenance"),
             caption="../report/provenance.rst",
             category="provenance",
         ),

@@ -1,9 +1,9 @@
 rule label_samples:
     """UPP test samples (indices into the test pool), generated once and shared by every method."""
     input:
-        splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
+        splits=results_file("split"),
     output:
-        f"{RESULTS}/samples/label/{{dataset}}.npz",
+        results_file("label_samples"),
     log:
         f"{RESULTS}/logs/samples/label/{{dataset}}.log",
     conda:

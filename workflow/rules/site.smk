@@ -9,7 +9,7 @@ rule site:
     input:
         unpack(site_inputs),
     output:
-        index=f"{RESULTS}/site/index.html",
+        index=results_file("site_index"),
     log:
         f"{RESULTS}/logs/site.log",
     benchmark:

@@ -1,5 +1,5 @@
 # Covariate-shift text domains and mixture samples (docs/protocols.md §3.1, §3.2, §3.7).
-# Needs config (seed, data_root, covariate) and RESULTS; include before lm.smk.
+# Needs config (seed, data_root, covariate) and RESULTS.
 
 
 include: "covariate_common.smk"
@@ -28,10 +28,10 @@ rule text_domain:
     input:
         unpack(text_hub_input),
     output:
-        train=f"{RESULTS}/text/{{domain}}/train.parquet",
-        validation=f"{RESULTS}/text/{{domain}}/validation.parquet",
-        test=f"{RESULTS}/text/{{domain}}/test.parquet",
-        summary=f"{RESULTS}/text/{{domain}}/summary.json",
+        train=results_file("text_split", split="train"),
+        validation=results_file("text_split", split="validation"),
+        test=results_file("text_split", split="test"),
+        summary=results_file("text_summary"),
     log:
         f"{RESULTS}/logs/text/{{domain}}.log",
     benchmark:
@@ -57,10 +57,10 @@ rule text_domain:
 rule covariate_samples:
     """Mixture samples of one source->target pair: indices into [source test ; target test]."""
     input:
-        source=f"{RESULTS}/text/{{source}}/test.parquet",
-        target=f"{RESULTS}/text/{{target}}/test.parquet",
+        source=results_file("text_split", domain="{source}", split="test"),
+        target=results_file("text_split", domain="{target}", split="test"),
     output:
-        f"{RESULTS}/samples/covariate/{{source}}__{{target}}.npz",
+        results_file("pair_samples", shift="covariate"),
     log:
         f"{RESULTS}/logs/samples/covariate/{{source}}__{{target}}.log",
     conda:
@@ -83,10 +83,10 @@ rule compound_samples:
     """Compound-shift samples of one source->target pair: a source/target mixture with a drawn
     class prevalence, indices into [source test ; target test] (docs/regimes.md §2)."""
     input:
-        source=f"{RESULTS}/text/{{source}}/test.parquet",
-        target=f"{RESULTS}/text/{{target}}/test.parquet",
+        source=results_file("text_split", domain="{source}", split="test"),
+        target=results_file("text_split", domain="{target}", split="test"),
     output:
-        f"{RESULTS}/samples/compound/{{source}}__{{target}}.npz",
+        results_file("pair_samples", shift="compound"),
     log:
         f"{RESULTS}/logs/samples/compound/{{source}}__{{target}}.log",
     conda:

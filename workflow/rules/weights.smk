@@ -8,11 +8,11 @@ include: "weights_common.smk"
 rule domain_weights_label:
     """Every domain-classifier call of one plan on every sample of one label-shift setup."""
     input:
-        splits=f"{RESULTS}/data/label/{{dataset}}/split.npz",
-        samples=f"{RESULTS}/samples/label/{{dataset}}.npz",
-        posteriors=f"{RESULTS}/posteriors/label/{{dataset}}/{{classifier}}.npz",
+        splits=results_file("split"),
+        samples=results_file("label_samples"),
+        posteriors=results_file("posteriors"),
     output:
-        f"{RESULTS}/weights/label/{{dataset}}/{{classifier}}/{{plan}}.npz",
+        results_file("label_weights"),
     log:
         f"{RESULTS}/logs/weights/label/{{dataset}}/{{classifier}}/{{plan}}.log",
     benchmark:
@@ -38,7 +38,7 @@ rule domain_weights_covariate:
         lm_outputs=lambda wc: lm_outputs(wc.model, wc.source),
         samples=lambda wc: samples_file(wc.shift, wc.source, wc.target),
     output:
-        f"{RESULTS}/weights/{{shift}}/{{model}}/{{source}}__{{target}}/{{plan}}.npz",
+        results_file("pair_weights"),
     log:
         f"{RESULTS}/logs/weights/{{shift}}/{{model}}/{{source}}__{{target}}/{{plan}}.log",
     benchmark:

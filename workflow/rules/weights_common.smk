@@ -1,7 +1,7 @@
 # Helpers of weights.smk: domain-classifier weights computed once per (setup, plan), read by every
 # evaluation job whose method needs them (docs/domain-weights.md). A method's plan comes from the
 # method itself (its class, or its adaptation's inner method), so a plugin's method gets it too.
-from unishift.domain_weight_artifacts import method_domain_weight_plan
+from unishift.workflow.domain_weight_artifacts import method_domain_weight_plan
 from unishift.methods.domain_weights import SHARED_PLANS
 
 
@@ -26,5 +26,5 @@ def domain_weight_inputs(wildcards):
             folder = f"label/{setup['dataset']}/{setup['classifier']}"
         else:
             folder = f"{wildcards.shift}/{setup['model']}/{setup['source']}__{setup['target']}"
-        files.append(f"{RESULTS}/weights/{folder}/{plan}.npz")
+        files.append(results_file("weights", folder=folder, plan=plan))
     return {"domain_weights": files}

@@ -1,4 +1,4 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
@@ -8,7 +8,7 @@ import pandas as pd
 
 from unishift.data.label_shift import read_posteriors
 from unishift.io import write_csv
-from unishift.jobs import start_job
+from unishift.workflow.jobs import start_job
 
 start_job(snakemake)
 datasets, classifiers = snakemake.params.datasets, snakemake.params.classifiers

@@ -1,11 +1,11 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 from unishift.data.covariate import compound_samples
 from unishift.data.text_files import read_split
 from unishift.io import write_npz
-from unishift.jobs import start_job
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 params, wildcards = snakemake.params, snakemake.wildcards

@@ -1,12 +1,12 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 from unishift.data.label_shift import check_sample_size
 from unishift.data.text_files import read_split
 from unishift.io import write_npz
-from unishift.jobs import start_job
 from unishift.protocols.mixture import mixture_indices
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 n_source = len(read_split(snakemake.input.source))

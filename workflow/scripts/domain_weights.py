@@ -1,11 +1,11 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
-from unishift.domain_weight_artifacts import compute_domain_weights, write_domain_weights
-from unishift.jobs import start_job
+from unishift.workflow.domain_weight_artifacts import compute_domain_weights, write_domain_weights
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 params, inputs, wildcards = snakemake.params, snakemake.input, snakemake.wildcards

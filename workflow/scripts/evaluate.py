@@ -1,15 +1,15 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
-from unishift.domain_weight_artifacts import attach_domain_weights
-from unishift.evaluation import evaluate_method
+from unishift.evaluation.evaluate import evaluate_method
+from unishift.evaluation.records import join_descriptors, read_descriptors
 from unishift.io import write_csv
-from unishift.jobs import start_job
-from unishift.records import join_descriptors, read_descriptors
 from unishift.report.reliability import ReliabilityCollector
+from unishift.workflow.domain_weight_artifacts import attach_domain_weights
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 shift, task, method = (

@@ -1,12 +1,12 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 import pandas as pd
 
+from unishift.evaluation.records import check_not_all_failed, read_records
 from unishift.io import concat_csv
-from unishift.jobs import start_job
-from unishift.records import check_not_all_failed, read_records
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 wildcards = snakemake.wildcards

@@ -1,6 +1,6 @@
-from unishift.hub import download_dataset, download_model, use_cache_dir
+from unishift.data.hub_access import download_dataset, download_model, use_cache_dir
 from unishift.io import write_json
-from unishift.jobs import start_job
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 use_cache_dir(snakemake.params.cache)

@@ -1,27 +1,17 @@
-from unishift.hub import use_offline_hub
+from unishift.workflow.lm_jobs import start_lm_job
 
-# before anything imports the Hugging Face libraries: hub files come from the download stage only
-use_offline_hub(snakemake.params.cache)
+# first: the hub goes offline before anything imports the Hugging Face libraries
+job = start_lm_job(snakemake)
 
-import json  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 from unishift.data.text import read_split  # noqa: E402
 from unishift.io import write_npz  # noqa: E402
-from unishift.jobs import start_job  # noqa: E402
 from unishift.lm.cache import pack  # noqa: E402
 from unishift.lm.device import choose_device, gpu_description  # noqa: E402
-from unishift.lm.finetune import FinetuneSettings  # noqa: E402
 from unishift.lm.pipeline import encode_domain, encode_workload  # noqa: E402
 
-log = start_job(snakemake)
-# the Trainer prints its metrics to stdout; keep them in the rule's log
-sys.stdout = sys.stderr
-settings = FinetuneSettings.from_config(snakemake.params.settings)
-hub = snakemake.input.get("hub")
-revision = json.loads(open(hub).read())["commit"] if hub else None
-model = snakemake.params.model_path
+log, settings, model, revision = job.log, job.settings, job.model, job.revision
 splits = {name: read_split(snakemake.input[name]) for name in ("train", "validation", "test")}
 device = choose_device(settings.device, encode_workload(model, splits.values(), settings, revision))
 log.info(

@@ -1,10 +1,10 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 from unishift.io import write_json
-from unishift.jobs import start_job
-from unishift.provenance import deployment, provenance
+from unishift.workflow.jobs import start_job
+from unishift.workflow.provenance import deployment, provenance
 
 start_job(snakemake)
 record = provenance(dict(snakemake.config), code_version=snakemake.params.code)

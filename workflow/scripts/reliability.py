@@ -1,5 +1,5 @@
-from unishift.jobs import start_job
 from unishift.report.reliability import build_reliability
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 frame = build_reliability(

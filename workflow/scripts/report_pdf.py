@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from unishift.jobs import start_job
 from unishift.report.document import ReportContent, build_report_pdf
+from unishift.workflow.jobs import start_job
 
 
 def captioned(paths):

@@ -1,9 +1,9 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
-from unishift.jobs import start_job
 from unishift.report.regimes import build_selection
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 params, wildcards, output = snakemake.params, snakemake.wildcards, snakemake.output

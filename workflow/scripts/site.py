@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from unishift.jobs import start_job
 from unishift.report.site import TableSpec, build_site
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 specs = [

@@ -1,11 +1,11 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 from pathlib import Path
 
-from unishift.jobs import start_job
 from unishift.report.pipeline import build_cd, build_table
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 params, wildcards = snakemake.params, snakemake.wildcards

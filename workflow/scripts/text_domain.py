@@ -1,4 +1,4 @@
-from unishift.hub import use_offline_hub
+from unishift.data.hub_access import use_offline_hub
 
 # before anything imports the Hugging Face libraries: hub files come from the download stage only
 use_offline_hub(snakemake.params.cache)
@@ -7,7 +7,7 @@ import json  # noqa: E402
 
 from unishift.data.text import load_domain, split_summary, write_split  # noqa: E402
 from unishift.io import write_json  # noqa: E402
-from unishift.jobs import start_job  # noqa: E402
+from unishift.workflow.jobs import start_job  # noqa: E402
 
 log = start_job(snakemake)
 domain, source = snakemake.wildcards.domain, snakemake.params.text_source

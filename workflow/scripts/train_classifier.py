@@ -1,4 +1,4 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
@@ -6,7 +6,7 @@ import pickle
 
 from unishift.data.label_shift import read_samples, read_splits, train_and_predict
 from unishift.io import atomic_path, write_npz
-from unishift.jobs import start_job
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 splits = read_splits(snakemake.input.splits)

@@ -1,10 +1,10 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 from unishift.data.label_shift import prepare_splits
 from unishift.io import write_npz
-from unishift.jobs import start_job
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 arrays, source = prepare_splits(

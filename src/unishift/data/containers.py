@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from unishift.choices import check_choice
-from unishift.metrics import argmax_predictions
+from unishift.evaluation.metrics import argmax_predictions
+from unishift.option_checks import check_choice
 
 # Where a method takes a class prior from: the classifier-training set or the validation set.
 PREVALENCE_SOURCES = ("training", "validation")

@@ -13,12 +13,12 @@ import warnings
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.classifiers import make_classifier, one_thread
 from unishift.data.containers import LabelledSet, Setting, argmax_predictions
 from unishift.data.setups import SetupData
 from unishift.data.uci import BINARY, class_counts, fetch_dataset, uci_spec
 from unishift.io import DamagedFileError, read_npz
+from unishift.option_checks import check_choice
 from unishift.protocols.sampling import (
     stream_state_arrays,
     stream_state_from_arrays,

@@ -86,7 +86,7 @@ def load_hf_domain(
     hub_id = hub_id or HF_IDS[domain]
     raw = load(hub_id, revision=commit or revision)
     if commit is not None:
-        from unishift.hub import check_dataset_commit
+        from unishift.data.hub_access import check_dataset_commit
 
         check_dataset_commit(raw, hub_id, commit)
     if domain == "rt":
@@ -279,7 +279,7 @@ def load_domain(
 ):
     """The train/validation/test tables of ``domain`` from ``source``; ``options``: the
     ``covariate_shift`` config section; ``commit``: the hub commit resolved for an ``hf`` domain."""
-    from unishift.hub import hub_entry
+    from unishift.data.hub_access import hub_entry
 
     options = dict(options or {})
     if source == "hf":

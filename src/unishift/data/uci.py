@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from unishift.data.datasets import COLLECTIONS, DatasetSpec, dataset_spec
+from unishift.data.quapy_loader import load_quapy
 from unishift.io import DamagedFileError, atomic_path, file_sha256, one_line
-from unishift.quapy_loader import load_quapy
 
 UCI_COLLECTIONS = ("uci_binary", "uci_multiclass")
 BINARY, MULTICLASS = UCI_COLLECTIONS

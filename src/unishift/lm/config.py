@@ -9,7 +9,7 @@ import copy
 from dataclasses import dataclass, fields
 from itertools import permutations
 
-from unishift.choices import check_choice, check_positive_int
+from unishift.option_checks import check_choice, check_positive_int
 
 
 @dataclass(frozen=True)

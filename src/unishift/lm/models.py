@@ -12,7 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from unishift.hub import MINILM_ALIASES
+from unishift.data.hub_access import MINILM_ALIASES
 
 log = logging.getLogger("unishift.lm")
 

@@ -7,8 +7,8 @@ from functools import partial
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import argmax_predictions
+from unishift.option_checks import check_choice
 
 MONOTONE_RULES = ("running_max", "pairwise", "none")
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import PRECOMPUTED, SampleContext
+from unishift.option_checks import check_choice
 
 SAMPLE = "sample"
 PREDICTED_CLASSES = "predicted_classes"

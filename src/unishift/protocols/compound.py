@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
+from unishift.data.quapy_loader import load_quapy
+from unishift.option_checks import check_choice
 from unishift.protocols.mixture import _legacy_seed, target_counts
 from unishift.protocols.sampling import stream_state_arrays
-from unishift.quapy_loader import load_quapy
 
 MIXTURE_RULES = ("round", "ceil", "uniform")
 REPLACE_RULES = ("as_needed", "always", "never")

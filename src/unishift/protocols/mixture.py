@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from unishift.choices import check_choice
+from unishift.option_checks import check_choice
 from unishift.protocols.sampling import stream_state_arrays
 
 COUNT_RULES = ("round", "ceil")

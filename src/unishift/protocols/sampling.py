@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.quapy_loader import load_quapy
+from unishift.data.quapy_loader import load_quapy
 
 STREAM_KEYS = ("stream_key", "stream_pos", "stream_has_gauss", "stream_cached_gaussian")
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from unishift.metrics import check_prevalence
-from unishift.passthrough import PosteriorPassthrough, quiet
-from unishift.quapy_loader import load_quapy
+from unishift.data.quapy_loader import load_quapy
+from unishift.evaluation.metrics import check_prevalence
+from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
 
 UNSUPERVISED_DESCRIPTORS = (
     "est_prevalence_shift",

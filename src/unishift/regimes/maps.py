@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.choices import check_choice, check_positive_int
+from unishift.evaluation.stats import MIN_COVERAGE
 from unishift.io import write_csv, write_text
+from unishift.option_checks import check_choice, check_positive_int
 from unishift.regimes.selector import REQUIRED, SAMPLE_KEY, eligible_methods, method_errors
-from unishift.stats import MIN_COVERAGE
 
 CSV_COLUMNS = (
     "task",

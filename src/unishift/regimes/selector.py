@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from unishift.classifiers import one_thread
+from unishift.evaluation.stats import MIN_COVERAGE, covered
 from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
-from unishift.stats import MIN_COVERAGE, covered
 
 SAMPLE_KEY = ["task", "classifier", "dataset", "sample_id"]
 REQUIRED = (*SAMPLE_KEY, "method", "error")

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from unishift.evaluation.stats import ALPHA, CDResult, cd_analysis
 from unishift.figures import figure_settings, pyplot, save_figure
 from unishift.io import write_text
 from unishift.report.names import title as make_title
 from unishift.report.tables import TableResult
-from unishift.stats import ALPHA, CDResult, cd_analysis
 
 _PREAMBLE = r"""\begin{tikzpicture}[
   treatment line/.style={rounded corners=1.5pt, line cap=round, shorten >=1pt},

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from unishift.classifiers.specs import classifier_display, order_classifiers  # noqa: F401
 from unishift.data.datasets import order_datasets  # noqa: F401
-from unishift.registry import GROUPS, get_method
+from unishift.methods.registry import GROUPS, get_method
 
 TASK_TITLE = {
     "calibration": "Calibration",

@@ -13,7 +13,7 @@ from unishift.data.label_shift import (
     prepare_splits,
     train_and_predict,
 )
-from unishift.evaluation import evaluate_method
+from unishift.evaluation.evaluate import evaluate_method
 from unishift.report.paper import load_paper
 
 SAMPLE_SIZE, N_SAMPLES, SEED = 250, 100, 0

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from unishift.evaluation.stats import ALPHA
 from unishift.io import write_csv, write_text
 from unishift.report.appendix import write_accuracy_tex
 from unishift.report.cd import cd_groups_frame, pyplot, save_figure, write_cd
@@ -29,7 +30,6 @@ from unishift.report.tables import (
     write_table_csv,
     write_table_tex,
 )
-from unishift.stats import ALPHA
 
 # The paper shrinks only the CAP-LS table.
 TABLE_WIDTH = {("cap", "label"): r".9\textwidth"}
@@ -156,7 +156,7 @@ def build_reproduction(
     caveat: str = "",
 ) -> pd.DataFrame:
     """Compare one of our tables with the paper: cell-by-cell CSV and a markdown summary, opened by
-    ``caveat`` (:func:`unishift.plan.reproduction_caveat`). Calibration under label shift has no
+    ``caveat`` (:func:`unishift.workflow.config_access.reproduction_caveat`). Calibration under label shift has no
     published cells; its ranks are compared with the CD diagram's (3 decimals)."""
     ours = pd.read_csv(cells_csv, dtype={"classifier": str, "dataset": str, "method": str})
     summary = pd.read_csv(summary_csv, dtype={"method": str}).assign(task=task, shift=shift)

@@ -1,6 +1,6 @@
 """Entry points of the workflow's regime rules (docs/regimes.md §5): the regime maps of one task and
 shift, and the Selector with its two references, from the per-sample record files, which carry
-their sample's shift descriptors (:data:`unishift.records.DESCRIPTOR_COLUMNS`)."""
+their sample's shift descriptors (:data:`unishift.evaluation.records.DESCRIPTOR_COLUMNS`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 
 from unishift.data.containers import derive_seed
+from unishift.evaluation.records import COLUMNS, DESCRIPTOR_COLUMNS
+from unishift.evaluation.stats import MIN_COVERAGE
 from unishift.io import write_csv
-from unishift.records import COLUMNS, DESCRIPTOR_COLUMNS
 from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 from unishift.regimes.maps import regime_map, write_regime_maps
 from unishift.regimes.selector import (
@@ -25,7 +26,6 @@ from unishift.regimes.selector import (
 from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
 from unishift.report.tables import load_records
-from unishift.stats import MIN_COVERAGE
 
 # The Selector's column and record file name, and its group in the tables (docs/regimes.md §5.4).
 SELECTOR = "Selector"

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.metrics import N_BINS as METRIC_BINS
-from unishift.metrics import top_label_confidence
+from unishift.evaluation.metrics import N_BINS as METRIC_BINS
+from unishift.evaluation.metrics import top_label_confidence
 
-# The tables' ECE bins (unishift.metrics): equal width over [0, 1], right-closed.
+# The tables' ECE bins (unishift.evaluation.metrics): equal width over [0, 1], right-closed.
 N_CONFIDENCE_BINS = METRIC_BINS
 # Shift-intensity bands of the diagrams: [0, 1/3), [1/3, 2/3), [2/3, 1] (levels outside [0, 1]
 # in the outer bands).
@@ -112,7 +112,7 @@ def _target_order(target: str) -> tuple[int, int]:
 def pool(frame: pd.DataFrame, by: tuple[str, ...] = ("band", "target")) -> pd.DataFrame:
     """The diagram's points pooled over everything not in ``by``: per group and bin, the count,
     mean confidence and accuracy (the share right), and the group's pooled ECE x 100 in the
-    tables' form (unishift.metrics: the count-weighted mean of the squared gap
+    tables' form (unishift.evaluation.metrics: the count-weighted mean of the squared gap
     (confidence - accuracy)^2 over its bins), of all its predictions taken as one sample."""
     keys = [*by, "bin"]
     sums = frame.groupby(keys, sort=True)[["n", "sum_confidence", "n_correct"]].sum().reset_index()

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from unishift.stats import MIN_COVERAGE
+from unishift.evaluation.stats import MIN_COVERAGE
+from unishift.results_layout import folder_of, results_path
 
 _BELOW_SHARE = (
     f"scored on fewer than {MIN_COVERAGE:.0%} of its samples: shown, never bold, chosen or "
@@ -16,10 +17,10 @@ _BELOW_SHARE = (
 
 def run_summary(results: str | Path, tables: list[tuple[str, str]]) -> str:
     """The summary of the (task, shift) tables of a finished run under ``results``."""
-    results = Path(results)
-    lines = [f"unishift: what the run's tables hold (per-sample reasons in {results}/eval/)"]
+    records = folder_of(Path(results), "records")
+    lines = [f"unishift: what the run's tables hold (per-sample reasons in {records}/)"]
     for task, shift in tables:
-        path = results / "tables" / f"{task}_{shift}.csv"
+        path = Path(results_path(Path(results), "table_cells", task=task, shift=shift))
         if not path.is_file():
             continue
         cells = pd.read_csv(path, dtype={"method": str})

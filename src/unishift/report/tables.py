@@ -11,21 +11,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.io import DamagedFileError, write_csv, write_text
-from unishift.records import (
+from unishift.evaluation.records import (
     layout_of_columns,
     read_records,
 )
-from unishift.report.names import (
-    MethodColumn,
-    classifier_display,
-    latex_escape,
-    order_classifiers,
-    order_datasets,
-    resolve_methods,
-)
-from unishift.report.render import render_template
-from unishift.stats import (
+from unishift.evaluation.stats import (
     ALPHA,
     MIN_COVERAGE,
     RANK_DECIMALS,
@@ -39,6 +29,16 @@ from unishift.stats import (
     top_ranked,
     win_rates,
 )
+from unishift.io import DamagedFileError, write_csv, write_text
+from unishift.report.names import (
+    MethodColumn,
+    classifier_display,
+    latex_escape,
+    order_classifiers,
+    order_datasets,
+    resolve_methods,
+)
+from unishift.report.render import render_template
 
 METRICS = ("error", "brier")
 # The headers of the column groups, in column order (names.TABLE_GROUPS).

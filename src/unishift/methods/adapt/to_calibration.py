@@ -9,7 +9,6 @@ from typing import ClassVar
 
 import numpy as np
 
-from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Sample, argmax_predictions
 from unishift.methods.adapt.common import Adapter, part_context
 from unishift.methods.base import Calibrator, SampleContext, as_posteriors
@@ -24,6 +23,7 @@ from unishift.methods.binning import (
     top_label_map,
 )
 from unishift.methods.domain_weights import UNSHARED
+from unishift.option_checks import check_choice, check_positive_int
 
 BINNINGS = ("isometric", "level_sets")
 ABSCISSAE = ("bin_mean", "bin_centre")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import PREVALENCE_SOURCES, Sample, Setting
 from unishift.methods.adapt.common import Adapter, PartitionedFit
 from unishift.methods.base import Quantifier, SampleContext
 from unishift.methods.quantification.emq import em
+from unishift.option_checks import check_choice
 
 SPLITS = ("validation", "recall")
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import optimize
 
-from unishift.choices import check_choice
 from unishift.methods.calibration.shared import LOGIT_CONVENTIONS, softmax
 from unishift.methods.calibration.temperature import TemperatureCalibrator
 from unishift.methods.domain_weights import SAMPLE, WEIGHT_SOURCES, importance_weights
+from unishift.option_checks import check_choice
 
 
 def cpcs_temperature(logits, labels, weights) -> float:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Setting, argmax_predictions
+from unishift.data.quapy_loader import load_quapy
 from unishift.methods.base import Calibrator
 from unishift.methods.binning import (
     MONOTONE_RULES,
@@ -15,8 +15,8 @@ from unishift.methods.binning import (
     postprocess_map,
     top_label_map,
 )
-from unishift.passthrough import PosteriorPassthrough, quiet
-from unishift.quapy_loader import load_quapy
+from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
+from unishift.option_checks import check_choice, check_positive_int
 
 DMCAL_EPSILON = 1e-7
 CELLS = ("top_label", "positive_class")

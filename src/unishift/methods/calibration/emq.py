@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import PREVALENCE_SOURCES, Sample
 from unishift.methods.base import Calibrator, SampleContext
 from unishift.methods.quantification.emq import EMFromPrior, em
+from unishift.option_checks import check_choice
 
 
 class EMQCalibrator(EMFromPrior, Calibrator):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import PREVALENCE_SOURCES, Setting
 from unishift.methods.base import Calibrator
 from unishift.methods.quantification.emq import EMQBCTS
+from unishift.option_checks import check_choice
 
 
 class EMQBCTSCalibrator(Calibrator):

@@ -10,10 +10,10 @@ import math
 import numpy as np
 from scipy import optimize
 
-from unishift.choices import check_choice, check_positive_int
 from unishift.data.containers import Setting
 from unishift.methods.calibration.shared import LOGIT_CONVENTIONS
 from unishift.methods.calibration.temperature import TemperatureCalibrator
+from unishift.option_checks import check_choice, check_positive_int
 
 HEAD_RULES = ("frequency", "index")
 HEAD_SHARE = 0.2

@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
@@ -21,6 +20,7 @@ from unishift.methods.calibration.shared import (
 )
 from unishift.methods.calibration.temperature import TemperatureCalibrator
 from unishift.numerics import float32_running_sum
+from unishift.option_checks import check_choice
 
 ESTIMATORS = ("vectorised", "loop")
 SOLVERS = ("auto", "closed_form", "cvxpy")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import Setting
+from unishift.data.quapy_loader import load_quapy
 from unishift.methods.base import Calibrator, as_posteriors
 from unishift.methods.calibration.shared import softmax
-from unishift.quapy_loader import load_quapy
+from unishift.option_checks import check_choice
 
 
 class PacCalSigma(Calibrator):

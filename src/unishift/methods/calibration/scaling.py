@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.methods.base import Calibrator
+from unishift.option_checks import check_choice
 
 LOGITS = ("L", "S")
 ZERO_POSTERIOR_RULES = ("clip", "raise")

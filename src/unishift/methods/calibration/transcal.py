@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 from scipy import optimize
 
-from unishift.choices import check_choice
 from unishift.data.containers import Setting
 from unishift.methods.calibration.shared import (
     LOGIT_CONVENTIONS,
@@ -19,6 +18,7 @@ from unishift.methods.calibration.shared import (
 )
 from unishift.methods.calibration.temperature import TemperatureCalibrator
 from unishift.methods.domain_weights import SAMPLE, WEIGHT_SOURCES, importance_weights
+from unishift.option_checks import check_choice
 
 ZERO_POSTERIOR_RULES = ("faithful", "clip")
 CLIP_POSTERIORS = 1e-12

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
-from unishift.choices import check_choice, check_positive_int, check_seed
 from unishift.data.containers import Sample, Setting
 from unishift.methods.base import AccuracyPredictor, SampleContext
 from unishift.methods.cap.atc import max_confidence
+from unishift.option_checks import check_choice, check_positive_int, check_seed
 from unishift.protocols.sampling import app_indices, npp_indices, upp_indices
 
 PROTOCOLS = ("upp", "npp", "app")

@@ -9,11 +9,11 @@ from itertools import product
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
+from unishift.data.quapy_loader import load_quapy
 from unishift.methods.base import AccuracyPredictor, SampleContext
 from unishift.methods.quantification.aggregative import PCC, KDEy
-from unishift.quapy_loader import load_quapy
+from unishift.option_checks import check_choice
 
 QUANTIFIERS = {"KDEy": KDEy, "PCC": PCC}
 

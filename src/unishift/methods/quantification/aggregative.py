@@ -8,16 +8,16 @@ from typing import Any, ClassVar
 import numpy as np
 from sklearn.base import clone
 
-from unishift.choices import check_choice
 from unishift.data.containers import Sample, Setting
+from unishift.data.quapy_loader import load_quapy
 from unishift.methods.base import Quantifier, SampleContext
-from unishift.passthrough import PosteriorPassthrough, quiet
-from unishift.quapy_loader import load_quapy
+from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
+from unishift.option_checks import check_choice
 
 
 class QuaPyQuantifier(Quantifier):
     """A QuaPy aggregative quantifier fitted on the validation set's posteriors, which
-    :class:`~unishift.passthrough.PosteriorPassthrough` hands it as its classifier's output
+    :class:`~unishift.methods.quapy_adapter.PosteriorPassthrough` hands it as its classifier's output
     (docs/methods.md §0.5): ``quantifier`` is rebuilt on the pass-through classifier (and with
     ``val_split=None``, fitted on the whole validation set as the paper's); ``name`` names it in the
     records (``unishift.api.from_quapy`` names it after its QuaPy class). The paper's quantifiers

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.containers import PREVALENCE_SOURCES, Setting
+from unishift.data.quapy_loader import load_quapy
 from unishift.io import one_line
 from unishift.methods.base import Quantifier
-from unishift.passthrough import PosteriorPassthrough, quiet
-from unishift.quapy_loader import load_quapy
+from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
+from unishift.option_checks import check_choice
 
 
 def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):

@@ -1,10 +1,10 @@
-"""``python -m unishift.catalogue``: every registered method, its parameters and their defaults per
+"""``python -m unishift.workflow.catalogue``: every registered method, its parameters and their defaults per
 shift and for two classes (what ``method_params`` can override; docs/methods.md).
 """
 
 from __future__ import annotations
 
-from unishift.registry import all_methods
+from unishift.methods.registry import all_methods
 
 
 def _per_shift(values: dict) -> str:

@@ -1,7 +1,7 @@
 """What the workflow checks before any job runs: the config beyond its schema, and the intermediate
 files a previous run left. Every error names the config file or key (or the file) and the fix.
 
-    python -m unishift.workflow_checks my_config.yaml   # YAML syntax and duplicate keys, with lines
+    python -m unishift.workflow.checks my_config.yaml   # YAML syntax and duplicate keys, with lines
 """
 
 from __future__ import annotations
@@ -18,20 +18,21 @@ from pathlib import Path
 
 import yaml
 
-from unishift.choices import check_like_default
 from unishift.classifiers.specs import check_classifier
-from unishift.config_docs import load_schema, resolve
 from unishift.data.datasets import check_dataset_names
 from unishift.data.label_shift import check_sample_size, pool_size_of
 from unishift.data.uci import DataUnavailableError, kept_classes
+from unishift.evaluation.records import ECE_CHOICES, TWO_CLASS
 from unishift.io import REBUILD, DamagedFileError, csv_problem, npz_problem, one_line, read_npz
-from unishift.made_from import problem_of as made_from_problem
 from unishift.methods.base import TASKS
+from unishift.methods.registry import all_methods, get_method
 from unishift.methods.spec import constructor_defaults
-from unishift.plan import config_value, record_layout
-from unishift.records import ECE_CHOICES, TWO_CLASS
-from unishift.registry import all_methods, get_method
+from unishift.option_checks import check_like_default
+from unishift.output_records import problem_of as made_from_problem
 from unishift.report.regimes import PSEUDO_METHODS
+from unishift.results_layout import LAYOUT, folder_of, results_path
+from unishift.workflow.config_access import config_value, record_layout
+from unishift.workflow.config_docs import load_schema, resolve
 
 
 class ConfigError(ValueError):
@@ -418,20 +419,33 @@ def json_problem(path) -> str | None:
 # (cheap check, file suffix, folders under results/): the intermediates, then the final tables,
 # diagrams, plots and reports, which a job reads too (the reproduction reads its table) and which
 # Snakemake would otherwise take as finished.
+def _top_folders(*entries: str) -> tuple[str, ...]:
+    """The folders under results/ that hold the files of these results-layout entries."""
+    return tuple(dict.fromkeys(LAYOUT[entry].split("/", 1)[0] for entry in entries))
+
+
 INTERMEDIATES = (
-    (npz_problem, "npz", ("data", "posteriors", "samples", "lm", "weights")),
-    (parquet_problem, "parquet", ("text",)),
-    (csv_problem, "csv", ("eval_setups", "eval", "descriptors")),
+    (
+        npz_problem,
+        "npz",
+        _top_folders("split", "posteriors", "label_samples", "lm_outputs", "weights"),
+    ),
+    (parquet_problem, "parquet", _top_folders("text_split")),
+    (csv_problem, "csv", _top_folders("setup_records", "records", "descriptors")),
 )
 FINAL_OUTPUTS = (
-    (csv_problem, "csv", ("tables", "reproduction", "cd", "regimes")),
-    (_no_check, "tex", ("tables", "cd", "regimes")),
-    (_no_check, "md", ("reproduction",)),
-    (_no_check, "png", ("cd", "plots", "regimes")),
-    (_no_check, "pdf", ("plots",)),
+    (
+        csv_problem,
+        "csv",
+        _top_folders("table_cells", "reproduction_csv", "cd_groups", "regime_csv"),
+    ),
+    (_no_check, "tex", _top_folders("table_tex", "cd_tex", "regime_tex")),
+    (_no_check, "md", _top_folders("reproduction_md")),
+    (_no_check, "png", _top_folders("cd_png", "error_by_shift_png", "regime_png")),
+    (_no_check, "pdf", _top_folders("error_by_shift_pdf")),
 )
 # single files at the top of the results folder
-FINAL_FILES = ((json_problem, "provenance.json"), (_no_check, "report.pdf"))
+FINAL_FILES = ((json_problem, LAYOUT["provenance"]), (_no_check, LAYOUT["report_pdf"]))
 
 
 def _checked_files(results: Path):
@@ -450,8 +464,8 @@ def posterior_column_problems(results: str | Path, skip=()) -> list[tuple[str, s
     (files in ``skip``, already found damaged, are not read)."""
     results = Path(results)
     found = []
-    for path in sorted((results / "posteriors" / "label").glob("*/*.npz")):
-        split = results / "data" / "label" / path.parent.name / "split.npz"
+    for path in sorted(Path(folder_of(results, "posteriors")).glob("*/*.npz")):
+        split = Path(results_path(results, "split", dataset=path.parent.name))
         # a damaged or missing file is reported by check_intermediates
         if path.name.startswith(".") or {str(split), str(path)} & set(skip) or not split.is_file():
             continue
@@ -470,7 +484,7 @@ def posterior_column_problems(results: str | Path, skip=()) -> list[tuple[str, s
 
 def intermediate_problems(results: str | Path) -> list[tuple[str, str]]:
     """(path, problem) of every file under ``results`` that is cut, corrupt, not what its job wrote
-    (:mod:`unishift.made_from`), or posteriors of other classes."""
+    (:mod:`unishift.output_records`), or posteriors of other classes."""
     results = Path(results)
     damaged = [
         (str(path), problem)
@@ -483,7 +497,7 @@ def intermediate_problems(results: str | Path) -> list[tuple[str, str]]:
 
 def check_intermediates(results: str | Path) -> None:
     """Refuse to plan on top of files of a previous run (intermediates and final outputs) that are
-    cut, corrupt, not what their job wrote (:mod:`unishift.made_from`), or posteriors of other
+    cut, corrupt, not what their job wrote (:mod:`unishift.output_records`), or posteriors of other
     classes (docs/evaluation-jobs.md)."""
     damaged = intermediate_problems(results)
     if damaged:

@@ -1,7 +1,7 @@
 """Evaluate one method of one task on every sample of every setup (:class:`SetupData`: one
 classifier on one data set, or one language model on one source->target pair), for any number of
 classes: every method on exactly the same samples, each record in the run's layout
-(:mod:`unishift.records`). ``ece_precision`` and ``domain_stream`` reproduce REF's arithmetic and
+(:mod:`unishift.evaluation.records`). ``ece_precision`` and ``domain_stream`` reproduce REF's arithmetic and
 randomness (config/README.md, "Faithful by default"; docs/reproduction.md).
 """
 
@@ -15,11 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.data.setups import SetupData
-from unishift.io import one_line
-from unishift.methods.base import TASKS, Method, SampleContext
-from unishift.metrics import (
+from unishift.evaluation.metrics import (
     absolute_error,
     accuracy,
     brier,
@@ -34,9 +31,12 @@ from unishift.metrics import (
     quantification_rae,
     top_label_confidence,
 )
+from unishift.evaluation.records import COLUMNS, ECE_CHOICES, K_CLASS, LAYOUTS, TWO_CLASS
+from unishift.io import one_line
+from unishift.methods.base import TASKS, Method, SampleContext
+from unishift.methods.registry import get_method
 from unishift.numerics import PRECISIONS
-from unishift.records import COLUMNS, ECE_CHOICES, K_CLASS, LAYOUTS, TWO_CLASS
-from unishift.registry import get_method
+from unishift.option_checks import check_choice
 
 DOMAIN_STREAMS = ("reference", "per_sample")
 

@@ -11,9 +11,10 @@ from functools import cache
 from pathlib import Path
 
 PACKAGE = "unishift"
-ROOT = Path(__file__).resolve().parent
+# the package unishift (this module is in its subpackage unishift.workflow)
+ROOT = Path(__file__).resolve().parent.parent
 DIGITS = 16
-REGISTRY = f"{PACKAGE}.registry"
+REGISTRY = f"{PACKAGE}.methods.registry"
 _DOCUMENTED = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -137,7 +138,7 @@ def _combine(version: str, entries: Iterable[str]) -> str:
 def script_code_version(script: str | Path, registry: bool = False) -> str:
     """The code version of a workflow script: every module its imports reach; the registry and the
     method packages count (as the registry's code and entries) only with ``registry=True``."""
-    from unishift.registry import METHOD_MODULES, all_methods
+    from unishift.methods.registry import METHOD_MODULES, all_methods
 
     imported, source = _script(script)
     version = _combine(version_of(module_closure(imported, {*METHOD_MODULES, REGISTRY})), [source])
@@ -162,7 +163,7 @@ def method_modules(
 ) -> tuple[set[str], list]:
     """The modules one registered method runs and the registry entries it reaches (its own, and
     those of its inner method and of every string parameter naming a registered method)."""
-    from unishift.registry import all_methods, get_method
+    from unishift.methods.registry import all_methods, get_method
 
     specs = all_methods()
     reached = []
@@ -185,7 +186,7 @@ def method_code_version(
     task: str, name: str, shift: str, script: str | Path, overrides: dict | None = None
 ) -> str:
     """The code version of evaluating one method (docs/code-version.md, "What a job's code is")."""
-    from unishift.registry import METHOD_MODULES
+    from unishift.methods.registry import METHOD_MODULES
 
     modules, specs = method_modules(task, name, shift, overrides)
     imported, source = _script(script)

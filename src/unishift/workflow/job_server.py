@@ -26,29 +26,29 @@ PRELOAD = (
     "scipy.stats",
     "sklearn.linear_model",
     "snakemake.iocontainers",
-    "unishift.jobs",
-    "unishift.evaluation",
+    "unishift.workflow.jobs",
+    "unishift.evaluation.evaluate",
     "unishift.data.label_shift",
     "unishift.data.covariate",
-    "unishift.domain_weight_artifacts",
+    "unishift.workflow.domain_weight_artifacts",
     "unishift.regimes.setups",
     "unishift.report.pipeline",
     "unishift.report.regimes",
-    "unishift.provenance",
+    "unishift.workflow.provenance",
 )
 
 
 def _process() -> dict:
     """The interpreter and library of this process."""
-    library = os.path.dirname(os.path.abspath(__file__))
+    library = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return {"python": sys.executable, "prefix": sys.prefix, "library": library}
 
 
 def _fingerprint(process: dict, environ: dict) -> dict:
     """What a job and the server must share for the fork to compute what the job would: the
     interpreter, the library, the CPU kernels and the plugins the registry loaded."""
-    from unishift.kernels import PROFILE_VARIABLE, VARIABLES
-    from unishift.registry import PLUGINS_VARIABLE
+    from unishift.cpu_kernels import PROFILE_VARIABLE, VARIABLES
+    from unishift.methods.registry import PLUGINS_VARIABLE
 
     names = (PROFILE_VARIABLE, *VARIABLES, PLUGINS_VARIABLE)
     return {**process, **{name: environ.get(name) for name in names}}
@@ -108,9 +108,9 @@ def serve(address: str) -> dict | None:
     request (the caller runs it); in the server itself, return None at the end."""
     import importlib
 
-    from unishift.kernels import thread_pools
-    from unishift.quapy_loader import load_quapy
-    from unishift.registry import all_methods
+    from unishift.cpu_kernels import thread_pools
+    from unishift.data.quapy_loader import load_quapy
+    from unishift.methods.registry import all_methods
 
     for module in PRELOAD:
         importlib.import_module(module)
@@ -199,7 +199,7 @@ def start(log_path: str) -> subprocess.Popen | None:
     address = os.path.join(folder, "socket")
     with open(log_path, "w") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "unishift.jobserver", address],
+            [sys.executable, "-m", "unishift.workflow.job_server", address],
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,

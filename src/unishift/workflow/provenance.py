@@ -36,8 +36,8 @@ def config_hash(config: dict) -> str:
 
 def provenance(config: dict, code_version: str | None = None) -> dict:
     """The config, seed, versions, kernels and plugins of a run (code version: the library's)."""
-    from unishift.codeversion import library_version
-    from unishift.kernels import in_effect as kernels_in_effect
+    from unishift.cpu_kernels import in_effect as kernels_in_effect
+    from unishift.workflow.code_version import library_version
 
     versions = {}
     for name in PACKAGES:
@@ -59,9 +59,9 @@ def provenance(config: dict, code_version: str | None = None) -> dict:
 
 
 def plugin_records() -> list[dict]:
-    """Each plugin source of the registry (:class:`unishift.registry.Plugin`) with its code version."""
-    from unishift.codeversion import plugin_code_version
-    from unishift.registry import plugins
+    """Each plugin source of the registry (:class:`unishift.methods.registry.Plugin`) with its code version."""
+    from unishift.methods.registry import plugins
+    from unishift.workflow.code_version import plugin_code_version
 
     return [
         {

@@ -1,5 +1,5 @@
 """The identity classifier that runs QuaPy's quantifiers on cached posteriors (docs/methods.md §0.5)
-for the methods and the shift descriptors, and ``quiet``; apart from :mod:`unishift.quapy_loader`,
+for the methods and the shift descriptors, and ``quiet``; apart from :mod:`unishift.data.quapy_loader`,
 which stays free of scikit-learn."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
-from unishift.metrics import argmax_predictions
+from unishift.evaluation.metrics import argmax_predictions
 
 
 class PosteriorPassthrough(ClassifierMixin, BaseEstimator):

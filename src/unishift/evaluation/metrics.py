@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from unishift.choices import check_choice
 from unishift.numerics import (
     PRECISIONS,
     float32_running_sum,
     round_float32,
     torch_linspace_float32,
 )
+from unishift.option_checks import check_choice
 
 N_BINS = 15
 # The one tolerance of probabilities, posterior rows and prevalence vectors, and of a CAP method's

@@ -1,12 +1,12 @@
 """What a config runs, for the workflow's rules and the Python API: the result folder, the record
-layout of each shift (:mod:`unishift.records`) and whether its protocol is the paper's
+layout of each shift (:mod:`unishift.evaluation.records`) and whether its protocol is the paper's
 (docs/evaluation-jobs.md, docs/reporting.md).
 """
 
 from __future__ import annotations
 
 from unishift.data.datasets import two_class
-from unishift.records import K_CLASS, TWO_CLASS
+from unishift.evaluation.records import K_CLASS, TWO_CLASS
 
 
 def results_folder(config: dict) -> str:

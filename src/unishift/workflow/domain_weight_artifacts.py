@@ -10,7 +10,8 @@ import numpy as np
 
 from unishift.data.containers import Sample, Setting
 from unishift.data.setups import SetupData
-from unishift.evaluation import evaluate_setup
+from unishift.evaluation.evaluate import evaluate_setup
+from unishift.evaluation.records import layout_of
 from unishift.io import DamagedFileError, read_npz, write_npz
 from unishift.methods.adapt.to_cap import CalibrationToCAP
 from unishift.methods.base import Calibrator, SampleContext
@@ -24,7 +25,6 @@ from unishift.methods.domain_weights import (
     domain_weight_plan,
     domain_weights,
 )
-from unishift.records import layout_of
 
 
 class WeightProbe(Calibrator):
@@ -76,7 +76,7 @@ def method_domain_weight_plan(
     task: str, name: str, shift: str, params: dict | None = None
 ) -> str | None:
     """The plan of a registered method as configured."""
-    from unishift.registry import get_method
+    from unishift.methods.registry import get_method
 
     return domain_weight_plan(get_method(task, name, shift).build(shift, 2, params))
 

@@ -12,21 +12,16 @@ import numpy as np
 import pandas as pd
 
 from unishift.io import DamagedFileError, csv_problem, one_line
+from unishift.regimes.descriptors import DESCRIPTORS
 
 TWO_CLASS = "two_class"
 K_CLASS = "k_class"
 LAYOUTS = (TWO_CLASS, K_CLASS)
 
 _KEYS = ("shift", "task", "method", "classifier", "dataset")
-# The descriptors of unishift.regimes.descriptors.DESCRIPTORS, in that order (a test checks it).
-DESCRIPTOR_COLUMNS = (
-    "true_label_shift",
-    "true_mixture",
-    "est_prevalence_shift",
-    "domain_auc",
-    "confidence_drop",
-    "prediction_shift",
-)
+# One column per shift descriptor, declared once in unishift.regimes.descriptors (a new descriptor
+# is its entry there, and the code that computes it).
+DESCRIPTOR_COLUMNS = DESCRIPTORS
 # Where a descriptor file's rows are matched to the records: one row per sample of one setup.
 DESCRIPTOR_KEYS = ("shift", "classifier", "dataset", "sample_id")
 DESCRIPTOR_FILE_COLUMNS = (*DESCRIPTOR_KEYS, *DESCRIPTOR_COLUMNS)

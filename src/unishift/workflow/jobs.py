@@ -8,15 +8,15 @@ import os
 import sys
 from pathlib import Path
 
-from unishift.made_from import verify, write_record
-from unishift.plan import results_folder
+from unishift.output_records import verify, write_record
+from unishift.workflow.config_access import results_folder
 
 
 def start_job(job) -> logging.Logger:
     """Set up one workflow job (``job``: its ``snakemake`` object, or a log path alone): logging to
     its log file, thread pools capped at its threads, the CPU kernels checked, and (given the
-    ``snakemake`` object) its inputs verified and its outputs recorded (:mod:`unishift.made_from`)."""
-    from unishift.kernels import PROFILE_VARIABLE, assert_pinned, numpy_dispatch, thread_pools
+    ``snakemake`` object) its inputs verified and its outputs recorded (:mod:`unishift.output_records`)."""
+    from unishift.cpu_kernels import PROFILE_VARIABLE, assert_pinned, numpy_dispatch, thread_pools
 
     log_path = job if isinstance(job, (str, os.PathLike)) else job.log[0]
     thread_pools().limit(limits=max(1, int(getattr(job, "threads", 1))))

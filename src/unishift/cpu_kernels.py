@@ -140,7 +140,7 @@ def assert_pinned(profile: str) -> str | None:
     does a target name it does not know); return the OpenBLAS core type."""
     check_profile(profile)
     fix = (
-        "Set the variables before Python starts (or call unishift.kernels.pin() before importing "
+        "Set the variables before Python starts (or call unishift.cpu_kernels.pin() before importing "
         "numpy)"
     )
     architecture = openblas_architecture()
@@ -179,7 +179,7 @@ def warn_if_unpinned() -> None:
     except KernelError as error:
         warnings.warn(
             f"unishift runs with other CPU kernels than the workflow's ({error}), so its last "
-            "digits may differ; call unishift.kernels.pin() before importing numpy, or start "
+            "digits may differ; call unishift.cpu_kernels.pin() before importing numpy, or start "
             "Python with " + " ".join(f"{k}={v}" for k, v in PROFILES[DEFAULT_PROFILE].items()),
             stacklevel=3,
         )
