@@ -78,3 +78,20 @@ def source_temperature(z: np.ndarray, labels: np.ndarray) -> float:
     picked = scaled[:, np.arange(len(labels)), np.asarray(labels, dtype=int)]
     best = first_strict_minimum(np.mean(log_norm - picked, axis=1))
     return -1.0 if best is None else float(temps[best])
+
+
+def one_vs_rest(columns: np.ndarray) -> np.ndarray:
+    """Posteriors from per-class one-vs-rest calibrated scores (n x k), scikit-learn's rule for its
+    calibrators: for two classes p_0 = 1 - p_1 (only the positive column was calibrated), for more
+    each row divided by its sum, a row summing to 0 uniform."""
+    columns = np.asarray(columns, dtype=float)
+    k = columns.shape[1]
+    if k == 2:
+        return np.column_stack([1.0 - columns[:, 1], columns[:, 1]])
+    total = columns.sum(axis=1, keepdims=True)
+    return np.divide(columns, total, out=np.full_like(columns, 1.0 / k), where=total != 0)
+
+
+def one_vs_rest_columns(n_classes: int) -> range:
+    """The columns a one-vs-rest calibrator calibrates: p_1 alone for two classes, else each."""
+    return range(1, 2) if n_classes == 2 else range(n_classes)
