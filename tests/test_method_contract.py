@@ -182,10 +182,14 @@ def test_binary_only_methods_say_why_and_the_others_do_not():
     ]
     for name in ("PCC_q2c_5B", "ATC_a2c_6B", "LEAP_PCC_a2c_6B"):
         assert "p_1" in reasons["calibration", name]
+    # the field's binary quantifiers (docs/methods.md §6.1) and their adaptations
+    field_binary = ("HDy", "DyS", "SMM", "MAX", "X", "T50", "MS", "MS2")
     assert set(reasons) == {
         (task, name)
         for task, name in all_methods()
-        if name == "Platt" or name.endswith(("_q2c_5B", "_a2c_6B"))
+        if name == "Platt"
+        or name.endswith(("_q2c_5B", "_a2c_6B"))
+        or name.split("_")[0] in field_binary
     }
 
 

@@ -19,7 +19,9 @@ SHIFTS = ("label", "covariate", "compound")
 # A shift that reuses another's data, methods and parameters (docs/regimes.md §2, §5.2.1; resolved
 # in unishift.methods.spec.MethodSpec).
 DERIVED_SHIFTS = {"compound": "covariate"}
-GROUPS = ("baseline", "reference", "adapted")
+# "field": the strongest methods of the literature beside the paper's (docs/methods.md §6), kept apart in
+# the tables from the paper's reference methods.
+GROUPS = ("baseline", "reference", "adapted", "field")
 # The shift a method's guarantee needs (docs/multiclass.md §3).
 ASSUMPTIONS = ("label", "covariate", "none")
 CALIBRATION_NOTIONS = ("canonical", "class-wise", "top-label", "predicted-label")

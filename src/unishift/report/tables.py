@@ -46,6 +46,7 @@ GROUP_HEADERS = {
     "baseline": "Baselines",
     "reference": "Reference",
     "adapted": "Adapted Methods",
+    "field": "Field Methods",
     "selection": "Selection",
 }
 

@@ -169,7 +169,8 @@ def adaptation_spec(kind: str, inner: MethodSpec) -> MethodSpec:
     return MethodSpec(
         name=adapted_name(kind, inner.name),
         task=spec.target,
-        group="adapted",
+        # a field method's adaptations stay with the field's columns, apart from the paper's
+        group="field" if inner.group == "field" else "adapted",
         factory=spec.adapter,
         display=row.display or adapted_display(kind, inner.display),
         shifts=shifts,
