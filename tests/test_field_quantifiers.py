@@ -124,3 +124,17 @@ def test_kdey_hd_is_seeded():
     other = spec.build("label", 3, {"seed": 1}).fit(setting)
     np.testing.assert_array_equal(first, again)
     assert not np.array_equal(first, other.quantify(samples[0][0], fresh_context(setting)))
+
+
+@pytest.mark.parametrize("name", ["KDEyCS", "KDEyHD"])
+def test_an_empty_validation_class_gets_kdeys_uniform_kernel_or_quapys_error(name):
+    setting, _, samples = _three_class_case()
+    without_class_1 = setting.restrict_validation(setting.validation.labels != 1, "no-1")
+    spec = get_method("quantification", name)
+    method = spec.build("label", 3).fit(without_class_1)
+    assert method.fit_notes == [
+        ("fallback", f"{name}: class [1] absent from validation; uniform-point kernel used")
+    ]
+    assert method.quantify(samples[0][0], fresh_context(setting)).shape == (3,)
+    with pytest.raises(ValueError):
+        spec.build("label", 3, {"empty_class": "raise"}).fit(without_class_1)

@@ -144,6 +144,7 @@ class KDEy(_PaperQuantifier):
         return {"val_split": None, "bandwidth": self.bandwidth}
 
     def _fit_data(self, setting):
+        check_choice("empty_class", self.empty_class, self.EMPTY_CLASS_RULES)
         posteriors, labels = setting.validation.posteriors, setting.validation.labels
         k = setting.n_classes
         missing = [c for c in range(k) if not np.any(labels == c)]
@@ -151,6 +152,6 @@ class KDEy(_PaperQuantifier):
             posteriors = np.vstack([posteriors, np.full((len(missing), k), 1.0 / k)])
             labels = np.concatenate([labels, missing])
             self.fit_fallback(
-                f"KDEy: class {missing} absent from validation; uniform-point kernel used"
+                f"{self.name}: class {missing} absent from validation; uniform-point kernel used"
             )
         return posteriors, labels
