@@ -86,7 +86,14 @@ def test_adaptations_and_their_inner_methods_follow_the_same_rule():
 
 
 @pytest.mark.parametrize(
-    "path", ["config/config.yaml", "config/multiclass.yaml", ".test/multiclass.yaml"]
+    "path",
+    [
+        "config/config.yaml",
+        "config/multiclass.yaml",
+        ".test/multiclass.yaml",
+        "config/field.yaml",
+        "config/field_multiclass.yaml",
+    ],
 )
 def test_the_configs_run_every_covariate_method_under_compound_shift(path):
     import yaml
