@@ -13,6 +13,8 @@ times (perf_counter) grow when other processes share the cores; the process CPU 
 Writes ``benchmarks/output/methods_<shift>.csv`` and prints a Markdown table.
 
 Run: ``python benchmarks/bench_methods.py [--shift label|covariate|both] [--label-samples 20]``.
+``--field`` times only the non-adapted methods (the paper's and the field group's, docs/methods.md
+§6) and adds each field method's CPU time per sample over the slowest paper method of its task.
 It is a script, not a test.
 """
 
@@ -111,10 +113,14 @@ def covariate_setup(
     )
 
 
-def bench(shift: str, setup: SetupData) -> pd.DataFrame:
+def bench(shift: str, setup: SetupData, field: bool = False) -> pd.DataFrame:
     rows = []
     specs = sorted(
-        (spec for spec in all_methods().values() if shift in spec.shifts),
+        (
+            spec
+            for spec in all_methods().values()
+            if shift in spec.shifts and not (field and spec.inner is not None)
+        ),
         key=lambda s: (s.task, s.name),
     )
     for spec in specs:
@@ -131,6 +137,7 @@ def bench(shift: str, setup: SetupData) -> pd.DataFrame:
                 "shift": shift,
                 "task": spec.task,
                 "method": spec.name,
+                "group": spec.group,
                 "n_samples": n,
                 "fit_s": timing["fit_seconds"],
                 "apply_s_per_sample": timing["apply_seconds"] / n,
@@ -162,11 +169,40 @@ def markdown(frame: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+def field_ratios(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each field method's CPU time per sample over the slowest paper (non-field) method of its task."""
+    paper = frame[frame["group"] != "field"]
+    slowest = paper.loc[paper.groupby("task")["cpu_s_per_sample"].idxmax(), ["task", "method"]]
+    slowest = slowest.set_index("task")["method"]
+    limit = paper.groupby("task")["cpu_s_per_sample"].max()
+    field = frame[frame["group"] == "field"].copy()
+    field["slowest_paper_method"] = field["task"].map(slowest)
+    field["ratio"] = field["cpu_s_per_sample"] / field["task"].map(limit)
+    return field
+
+
+def field_markdown(field: pd.DataFrame, frame: pd.DataFrame) -> str:
+    lines = [
+        "| task | method | CPU (s/sample) | slowest paper method (CPU s/sample) | ratio |",
+        "|---|---|---:|---|---:|",
+    ]
+    cpu = frame.set_index("method")["cpu_s_per_sample"]
+    for row in field.itertuples():
+        lines.append(
+            f"| {row.task} | {row.method} | {row.cpu_s_per_sample:.4f} | "
+            f"{row.slowest_paper_method} ({cpu[row.slowest_paper_method]:.4f}) | {row.ratio:.2f} |"
+        )
+    return "\n".join(lines)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shift", choices=("label", "covariate", "both"), default="both")
     parser.add_argument("--label-samples", type=int, default=20)
     parser.add_argument("--covariate-samples", type=int, default=20)
+    parser.add_argument(
+        "--field", action="store_true", help="non-adapted methods only, with the field's ratios"
+    )
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     OUTPUT.mkdir(exist_ok=True)
@@ -177,10 +213,14 @@ def main():
                 setup = label_setup(args.label_samples)
             else:
                 setup = covariate_setup(args.covariate_samples)
-            frame = bench(shift, setup)
-            frame.to_csv(OUTPUT / f"methods_{shift}.csv", index=False)
+            frame = bench(shift, setup, field=args.field)
+            suffix = "_field" if args.field else ""
+            frame.to_csv(OUTPUT / f"methods_{shift}{suffix}.csv", index=False)
             print(f"\n{shift} shift, {setup.key}, {frame['n_samples'].iloc[0]} samples\n")
             print(markdown(frame))
+            if args.field:
+                print(f"\nfield methods against the slowest paper method ({shift} shift)\n")
+                print(field_markdown(field_ratios(frame), frame))
             print()
 
 

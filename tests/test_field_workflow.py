@@ -48,8 +48,8 @@ def test_the_field_methods_have_their_own_group_in_every_table(field_run, task):
     }
     tex = (field_run / "tables" / f"{task}_label.tex").read_text()
     # the column groups in order: the paper's, then the field's, then the Selector
-    positions = [tex.index(header) for header in ("Reference", "Field Methods", "Selection")]
-    assert positions == sorted(positions)
+    paper = [tex.index(h) for h in ("Baselines", "Reference", "Adapted Methods") if h in tex]
+    assert paper and max(paper) < tex.index("Field Methods") < tex.index("Selection")
     assert (field_run / "cd" / f"{task}_label.png").stat().st_size > 0
 
 
