@@ -138,3 +138,17 @@ def test_an_empty_validation_class_gets_kdeys_uniform_kernel_or_quapys_error(nam
     assert method.quantify(samples[0][0], fresh_context(setting)).shape == (3,)
     with pytest.raises(ValueError):
         spec.build("label", 3, {"empty_class": "raise"}).fit(without_class_1)
+
+
+@pytest.mark.parametrize("name", ["HDy", "MS2"])
+def test_a_binary_quantifier_on_a_one_class_validation_set_falls_back_to_cc_recorded(name):
+    # an adaptation's part (a predicted class, a confidence cell) can hold one true class only
+    setting, _, samples = _binary_case()
+    positives_only = setting.restrict_validation(setting.validation.labels == 1, "pos")
+    method = get_method("quantification", name).build("label", 2).fit(positives_only)
+    assert method.fit_notes == [
+        ("fallback", f"{name}: validation holds class [1] only; classify and count answers")
+    ]
+    sample = samples[0][0]
+    counted = np.bincount(sample.posteriors.argmax(axis=1), minlength=2) / len(sample.posteriors)
+    np.testing.assert_allclose(method.quantify(sample, fresh_context(setting)), counted)

@@ -48,7 +48,19 @@ class QuaPyQuantifier(Quantifier):
     def _fit(self, setting: Setting) -> None:
         load_quapy()
         posteriors, labels = self._fit_data(setting)
-        self.quantifier_ = self._new_quapy(setting.n_classes)
+        if self.binary_only and len(np.unique(labels)) < 2:
+            # QuaPy's binary quantifiers need both classes to fit (docs/methods.md §6.1)
+            from quapy.method import aggregative
+
+            self.fit_fallback(
+                f"{self.name}: validation holds class {np.unique(labels).tolist()} only; "
+                "classify and count answers"
+            )
+            self.quantifier_ = aggregative.CC(
+                PosteriorPassthrough(setting.n_classes), fit_classifier=False
+            )
+        else:
+            self.quantifier_ = self._new_quapy(setting.n_classes)
         quiet(self.quantifier_.fit, posteriors, labels)
 
     def quantify(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
