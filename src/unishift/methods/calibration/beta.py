@@ -51,8 +51,7 @@ class Beta(Calibrator):
     name, group, description = "Beta", "field", "beta calibration (abm), one-vs-rest"
     calibration_notion = "class-wise"
 
-    def fit(self, setting: Setting):
-        self.fit_notes = []
+    def _fit(self, setting: Setting) -> None:
         validation = setting.validation
         self.maps_ = {}
         for c in one_vs_rest_columns(setting.n_classes):
@@ -60,9 +59,8 @@ class Beta(Calibrator):
             self.maps_[c] = _BetaMap(validation.posteriors[:, c], hits)
             if self.maps_[c].regression is None:
                 self.fit_fallback(f"Beta: class {c} is all or none of validation; constant map")
-        return self
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         columns = np.zeros_like(np.asarray(sample.posteriors, dtype=float))
         for c, beta_map in self.maps_.items():
             columns[:, c] = beta_map.predict(sample.posteriors[:, c])

@@ -48,11 +48,12 @@ class Dirichlet(Calibrator):
         self.reg_mu = reg_mu
         self.tol = tol
 
-    def fit(self, setting: Setting):
+    def check_params(self):
         for key in ("reg_lambda", "reg_mu"):
             if not getattr(self, key) >= 0:
                 raise ValueError(f"Dirichlet: {key}={getattr(self, key)!r} must be >= 0")
-        self.fit_notes = []
+
+    def _fit(self, setting: Setting) -> None:
         validation = setting.validation
         k = setting.n_classes
         features = log_posteriors(validation.posteriors)
@@ -70,7 +71,6 @@ class Dirichlet(Calibrator):
             self.fit_fallback(f"Dirichlet: L-BFGS-B did not converge ({result.message})")
         self.weights_ = result.x[: k * k].reshape(k, k)
         self.bias_ = result.x[k * k :]
-        return self
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         return softmax(log_posteriors(sample.posteriors) @ self.weights_.T + self.bias_, axis=1)

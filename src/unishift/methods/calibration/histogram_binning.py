@@ -28,9 +28,11 @@ class HB(Calibrator):
     def __init__(self, n_bins: int = 10):
         self.n_bins = n_bins
 
-    def fit(self, setting: Setting):
+    def check_params(self):
         if isinstance(self.n_bins, bool) or int(self.n_bins) != self.n_bins or self.n_bins < 1:
             raise ValueError(f"HB: n_bins={self.n_bins!r} must be a positive integer")
+
+    def _fit(self, setting: Setting) -> None:
         n_bins = int(self.n_bins)
         validation = setting.validation
         centres = (np.arange(n_bins) + 0.5) / n_bins
@@ -41,9 +43,8 @@ class HB(Calibrator):
             hits = np.bincount(bins, weights=validation.labels == c, minlength=n_bins)
             with np.errstate(invalid="ignore", divide="ignore"):
                 self.rates_[c] = np.where(counts > 0, hits / counts, centres)
-        return self
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         columns = np.zeros_like(np.asarray(sample.posteriors, dtype=float))
         for c, rates in self.rates_.items():
             columns[:, c] = rates[bin_of(sample.posteriors[:, c], len(rates))]

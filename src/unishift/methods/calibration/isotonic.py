@@ -16,7 +16,7 @@ class Isotonic(Calibrator):
     name, group, description = "Isotonic", "field", "isotonic regression, one-vs-rest"
     calibration_notion = "class-wise"
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         validation = setting.validation
         k = setting.n_classes
         self.maps_ = {
@@ -25,9 +25,8 @@ class Isotonic(Calibrator):
             )
             for c in one_vs_rest_columns(k)
         }
-        return self
 
-    def calibrate(self, sample: Sample, context: SampleContext) -> np.ndarray:
+    def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
         columns = np.zeros_like(np.asarray(sample.posteriors, dtype=float))
         for c, regression in self.maps_.items():
             columns[:, c] = regression.predict(sample.posteriors[:, c])

@@ -20,10 +20,7 @@ class AC(AccuracyPredictor):
     name, group, description = "AC", "field", "average confidence (mean max posterior)"
     assumption = "covariate"
 
-    def fit(self, setting: Setting):
-        return self
-
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         return average_confidence(sample.posteriors)
 
 
@@ -34,10 +31,9 @@ class AC_TS(AccuracyPredictor):
     display = r"AC$^{\text{TS}}$"
     assumption = "covariate"
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         self.calibrator_ = TemperatureScaling().fit(setting)
-        self.fit_notes = list(getattr(self.calibrator_, "fit_notes", []))
-        return self
+        self.fit_notes.extend(self.calibrator_.fit_notes)
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         return average_confidence(self.calibrator_.calibrate(sample, context))

@@ -16,11 +16,10 @@ class CBPE(AccuracyPredictor):
     name, group, description = "CBPE", "field", "expected accuracy under isotonic posteriors"
     assumption = "covariate"
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         self.calibrator_ = Isotonic().fit(setting)
-        return self
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         calibrated = self.calibrator_.calibrate(sample, context)
         predicted = sample.predictions
         return float(np.mean(calibrated[np.arange(len(predicted)), predicted]))

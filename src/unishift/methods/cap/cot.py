@@ -41,9 +41,8 @@ class COT(AccuracyPredictor):
     )
     assumption = "covariate"
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         self.target_ = np.asarray(setting.validation.prevalence, dtype=float)
-        return self
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         return float(np.clip(1.0 - cot_cost(sample.posteriors, self.target_), 0.0, 1.0))

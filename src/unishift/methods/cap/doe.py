@@ -21,14 +21,13 @@ class DoE(AccuracyPredictor):
     name, group, description = "DoE", "field", "difference of (normalised) entropies"
     assumption = "covariate"
 
-    def fit(self, setting: Setting):
+    def _fit(self, setting: Setting) -> None:
         validation = setting.validation
         if len(validation) == 0:
             raise ValueError("DoE cannot be fitted on an empty validation set")
         self.val_accuracy_ = float(np.mean(validation.predictions == validation.labels))
         self.val_entropy_ = mean_normalised_entropy(validation.posteriors)
-        return self
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         drop = mean_normalised_entropy(sample.posteriors) - self.val_entropy_
         return float(np.clip(self.val_accuracy_ - drop, 0.0, 1.0))

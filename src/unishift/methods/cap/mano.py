@@ -70,9 +70,9 @@ class MaNo(ScoreRegression):
         self.seed = seed
         self.clip = clip
 
-    def fit(self, setting):
+    def check_params(self):
+        super().check_params()
         check_choice("logits", self.logits, LOGITS)
-        return super().fit(setting)
 
     def score(self, posteriors, logits) -> float:
         if self.logits == "L" and logits is None:

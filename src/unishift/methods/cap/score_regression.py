@@ -35,9 +35,10 @@ class ScoreRegression(AccuracyPredictor):
         draw = upp_indices if protocol == "upp" else app_indices
         return draw(labels, self.sample_size, self.repeats, self.seed, n_classes=n_classes)
 
-    def fit(self, setting: Setting):
+    def check_params(self):
         check_choice("protocol", self.protocol, PROTOCOLS)
-        self.fit_notes = []
+
+    def _fit(self, setting: Setting) -> None:
         validation: LabelledSet = setting.validation
         if len(validation) == 0:
             raise ValueError(f"{self.name} cannot be fitted on an empty validation set")
@@ -50,9 +51,8 @@ class ScoreRegression(AccuracyPredictor):
         ]
         accuracies = correct[indices].mean(axis=1)
         self.regressor_ = LinearRegression().fit(np.reshape(scores, (-1, 1)), accuracies)
-        return self
 
-    def predict_accuracy(self, sample: Sample, context: SampleContext) -> float:
+    def predict_accuracy(self, sample: Sample, context: SampleContext | None = None) -> float:
         score = self.score(sample.posteriors, sample.logits)
         estimate = float(self.regressor_.predict([[score]])[0])
         return float(np.clip(estimate, 0.0, 1.0)) if self.clip else estimate

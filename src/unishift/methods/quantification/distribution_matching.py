@@ -4,12 +4,12 @@ posteriors and labels like the paper's QuaPy quantifiers (docs/methods.md §0.5,
 
 from __future__ import annotations
 
-from unishift.methods.quantification.aggregative import _QuaPyQuantifier
+from unishift.methods.quantification.aggregative import _PaperQuantifier
 
 _BINARY = "QuaPy implements it for two classes only (it matches distributions of p_1)"
 
 
-class HDy(_QuaPyQuantifier):
+class HDy(_PaperQuantifier):
     """Hellinger-distance matching of the histograms of p_1 (QuaPy's historical HDy: bins 10 to
     110 by 10, the median of the estimates)."""
 
@@ -18,7 +18,7 @@ class HDy(_QuaPyQuantifier):
     quapy_class = "HDy"
 
 
-class DyS(_QuaPyQuantifier):
+class DyS(_PaperQuantifier):
     """DyS with QuaPy's defaults: 8 bins, the Topsøe / Hellinger divergence ``divergence``, a
     ternary search to ``tol``."""
 
@@ -42,7 +42,7 @@ class DyS(_QuaPyQuantifier):
         }
 
 
-class SMM(_QuaPyQuantifier):
+class SMM(_PaperQuantifier):
     """Sample-mean matching: the PACC adjustment of the mean p_1."""
 
     name, group, description = "SMM", "field", "SMM, mean-p_1 matching"
@@ -50,7 +50,7 @@ class SMM(_QuaPyQuantifier):
     quapy_class = "SMM"
 
 
-class DMy(_QuaPyQuantifier):
+class DMy(_PaperQuantifier):
     """QuaPy's DMy for any number of classes: per-class histograms of ``nbins`` bins of each
     posterior column, matched by ``divergence`` (on the cumulative histograms if ``cdf``)."""
 

@@ -4,12 +4,12 @@ implements them, on the pass-through classifier's decision function p_1 - 0.5 (d
 
 from __future__ import annotations
 
-from unishift.methods.quantification.aggregative import _QuaPyQuantifier
+from unishift.methods.quantification.aggregative import _PaperQuantifier
 
 _BINARY = "Forman's threshold selection sweeps one decision threshold on p_1"
 
 
-class _Threshold(_QuaPyQuantifier):
+class _Threshold(_PaperQuantifier):
     group = "field"
     binary_only = _BINARY
 
