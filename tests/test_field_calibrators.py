@@ -17,7 +17,7 @@ from sklearn.linear_model import LogisticRegression
 
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.base import fresh_context
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 
 class _Given(ClassifierMixin, BaseEstimator):

@@ -21,8 +21,8 @@ from unishift.methods.base import fresh_context
 from unishift.methods.cap.cot import cot_cost
 from unishift.methods.cap.mano import mano_score
 from unishift.methods.cap.nuclear_norm import nuclear_norm_score
+from unishift.methods.registry import get_method
 from unishift.protocols.sampling import npp_indices, upp_indices
-from unishift.registry import get_method
 
 
 def _predict(name, setting, sample, overrides=None, shift="label"):

@@ -10,9 +10,9 @@ import yaml
 from snakemake.utils import validate
 
 from tests.conftest import REPO
-from unishift.plan import results_folder
-from unishift.registry import all_methods
-from unishift.workflow_checks import check_config
+from unishift.methods.registry import all_methods
+from unishift.workflow.checks import check_config
+from unishift.workflow.config_access import results_folder
 
 CONFIGS = {
     "config/field.yaml": ("config/config.yaml", "results/field", 2),

@@ -13,9 +13,9 @@ from sklearn.linear_model import LogisticRegression
 
 from tests.test_calibration_support import make_setting
 from unishift.data.containers import LabelledSet, Sample, Setting
+from unishift.data.quapy_loader import load_quapy
 from unishift.methods.base import fresh_context
-from unishift.quapy_loader import load_quapy
-from unishift.registry import get_method
+from unishift.methods.registry import get_method
 
 load_quapy()
 from quapy.method import aggregative  # noqa: E402

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import log_softmax, softmax
 
-from unishift.choices import check_choice
 from unishift.methods.cap.score_regression import ScoreRegression
+from unishift.option_checks import check_choice
 
 LOGITS = ("auto", "L", "S")
 EPS = np.finfo(float).eps

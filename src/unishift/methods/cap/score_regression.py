@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.linear_model import LinearRegression
 
-from unishift.choices import check_choice
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.base import AccuracyPredictor, SampleContext
+from unishift.option_checks import check_choice
 from unishift.protocols.sampling import app_indices, npp_indices, upp_indices
 
 PROTOCOLS = ("upp", "npp", "app")
