@@ -1,4 +1,4 @@
-"""Reliability diagrams' statistics (unishift.report.reliability) against literal loops and the
+"""Reliability diagrams' statistics (unishift.evaluation.reliability) against literal loops and the
 tables' ECE, and the evaluation hook that feeds them."""
 
 from types import SimpleNamespace
@@ -8,14 +8,14 @@ import pandas as pd
 import pytest
 
 from unishift.evaluation.metrics import ece_top_label
-from unishift.report.reliability import (
+from unishift.evaluation.reliability import (
     BANDS,
     ReliabilityCollector,
     band_of,
     confidence_bins,
-    plot_reliability,
     pool,
 )
+from unishift.report.reliability import plot_reliability
 
 
 def _setup(intensities, classifier="LR", dataset="yeast"):

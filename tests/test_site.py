@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from unishift.report.reliability import pool, read_reliability
+from unishift.evaluation.reliability import pool, read_reliability
 from unishift.report.site import DECIMALS
 
 pytestmark = pytest.mark.workflow

@@ -6,8 +6,8 @@ from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.evaluation.evaluate import evaluate_method
 from unishift.evaluation.records import join_descriptors, read_descriptors
+from unishift.evaluation.reliability import ReliabilityCollector
 from unishift.io import write_csv
-from unishift.report.reliability import ReliabilityCollector
 from unishift.workflow.domain_weight_artifacts import attach_domain_weights
 from unishift.workflow.jobs import start_job
 

@@ -188,7 +188,7 @@ def evaluate_setup(
     With ``domain_stream="reference"`` each draw continues the stream where the previous sample left
     it, so the samples must be applied in generation order from the first (as REF did).
     ``observe(setup, sample_id, calibrated, labels)`` sees the calibrated posteriors of each scored
-    calibration sample (the reliability diagrams' statistics, :mod:`unishift.report.reliability`):
+    calibration sample (the reliability diagrams' statistics, :mod:`unishift.evaluation.reliability`):
     the records keep only their summaries."""
     check_choice("task", task, TASKS)
     check_options(layout, ece, ece_precision, domain_stream)

@@ -20,8 +20,8 @@ import jinja2
 import numpy as np
 import pandas as pd
 
+from unishift.evaluation.reliability import BANDS, _target_order, pool, read_reliability
 from unishift.report.plots import N_BINS, error_by_shift, shift_bins
-from unishift.report.reliability import BANDS, _target_order, pool, read_reliability
 from unishift.report.summary import run_summary
 
 # Shown numbers: rounded to this many decimals (the test compares them with the CSVs at the same)
@@ -236,7 +236,7 @@ def reliability_figure(frame: pd.DataFrame, target: str, div_id: str) -> str:
     """One column per shift band: accuracy per confidence bin (bars) against the diagonal, the
     bins' mean confidence (markers), and below the share of predictions per bin. Band i's diagram
     is on axes 2i+1, its histogram on axes 2i+2."""
-    from unishift.report.reliability import N_CONFIDENCE_BINS
+    from unishift.evaluation.reliability import N_CONFIDENCE_BINS
 
     points = pool(frame)
     points = points[points["target"] == target]
