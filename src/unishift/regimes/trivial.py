@@ -1,0 +1,57 @@
+"""Trivial answers of one setup, scored through the methods' own metrics (docs/regimes.md §4.4):
+the training prevalence for quantification, the validation accuracy for CAP, the uncalibrated
+posteriors for calibration. A method that does not beat them has learnt nothing from the sample.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from unishift.data.setups import SetupData
+from unishift.evaluation import score
+from unishift.metrics import accuracy
+from unishift.records import TWO_CLASS
+
+KEYS = ("shift", "classifier", "dataset", "sample_id")
+TASK_COLUMNS = {
+    "calibration": "trivial_calibration",
+    "quantification": "trivial_quantification",
+    "cap": "trivial_cap",
+}
+# a setup fact known at deployment, an input of the Hybrid (docs/regimes.md §4.6)
+FACTS = ("validation_accuracy",)
+COLUMNS = (*KEYS, *TASK_COLUMNS.values(), *FACTS)
+# what each task's trivial answer is, for the selection files' notes
+ANSWERS = {
+    "calibration": "the uncalibrated posteriors",
+    "quantification": "the training prevalence",
+    "cap": "the validation accuracy",
+}
+
+
+def trivial_errors(
+    setup: SetupData,
+    layout: str = TWO_CLASS,
+    ece: str = "top_label",
+    ece_precision: str = "float32",
+) -> pd.DataFrame:
+    """One row per sample of ``setup`` (columns :data:`COLUMNS`, in id order): each task's error of
+    its trivial answer, scored by :func:`unishift.evaluation.score` as every method's output is."""
+    setting = setup.setting
+    validation_accuracy = accuracy(setting.validation.posteriors, setting.validation.labels)
+    answers = {
+        "quantification": lambda sample: setting.train_prevalence,
+        "cap": lambda sample: validation_accuracy,
+        "calibration": lambda sample: sample.posteriors,
+    }
+    rows = []
+    for sample_id in range(len(setup.sample_indices)):
+        sample, labels = setup.sample(sample_id)
+        errors = [
+            score(task, answers[task](sample), sample, labels, layout, ece, ece_precision)["error"]
+            for task in TASK_COLUMNS
+        ]
+        rows.append(
+            [setup.shift, setup.classifier, setup.dataset, sample_id, *errors, validation_accuracy]
+        )
+    return pd.DataFrame(rows, columns=list(COLUMNS))
