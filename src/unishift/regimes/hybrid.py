@@ -1,0 +1,205 @@
+"""The Hybrid: a method built from the candidates, trained leave one group out exactly as the
+Selector, with its variant (and shrinkage threshold) chosen by a nested leave-one-group-out split
+inside the training groups (docs/regimes.md §4.6).
+
+Variants, fixed in advance and listed in order of preference on ties:
+
+- ``BestSingle``: the best single method of the training groups;
+- ``Shrink(t)``: per sample the method with the lowest predicted per-setup-normalised error
+  (descriptors, the candidates' disagreement and the setup facts known at deployment as inputs),
+  taken only where its predicted gain over BestSingle's predicted error exceeds the share ``t``
+  (:data:`THRESHOLDS`), BestSingle elsewhere;
+- ``TopKMedian``: the median of the estimates of the :data:`TOP_K` methods best on the training
+  groups, scored by the absolute error of the median (only where every record's error is the
+  absolute difference of its estimate and true value: two-class quantification and CAP).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from unishift.classifiers import one_thread
+from unishift.regimes import selector as _selector
+from unishift.regimes.selector import SAMPLE_KEY, _best, _wide, eligible_methods
+from unishift.stats import MIN_COVERAGE
+
+THRESHOLDS = (0.0, 0.1, 0.25)
+TOP_K = 3
+VARIANTS = ("BestSingle", *(f"Shrink({t:g})" for t in THRESHOLDS), f"Top{TOP_K}Median")
+SETUP = ["classifier", "dataset"]
+
+
+def hybrid_model(seed: int):
+    """The Hybrid's regressor: smaller gradient-boosted trees than the Selector's (50 rounds at twice
+    the rate), since the nested split fits one per method and inner fold."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    return HistGradientBoostingRegressor(
+        max_iter=50,
+        learning_rate=0.1,
+        min_samples_leaf=20,
+        l2_regularization=1.0,
+        early_stopping=False,
+        random_state=seed,
+    )
+
+
+def combinable(records: pd.DataFrame) -> bool:
+    """Whether every finite error of ``records`` is |estimate - true_value| (to 1e-9), so that a
+    combined estimate can be scored as the methods are."""
+    finite = records[np.isfinite(records["error"].to_numpy(dtype=float))]
+    if finite.empty or "estimate" not in finite or "true_value" not in finite:
+        return False
+    gap = np.abs(
+        finite["estimate"].to_numpy(dtype=float) - finite["true_value"].to_numpy(dtype=float)
+    )
+    return bool(np.allclose(gap, finite["error"].to_numpy(dtype=float), rtol=0, atol=1e-9))
+
+
+def hybrid_features(info: pd.DataFrame, estimates: np.ndarray, facts: list[str]) -> np.ndarray:
+    """Per sample: the descriptors and ``facts`` columns of ``info``, the classifier's code, the
+    spread of the candidates' estimates (standard deviation) and each candidate's deviation from
+    their median. Every input is known at deployment: no label of the sample enters."""
+    with np.errstate(all="ignore"):
+        finite_rows = np.isfinite(estimates).any(axis=1)
+        median = np.full(len(estimates), np.nan)
+        spread = np.full(len(estimates), np.nan)
+        median[finite_rows] = np.nanmedian(estimates[finite_rows], axis=1)
+        spread[finite_rows] = np.nanstd(estimates[finite_rows], axis=1)
+    classifiers = sorted(pd.unique(info["classifier"].astype(str)))
+    code = info["classifier"].astype(str).map({c: i for i, c in enumerate(classifiers)})
+    columns = [
+        info[facts].to_numpy(dtype=float),
+        code.to_numpy(dtype=float)[:, None],
+        spread[:, None],
+        estimates - median[:, None],
+    ]
+    return np.hstack(columns)
+
+
+def _normalised(E: np.ndarray, setups: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``E`` divided, per setup, by the mean finite error of that setup's ``rows`` over every
+    method: errors of setups with different scales made comparable (a common factor per sample, so
+    the per-sample ranking of the methods is unchanged)."""
+    out = np.full(E.shape, np.nan)
+    for setup in pd.unique(setups[rows]):
+        part = rows & (setups == setup)
+        scale = np.nanmean(E[part])
+        out[part] = E[part] / scale if np.isfinite(scale) and scale > 0 else E[part]
+    return out
+
+
+class _Fold:
+    """What one training set teaches: BestSingle, the top-k ranking, and per-method regressors."""
+
+    def __init__(self, errors, E, X, setups, train, methods, seed, model, min_coverage, label):
+        self.methods = methods
+        self.best = _best(errors[train], methods, min_coverage, label)
+        candidates = eligible_methods(errors[train], methods, min_coverage, label)
+        complete = errors[train][candidates]
+        complete = complete[np.isfinite(complete.to_numpy(dtype=float)).all(axis=1)]
+        means = complete.mean(axis=0).round(12)
+        self.top = sorted(candidates, key=lambda m: (means[m], candidates.index(m)))[:TOP_K]
+        target = _normalised(E, setups, train)
+        # inputs empty on every training row (e.g. estimates a layout does not store) carry nothing
+        self.keep = np.isfinite(X[train]).any(axis=0)
+        X = X[:, self.keep]
+        self.models = {}
+        for m in candidates:
+            j = methods.index(m)
+            usable = train & np.isfinite(target[:, j])
+            self.models[m] = model(seed).fit(X[usable], target[usable, j])
+
+    def apply(self, variant, rows, E, X, estimates, truth):
+        """(chosen label per row, error per row) of ``variant`` on ``rows``."""
+        n = int(rows.sum())
+        best_j = self.methods.index(self.best)
+        if variant == "BestSingle":
+            return [self.best] * n, E[rows, best_j]
+        if variant.startswith("Top"):
+            cols = [self.methods.index(m) for m in self.top]
+            with np.errstate(all="ignore"):
+                combined = np.nanmedian(estimates[np.ix_(rows, cols)], axis=1)
+            label = "median of " + ", ".join(self.top)
+            return [label] * n, np.abs(combined - truth[rows])
+        threshold = float(variant[len("Shrink(") : -1])
+        predicted = np.full((n, len(self.methods)), np.inf)
+        for m, regressor in self.models.items():
+            predicted[:, self.methods.index(m)] = regressor.predict(X[rows][:, self.keep])
+        pick = np.argmin(predicted, axis=1)
+        reference = predicted[:, best_j]
+        with np.errstate(all="ignore"):
+            gain = (reference - predicted[np.arange(n), pick]) / np.abs(reference)
+        pick = np.where(gain > threshold, pick, best_j)
+        return [self.methods[j] for j in pick], E[np.flatnonzero(rows), pick]
+
+
+def hybrid_records(
+    records: pd.DataFrame,
+    features: list[str],
+    methods: list[str] | None = None,
+    seed: int = 0,
+    model: Callable[[int], object] = hybrid_model,
+    min_coverage: float = MIN_COVERAGE,
+    facts: list[str] = (),
+) -> pd.DataFrame:
+    """The Hybrid's per-sample rows (:data:`SAMPLE_KEY`, ``group``, ``method`` "Hybrid",
+    ``chosen_method``, ``variant``, ``error``), leave-one-group-out with the variant chosen per
+    held-out group by leave-one-group-out inside the other groups (needs three groups; with two,
+    the variant is BestSingle). ``facts``: record columns known at deployment (e.g. the
+    validation accuracy), the same on every method's row of a sample."""
+    features = _selector.check_features(features)
+    facts = list(facts)
+    methods, info, errors = _wide(records, methods, ["group", *features, *facts])
+    keys = errors.index.to_frame(index=False)
+    info = info.reset_index(drop=True).assign(classifier=keys["classifier"].to_numpy())
+    E = errors.to_numpy(dtype=float)
+    wide = lambda column: (  # noqa: E731
+        records.pivot(index=SAMPLE_KEY, columns="method", values=column)
+        .reindex(index=errors.index, columns=methods)
+        .to_numpy(dtype=float)
+    )
+    estimates = wide("estimate")
+    truth = None
+    if "true_value" in records:
+        with np.errstate(all="ignore"):
+            values = wide("true_value")
+            truth = np.where(np.isfinite(values).any(axis=1), np.nanmax(values, axis=1), np.nan)
+    variants = [v for v in VARIANTS if not v.startswith("Top") or combinable(records)]
+    X = np.hstack([info[features].to_numpy(dtype=float), hybrid_features(info, estimates, facts)])
+    setups = (keys["classifier"].astype(str) + "\x00" + keys["dataset"].astype(str)).to_numpy()
+    groups = info["group"].to_numpy()
+    unique = sorted(pd.unique(groups), key=str)
+    if len(unique) < 2:
+        raise ValueError(f"leave-one-group-out needs at least two groups, got {unique}")
+    chosen = np.empty(len(groups), dtype=object)
+    variant_of = np.empty(len(groups), dtype=object)
+    error = np.full(len(groups), np.nan)
+
+    def fold(train, label):
+        return _Fold(errors, E, X, setups, train, methods, seed, model, min_coverage, label)
+
+    with one_thread():
+        for g in unique:
+            test = groups == g
+            train = _selector.training_mask(groups, g)
+            inner_groups = [h for h in unique if h != g]
+            variant = "BestSingle"
+            if len(inner_groups) >= 2:
+                scores = {v: [] for v in variants}
+                for h in inner_groups:
+                    inner_train = train & (groups != h)
+                    inner = fold(inner_train, f"outside groups {g!r} and {h!r}")
+                    for v in variants:
+                        scores[v].append(inner.apply(v, groups == h, E, X, estimates, truth)[1])
+                means = {v: np.nanmean(np.concatenate(s)) for v, s in scores.items()}
+                variant = min(variants, key=lambda v: (round(means[v], 12), variants.index(v)))
+            outer = fold(train, f"outside group {g!r}")
+            labels, errs = outer.apply(variant, test, E, X, estimates, truth)
+            chosen[test], error[test], variant_of[test] = labels, errs, variant
+    return keys.assign(
+        group=groups, method="Hybrid", chosen_method=chosen, variant=variant_of, error=error
+    )
