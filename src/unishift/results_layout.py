@@ -36,6 +36,8 @@ LAYOUT = {
     "weights": "weights/{folder}/{plan}.npz",
     # shift descriptors of one setup's samples; {setup}: classifier/data set or model/source__target
     "descriptors": "descriptors/{shift}/{setup}.csv",
+    # the trivial answers' errors of one setup's samples (docs/regimes.md §4.4)
+    "trivial": "regimes/trivial/{shift}/{setup}.csv",
     # per-sample records: one evaluation job's, then one method's (what the tables read)
     "setup_records": "eval_setups/{shift}/{task}/{method}/{setup}.csv",
     "setup_runtime": "runtime_setups/{shift}/{task}/{method}/{setup}.csv",
@@ -66,6 +68,7 @@ LAYOUT = {
     "selection_tex": "regimes/{task}_{shift}_selection.tex",
     "selection_csv": "regimes/{task}_{shift}_selection.csv",
     "selection_choices": "regimes/{task}_{shift}_choices.csv",
+    "selection_gains": "regimes/{task}_{shift}_gains.csv",
     "reproduction_md": "reproduction/{task}_{shift}.md",
     "reproduction_csv": "reproduction/{task}_{shift}.csv",
     "report_pdf": "report.pdf",

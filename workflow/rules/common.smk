@@ -302,6 +302,14 @@ def descriptor_file(shift, setup):
     return results_file("descriptors", shift=shift, setup=setup_name(shift, setup))
 
 
+def trivial_files(shift):
+    """The trivial answers' errors of every setup of one shift (rule trivial), in table order."""
+    return [
+        results_file("trivial", shift=shift, setup=setup_name(shift, setup))
+        for setup in evaluation_setups(shift)
+    ]
+
+
 def setup_files(shift, fields):
     """The files one setup is read from, by kind: split, samples and posteriors (label shift), or
     the (model, source) cache and the pair's samples (covariate and compound shift)."""

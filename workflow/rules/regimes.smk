@@ -1,6 +1,7 @@
 # Which method when (docs/regimes.md §5): the shift descriptors of every sample, computed once per
 # setup and joined into every method's records by the evaluation jobs; the regime maps of each task
-# and shift; the Selector, a column of every table, with its oracle and best-single references.
+# and shift; the Selector, a column of every table, with its references (trivial answers, oracles,
+# the best single method) and the Hybrid beside it.
 
 
 rule descriptors:
@@ -29,6 +30,34 @@ rule descriptors:
         "../scripts/descriptors.py"
 
 
+rule trivial:
+    """The trivial answers' errors of every sample of one setup, scored as the methods are (the
+    training prevalence, the validation accuracy, the uncalibrated posteriors)."""
+    input:
+        unpack(descriptor_inputs),
+    output:
+        results_file("trivial"),
+    log:
+        f"{RESULTS}/logs/regimes/trivial/{{shift}}/{{setup}}.log",
+    conda:
+        "../../envs/evaluation.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+    params:
+        setup=lambda wc: setup_by_name(wc.shift, wc.setup),
+        sample_posteriors=lambda wc: (
+            config["label_shift"]["sample_posteriors"] if wc.shift == "label" else None
+        ),
+        layout=lambda wc: layout(wc.shift),
+        ece=config["ece"],
+        ece_precision=config["ece_precision"],
+        seed=config["seed"],
+        code=code_version("trivial.py"),
+    script:
+        "../scripts/trivial.py"
+
+
 # Selector.csv lies beside the evaluated methods' record files, which evaluation_records writes.
 ruleorder: selector > evaluation_records
 
@@ -37,12 +66,14 @@ rule selector:
     """The Selector's per-sample records (a column of the tables), its choices, and the summary
     beside the per-sample oracle and the best single method."""
     input:
-        lambda wc: eval_files(wc.shift, wc.task),
+        records=lambda wc: eval_files(wc.shift, wc.task),
+        trivial=lambda wc: trivial_files(wc.shift),
     output:
         records=results_file("records", method=SELECTOR),
         summary=results_file("selection_csv"),
         choices=results_file("selection_choices"),
         tex=results_file("selection_tex"),
+        gains=results_file("selection_gains"),
     log:
         f"{RESULTS}/logs/regimes/{{task}}_{{shift}}_selector.log",
     benchmark:
@@ -56,6 +87,8 @@ rule selector:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         layout=lambda wc: layout(wc.shift),
         seed=config["seed"],
+        n_bootstrap=config["regimes"]["n_bootstrap"],
+        alpha=config["alpha"],
         code=code_version("selector.py"),
     script:
         "../scripts/selector.py"

@@ -8,7 +8,7 @@ from unishift.workflow.jobs import start_job
 log = start_job(snakemake)
 params, wildcards, output = snakemake.params, snakemake.wildcards, snakemake.output
 result = build_selection(
-    snakemake.input,
+    snakemake.input.records,
     wildcards.task,
     wildcards.shift,
     params.methods,
@@ -18,6 +18,10 @@ result = build_selection(
     output.summary,
     output.choices,
     tex_path=output.tex,
+    trivial_files=snakemake.input.trivial,
+    gains_path=output.gains,
+    n_bootstrap=params.n_bootstrap,
+    alpha=params.alpha,
 )
 for row in result["summary"].itertuples():
     log.info(

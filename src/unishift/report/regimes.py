@@ -16,13 +16,24 @@ from unishift.evaluation.stats import MIN_COVERAGE
 from unishift.io import write_csv
 from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 from unishift.regimes.maps import regime_map, write_regime_maps
+from unishift.regimes.references import (
+    N_BOOTSTRAP,
+    best_per_setup,
+    bootstrap_interval,
+    degenerate,
+    relative_gain,
+)
 from unishift.regimes.selector import (
+    _best,
+    _pick,
+    _wide,
     add_groups,
     best_single_method,
     best_single_records,
     oracle_records,
     select_methods,
 )
+from unishift.regimes.trivial import ANSWERS, FACTS, TASK_COLUMNS
 from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
 from unishift.report.tables import load_records
@@ -30,7 +41,34 @@ from unishift.report.tables import load_records
 # The Selector's column and record file name, and its group in the tables (docs/regimes.md §5.4).
 SELECTOR = "Selector"
 SELECTION_GROUP = "selection"
-PSEUDO_METHODS = (SELECTOR, "Oracle", "BestSingle")
+# the selection file's rows that are not configured methods (docs/regimes.md §4.3-§4.6): names a
+# configured method may not take
+PSEUDO_METHODS = (
+    SELECTOR, "Oracle", "BestSingle", "Hybrid", "SetupOracle", "BestInHindsight", "Trivial",
+)  # fmt: skip
+SUMMARY_COLUMNS = (
+    "method",
+    "role",
+    "mean_error",
+    "ci_low",
+    "ci_high",
+    "n_finite",
+    "gain_vs_best_single",
+    "gain_ci_low",
+    "gain_ci_high",
+    "degenerate",
+    "note",
+)
+GAIN_COLUMNS = (
+    "group",
+    "method",
+    "n_samples",
+    "mean_error",
+    "best_single_error",
+    "gain_vs_best_single",
+    "gain_ci_low",
+    "gain_ci_high",
+)
 SAMPLE = ["classifier", "dataset", "sample_id"]  # one sample of a task and shift
 
 # The descriptors each shift's maps bin: its true intensities (what the protocol set), then the
@@ -96,6 +134,23 @@ def _counts(choices: pd.Series) -> str:
     return "; ".join(f"{m}: {n}" for m, n in choices.value_counts().items())
 
 
+def read_trivial(files: Iterable[str | Path], task: str, shift: str) -> pd.DataFrame:
+    """The trivial answer's error of each sample of one task and shift (:mod:`unishift.regimes.
+    trivial`'s files), with :data:`SAMPLE` and ``error``."""
+    frames = [pd.read_csv(f) for f in files]
+    if not frames:
+        raise ValueError(f"no trivial-answer files for {shift} shift")
+    frame = pd.concat(frames, ignore_index=True)
+    frame = frame[frame["shift"] == shift]
+    return frame[SAMPLE].assign(error=frame[TASK_COLUMNS[task]].to_numpy(dtype=float))
+
+
+def read_facts(files: Iterable[str | Path], shift: str) -> pd.DataFrame:
+    """The setup facts known at deployment (:data:`unishift.regimes.trivial.FACTS`) per sample."""
+    frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    return frame.loc[frame["shift"] == shift, [*SAMPLE, *FACTS]]
+
+
 def build_selection(
     files: Iterable[str | Path],
     task: str,
@@ -107,21 +162,64 @@ def build_selection(
     summary_path: str | Path,
     choices_path: str | Path,
     tex_path: str | Path | None = None,
+    trivial_files: Iterable[str | Path] = (),
+    gains_path: str | Path | None = None,
+    n_bootstrap: int = N_BOOTSTRAP,
+    alpha: float = 0.05,
+    hybrid: bool = True,
 ) -> dict[str, pd.DataFrame]:
-    """The Selector of one task and shift, with the per-sample oracle and the best single method
-    beside it; writes the files of docs/regimes.md §5.4 (``records_path`` in the record layout
-    ``layout``; the .tex with ``tex_path``)."""
+    """The Selector of one task and shift, with its references beside it (docs/regimes.md §4.4,
+    §5.4): the best single method leave-one-group-out, the per-sample and the per-setup oracles,
+    the best single method in hindsight, the trivial answer (from ``trivial_files``; the row is
+    left out without them) and the Hybrid (``hybrid``); writes the files of §5.4 (``records_path``
+    in the record layout ``layout``; the .tex with ``tex_path``; the per-group gains with
+    ``gains_path``), each mean with its cluster-bootstrap interval (``n_bootstrap`` resamples)."""
     methods = list(methods)
     records = add_groups(_records(files, task, shift, methods))
+    features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]
     selected = select_methods(
         records,
-        features=[f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()],
+        features=features,
         methods=methods,
         seed=derive_seed(seed, "selector", shift, task),
     )
     oracle = oracle_records(records, methods)
     best = best_single_records(records, methods)
+    overall = best_single_method(records, methods)
+    _, info, errors = _wide(records, methods, ["group"])
+    per_setup = best_per_setup(
+        errors, methods, lambda part, names: _best(part, names, MIN_COVERAGE, "in one setup")
+    )
+    setup_oracle = _pick(records, errors.index, per_setup, "SetupOracle", False)
+    hindsight = _pick(records, errors.index, [overall] * len(errors), "BestInHindsight", False)
+    pseudo = [selected, best, oracle, setup_oracle, hindsight]
+    facts = None
+    trivial = None
+    trivial_files = list(trivial_files)
+    if trivial_files:
+        trivial = read_trivial(trivial_files, task, shift).assign(method="Trivial")
+        missing = len(errors) - len(trivial.merge(errors.reset_index()[SAMPLE], on=SAMPLE))
+        if missing or len(trivial) != len(errors):
+            raise ValueError(
+                f"the trivial answers cover {len(trivial)} samples, the records {len(errors)} "
+                f"({missing} of these lack one): rerun the trivial rule"
+            )
+        pseudo.append(trivial)
+        facts = read_facts(trivial_files, shift)
 
+    hybrid_frame = None
+    if hybrid:
+        from unishift.regimes.hybrid import hybrid_records
+
+        with_facts = records if facts is None else records.merge(facts, on=SAMPLE, how="left")
+        hybrid_frame = hybrid_records(
+            with_facts,
+            features,
+            methods,
+            seed=derive_seed(seed, "hybrid", shift, task),
+            facts=[] if facts is None else list(FACTS),
+        )
+        pseudo.insert(1, hybrid_frame)
     # in the row order of the first method's record file (setups in table order)
     order = records.loc[records["method"] == methods[0], SAMPLE].reset_index(drop=True)
     ordered = order.merge(selected, on=SAMPLE, how="left", validate="one_to_one")
@@ -129,7 +227,10 @@ def build_selection(
     choices = ordered[[*SAMPLE, "group", "chosen_method", "predicted_error", "error"]].rename(
         columns={"chosen_method": "selector_choice", "error": "selector_error"}
     )
-    for frame, label in ((best, "best_single"), (oracle, "oracle")):
+    labelled = [(best, "best_single"), (oracle, "oracle")]
+    if hybrid_frame is not None:
+        labelled.insert(0, (hybrid_frame, "hybrid"))
+    for frame, label in labelled:
         part = frame[[*SAMPLE, "chosen_method", "error"]].rename(
             columns={"chosen_method": f"{label}_choice", "error": f"{label}_error"}
         )
@@ -138,8 +239,12 @@ def build_selection(
 
     roles = {
         SELECTOR: "selector: a method, a column of the tables",
+        "Hybrid": "hybrid: a method (docs/regimes.md §4.6), not in the tables",
         "BestSingle": "the best single method of the other groups: a baseline, not in the tables",
         "Oracle": "the per-sample best method: an upper bound, not a method, kept out of ranks",
+        "SetupOracle": "the best method per setup in hindsight: an upper bound, not a method",
+        "BestInHindsight": "the best single method over all groups in hindsight: not a method",
+        "Trivial": f"the trivial answer ({ANSWERS[task]}): a baseline, not in the tables",
     }
     notes = {
         SELECTOR: "chosen on " + _counts(selected["chosen_method"]),
@@ -148,17 +253,25 @@ def build_selection(
             for g, m in best.groupby("group", sort=True)["chosen_method"].first().items()
         ),
         "Oracle": "best on " + _counts(oracle["chosen_method"]),
+        "SetupOracle": "best on " + _counts(setup_oracle["chosen_method"]),
+        "BestInHindsight": overall,
     }
+    if hybrid_frame is not None:
+        notes["Hybrid"] = "; ".join(
+            f"{g}: {v}"
+            for g, v in hybrid_frame.groupby("group", sort=True)["variant"].first().items()
+        )
     # mean error (NaN errors left out) and the number of finite errors per (pseudo-)method
-    rows = pd.concat([selected, best, oracle, records[["method", "error"]]], ignore_index=True)
+    rows = pd.concat([*pseudo, records[["method", "error"]]], ignore_index=True)
     summary = rows.groupby("method")["error"].agg(mean_error="mean", n_finite="count")
-    summary = summary.loc[[SELECTOR, "BestSingle", "Oracle", *methods]].reset_index()
+    names = [f["method"].iloc[0] for f in pseudo]
+    summary = summary.loc[names + methods].reset_index()
     summary["role"] = [roles.get(m, "method") for m in summary["method"]]
     summary["note"] = [notes.get(m, "") for m in summary["method"]]
-    overall = best_single_method(records, methods)
     summary.loc[summary["method"] == overall, "note"] = "best single method over all groups"
     # a method that failed too often is shown and counted, and said never to have been chosen
     per_sample = records.groupby(SAMPLE).ngroups
+    eligible = []
     for method in methods:
         scored = int(records.loc[records["method"] == method, "error"].notna().sum())
         if scored < np.ceil(np.round(MIN_COVERAGE * per_sample, 9)):
@@ -166,30 +279,115 @@ def build_selection(
                 f"scored on {scored} of {per_sample} samples, fewer than {MIN_COVERAGE:.0%}: "
                 "never chosen nor declared best (docs/regimes.md, Failures)"
             )
-    write_csv(summary_path, summary[["method", "role", "mean_error", "n_finite", "note"]])
+        else:
+            eligible.append(method)
+
+    # every (pseudo-)method's errors aligned by sample; clusters: the setups
+    aligned = errors.reset_index()[SAMPLE].copy()
+    for frame in pseudo:
+        part = frame[[*SAMPLE, "error"]].rename(columns={"error": frame["method"].iloc[0]})
+        aligned = aligned.merge(part, on=SAMPLE, how="left", validate="one_to_one")
+    for method in methods:
+        aligned[method] = errors[method].to_numpy(dtype=float)
+    clusters = (
+        aligned["classifier"].astype(str) + "\x00" + aligned["dataset"].astype(str)
+    ).to_numpy()
+    groups = info["group"].to_numpy()
+    interval = {"n_resamples": n_bootstrap, "seed": seed, "alpha": alpha}
+    bounds = [
+        bootstrap_interval(aligned[m].to_numpy(dtype=float), clusters, **interval)
+        for m in summary["method"]
+    ]
+    summary["ci_low"] = [b[0] for b in bounds]
+    summary["ci_high"] = [b[1] for b in bounds]
+    gains, gain_rows = {}, []
+    reference = aligned["BestSingle"].to_numpy(dtype=float)
+    for name in (SELECTOR, "Hybrid"):
+        if name not in aligned.columns:
+            continue
+        pairs = np.column_stack([aligned[name].to_numpy(dtype=float), reference])
+        gains[name] = (
+            relative_gain(pairs),
+            *bootstrap_interval(pairs, clusters, relative_gain, **interval),
+        )
+        for g in sorted(pd.unique(groups), key=str):
+            rows_g = groups == g
+            part = pairs[rows_g]
+            gain_rows.append(
+                {
+                    "group": g,
+                    "method": name,
+                    "n_samples": int(rows_g.sum()),
+                    "mean_error": float(np.nanmean(part[:, 0])),
+                    "best_single_error": float(np.nanmean(part[:, 1])),
+                    "gain_vs_best_single": relative_gain(part),
+                    **dict(
+                        zip(
+                            ("gain_ci_low", "gain_ci_high"),
+                            bootstrap_interval(part, clusters[rows_g], relative_gain, **interval),
+                            strict=True,
+                        )
+                    ),
+                }
+            )
+    for column, position in (("gain_vs_best_single", 0), ("gain_ci_low", 1), ("gain_ci_high", 2)):
+        summary[column] = [gains[m][position] if m in gains else np.nan for m in summary["method"]]
+    is_degenerate = False
+    if trivial is not None:
+        means = dict(zip(summary["method"], summary["mean_error"], strict=True))
+        is_degenerate, beaten = degenerate(means["Trivial"], {m: means[m] for m in eligible})
+        summary.loc[summary["method"] == "Trivial", "note"] = (
+            f"beats {beaten} of the {len(eligible)} methods' overall mean error"
+            + ("; more than half: a degenerate task and shift" if is_degenerate else "")
+        )
+    summary["degenerate"] = is_degenerate
+    write_csv(summary_path, summary[list(SUMMARY_COLUMNS)])
+    if gains_path is not None:
+        write_csv(gains_path, pd.DataFrame(gain_rows, columns=list(GAIN_COLUMNS)))
     if tex_path is not None:
         Path(tex_path).write_text(selection_tex(summary, overall))
-    return {"selector": ordered, "oracle": oracle, "best_single": best, "summary": summary}
+    return {
+        "selector": ordered,
+        "oracle": oracle,
+        "best_single": best,
+        "setup_oracle": setup_oracle,
+        "hybrid": hybrid_frame,
+        "summary": summary,
+        "gains": pd.DataFrame(gain_rows, columns=list(GAIN_COLUMNS)),
+    }
 
 
 def selection_tex(summary: pd.DataFrame, overall: str) -> str:
-    """The report's LaTeX tabular of the selection summary (docs/regimes.md §5.4)."""
+    """The report's LaTeX tabular of the selection summary (docs/regimes.md §5.4): each row's mean
+    error with its cluster-bootstrap interval, and a note when the task and shift is degenerate."""
     rows = summary.set_index("method")
     roles = {
         SELECTOR: "picks a method per sample, trained on the other groups",
+        "Hybrid": "descriptors and disagreement, shrunk toward BestSingle or combined",
         "BestSingle": "best single method of the other groups",
         "Oracle": "per-sample best: an upper bound, not ranked",
+        "SetupOracle": "per-setup best in hindsight: an upper bound",
+        "Trivial": "trivial answer, scored as a method",
         overall: "best single method over all groups (in hindsight)",
     }
     lines = [
-        r"\begin{tabular}{lrrl}",
+        r"\begin{tabular}{lrrrl}",
         r"\hline",
-        r"method & mean error & $n$ & what \\",
+        r"method & mean error & interval & $n$ & what \\",
         r"\hline",
     ]
     for method, role in roles.items():
+        if method not in rows.index:
+            continue
         mean, n = rows.loc[method, "mean_error"], int(rows.loc[method, "n_finite"])
         value = f"{mean:.4f}" if np.isfinite(mean) else "--"
-        lines.append(f"{latex_escape(method)} & {value} & {n} & {role} \\\\")
+        low, high = rows.loc[method, "ci_low"], rows.loc[method, "ci_high"]
+        ci = f"[{low:.4f}, {high:.4f}]" if np.isfinite(low) and np.isfinite(high) else "--"
+        lines.append(f"{latex_escape(method)} & {value} & {ci} & {n} & {role} \\\\")
     lines += [r"\hline", r"\end{tabular}", ""]
+    if bool(summary["degenerate"].iloc[0]):
+        lines.insert(
+            -1,
+            r"\par\emph{Degenerate: the trivial answer beats more than half of the methods.}",
+        )
     return "\n".join(lines)
