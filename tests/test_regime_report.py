@@ -9,6 +9,7 @@ import pytest
 
 from unishift.evaluation.records import COLUMNS, K_CLASS, TWO_CLASS
 from unishift.io import write_csv
+from unishift.regimes import hybrid as H
 from unishift.regimes import selector as S
 from unishift.report.pipeline import build_reproduction, build_table
 from unishift.report.regimes import build_regime_maps, build_selection, map_descriptors
@@ -95,7 +96,10 @@ def test_the_selector_file_is_a_record_file_of_the_chosen_rows_in_table_order(se
 def test_the_summary_sets_the_selector_beside_its_references(selection):
     files, out, result = selection
     summary = pd.read_csv(out["summary"]).set_index("method")
-    assert list(summary.index) == ["Selector", "BestSingle", "Oracle", "CC", "PACC", "EMQ"]
+    assert list(summary.index) == [
+        "Selector", "Hybrid", "BestSingle", "Oracle", "SetupOracle", "BestInHindsight",
+        "CC", "PACC", "EMQ",
+    ]  # fmt: skip
     records = load_records(files)
     by_method = records.groupby("method")["error"].mean()
     choices = pd.read_csv(out["choices"])
@@ -129,7 +133,7 @@ def test_the_selection_tabular_sets_the_three_references_with_the_summary_s_numb
     rows = [line for line in tex.read_text().splitlines() if line.endswith(r"\\")][1:]
     names = [row.split(" & ")[0] for row in rows]
     best = summary.loc[["CC", "PACC", "EMQ"], "mean_error"].idxmin()
-    assert names == ["Selector", "BestSingle", "Oracle", best]
+    assert names == ["Selector", "Hybrid", "BestSingle", "Oracle", "SetupOracle", best]
     for name, row in zip(names, rows, strict=True):
         assert f"{summary.loc[name, 'mean_error']:.4f}" in row
         assert f" {summary.loc[name, 'n_finite']} " in row
@@ -279,3 +283,65 @@ def test_the_report_document_has_a_regime_section(tmp_path):
     assert r"\section{Regime maps" in text
     assert (tmp_path / "m.tex").read_text() in text and "m.png" in text
     assert "Regime maps" not in report_tex(ReportContent())
+
+
+# --- references, intervals and the degenerate flag ------------------------------------------------
+
+
+def _trivial_files(folder, descriptors, value):
+    """One trivial-answer file per setup: every task's trivial error ``value`` on every sample."""
+    files = []
+    for (clf, ds), d in descriptors.items():
+        path = folder / f"trivial_{clf}_{ds}.csv"
+        n = len(d)
+        pd.DataFrame(
+            {"shift": "label", "classifier": clf, "dataset": ds, "sample_id": range(n),
+             "trivial_calibration": value, "trivial_quantification": value,
+             "trivial_cap": value, "validation_accuracy": 0.8}
+        ).to_csv(path, index=False)  # fmt: skip
+        files.append(path)
+    return files
+
+
+@pytest.mark.parametrize(("value", "flagged"), [(0.2, True), (0.31, False)])
+def test_the_selection_file_sets_trivial_answers_oracles_and_intervals(tmp_path, value, flagged):
+    # method means: CC 0.62, PACC 0.30, EMQ 0.25; a trivial error of 0.2 beats all three (more
+    # than half: degenerate), 0.31 only CC (one of three: not)
+    errors, descriptors = _synthetic(np.random.default_rng(0))
+    files = write_records(tmp_path, errors, descriptors)
+    out = [tmp_path / f"{k}.csv" for k in ("Selector", "summary", "choices")]
+    result = build_selection(
+        files, "quantification", "label", ["CC", "PACC", "EMQ"], TWO_CLASS, 0, *out,
+        trivial_files=_trivial_files(tmp_path, descriptors, value),
+        gains_path=tmp_path / "gains.csv", n_bootstrap=200,
+    )  # fmt: skip
+    summary = pd.read_csv(out[1]).set_index("method")
+    assert summary.loc["Trivial", "mean_error"] == pytest.approx(value)
+    assert summary["degenerate"].tolist() == [flagged] * len(summary)
+    assert ("degenerate" in summary.loc["Trivial", "note"]) == flagged
+    # the per-setup oracle: per (classifier, data set) the method with the lowest mean (a loop)
+    records = load_records(files)
+    expected = []
+    for _, part in records.groupby(["classifier", "dataset"]):
+        means = part.groupby("method")["error"].mean()
+        expected += list(part.loc[part["method"] == means.idxmin(), "error"])
+    assert summary.loc["SetupOracle", "mean_error"] == pytest.approx(np.mean(expected))
+    assert summary.loc["Oracle", "mean_error"] <= summary.loc["SetupOracle", "mean_error"]
+    hindsight = records.groupby("method")["error"].mean().min()
+    assert summary.loc["BestInHindsight", "mean_error"] == pytest.approx(hindsight)
+    varied = summary.drop(index="Trivial")  # a constant error has a point interval
+    assert (varied["ci_low"] < varied["mean_error"]).all()
+    assert (varied["mean_error"] < varied["ci_high"]).all()
+    assert summary.loc["Trivial", ["ci_low", "ci_high"]].tolist() == pytest.approx([value] * 2)
+    # the gains over BestSingle, overall and per held-out group, are 1 - mean / BestSingle's mean
+    gains = pd.read_csv(tmp_path / "gains.csv")
+    choices = pd.read_csv(out[2])
+    for row in gains.itertuples():
+        part = choices[choices["dataset"] == row.group]
+        column = "selector_error" if row.method == "Selector" else "hybrid_error"
+        gain = 1 - part[column].mean() / part["best_single_error"].mean()
+        assert row.gain_vs_best_single == pytest.approx(gain)
+        assert row.gain_ci_low <= row.gain_vs_best_single <= row.gain_ci_high
+    overall = 1 - choices["selector_error"].mean() / choices["best_single_error"].mean()
+    assert summary.loc["Selector", "gain_vs_best_single"] == pytest.approx(overall)
+    assert set(result["hybrid"]["variant"]) <= set(H.VARIANTS)

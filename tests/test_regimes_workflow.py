@@ -122,7 +122,13 @@ def test_the_selector_is_a_column_of_every_table(results, task):
         chosen = _records(results, task, method).merge(rows[KEY], on=KEY)
         np.testing.assert_array_equal(rows["error"].to_numpy(), chosen["error"].to_numpy())
     summary = pd.read_csv(results / "regimes" / f"{task}_label_selection.csv").set_index("method")
-    assert list(summary.index[:3]) == ["Selector", "BestSingle", "Oracle"]
+    assert list(summary.index[:7]) == [
+        "Selector", "Hybrid", "BestSingle", "Oracle", "SetupOracle", "BestInHindsight", "Trivial",
+    ]  # fmt: skip
+    # the references carry their cluster-bootstrap intervals around their means
+    assert (summary["ci_low"] <= summary["mean_error"] + 1e-12).all()
+    assert (summary["mean_error"] <= summary["ci_high"] + 1e-12).all()
+    assert summary["degenerate"].nunique() == 1
     means = summary.loc[methods, "mean_error"]
     assert summary.loc["Oracle", "mean_error"] <= min(
         summary.loc["Selector", "mean_error"], means.min()
@@ -133,10 +139,13 @@ def test_the_selector_is_a_column_of_every_table(results, task):
         assert f"{latex_escape(name)} & {summary.loc[name, 'mean_error']:.4f} &" in tex
 
 
-def _selection(files, task, folder):
+def _selection(files, task, folder, results):
     out = [folder / n for n in ("Selector.csv", "summary.csv", "choices.csv")]
     methods = CONFIG["methods"]["label"][task]
-    build_selection(files, task, "label", methods, TWO_CLASS, CONFIG["seed"], *out)
+    trivial = sorted((results / "regimes" / "trivial" / "label").glob("*/*.csv"))
+    build_selection(
+        files, task, "label", methods, TWO_CLASS, CONFIG["seed"], *out, trivial_files=trivial
+    )
     return out
 
 
@@ -145,7 +154,7 @@ def test_the_rule_outputs_are_the_library_s_on_the_run_s_records(results, tmp_pa
     files = [
         results / "eval" / "label" / task / f"{m}.csv" for m in CONFIG["methods"]["label"][task]
     ]
-    selector, summary, choices = _selection(files, task, tmp_path)
+    selector, summary, choices = _selection(files, task, tmp_path, results)
     assert (
         selector.read_bytes() == (results / "eval" / "label" / task / "Selector.csv").read_bytes()
     )
@@ -166,7 +175,7 @@ def _perturbed_choices(results, task, held_out, penalised, folder):
         path = folder / f"{method}.csv"
         frame.to_csv(path, index=False, lineterminator="\n")
         files.append(path)
-    choices = pd.read_csv(_selection(files, task, folder)[2], dtype={"dataset": str})
+    choices = pd.read_csv(_selection(files, task, folder, results)[2], dtype={"dataset": str})
     return choices[choices["dataset"] == held_out].reset_index(drop=True)
 
 
@@ -195,3 +204,17 @@ def test_no_leak_from_the_held_out_data_set_and_this_test_fails_with_one(
     folder.mkdir()
     with pytest.raises(AssertionError):
         assert_no_leak(results, task, held_out, folder)
+
+
+def test_the_trivial_cap_answer_is_naive_s_error_sample_by_sample(results):
+    # two computations of "the validation accuracy" (Naive through the evaluation, the trivial rule
+    # from the setup files): a wrong validation set, sample or posterior source would differ
+    trivial = pd.concat(
+        pd.read_csv(f, dtype={"dataset": str})
+        for f in sorted((results / "regimes" / "trivial" / "label").glob("*/*.csv"))
+    )
+    naive = _records(results, "cap", "Naive").merge(trivial, on=KEY, validate="one_to_one")
+    assert len(naive) == len(trivial) > 0
+    np.testing.assert_allclose(naive["trivial_cap"], naive["error"], rtol=0, atol=1e-12)
+    summary = pd.read_csv(results / "regimes" / "cap_label_selection.csv").set_index("method")
+    assert summary.loc["Trivial", "mean_error"] == pytest.approx(naive["error"].mean())

@@ -194,7 +194,7 @@ def test_allow_failed_methods_finishes_with_an_empty_column(finished_test_run, t
     best = summary.loc[summary["note"] == "best single method over all groups", "method"]
     assert len(best) == 1 and best.item() not in ("MostlyFails", "AlwaysFails")
     choices = pd.read_csv(results / "regimes" / "calibration_label_choices.csv")
-    for column in ("selector_choice", "best_single_choice", "oracle_choice"):
+    for column in ("selector_choice", "hybrid_choice", "best_single_choice", "oracle_choice"):
         assert not set(choices[column]) & {"MostlyFails", "AlwaysFails"}, column
     maps = pd.read_csv(results / "regimes" / "calibration_label.csv")
     assert not set(maps["winner"].dropna()) & {"MostlyFails", "AlwaysFails"}

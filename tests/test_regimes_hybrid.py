@@ -1,0 +1,218 @@
+"""The selection's references and uncertainty (docs/regimes.md §4.4, §4.5) and the Hybrid (§4.6):
+the cluster bootstrap against a literal two-stage loop and scipy, the degenerate rule, the
+per-setup oracle against a loop, the trivial answers against their definitions, and the Hybrid's
+leave-one-group-out guards (rows, features, hyper-parameters), each shown to fail on a leak."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as scipy_stats
+
+from tests.test_descriptor_records import _setup
+from tests.test_regimes_selector import _frame, _shared_rule
+from unishift.metrics import ece_top_label
+from unishift.regimes import hybrid as H
+from unishift.regimes import selector as S
+from unishift.regimes.references import (
+    best_per_setup,
+    bootstrap_interval,
+    cluster_draws,
+    degenerate,
+    relative_gain,
+)
+from unishift.regimes.trivial import trivial_errors
+
+
+def _cheap(seed):
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    return HistGradientBoostingRegressor(max_iter=20, min_samples_leaf=10, random_state=seed)
+
+
+# --- cluster bootstrap -----------------------------------------------------------------------------
+
+
+def test_cluster_draws_are_a_literal_two_stage_loop():
+    # unequal cluster sizes and labels out of order: a draw from the pooled rows, one draw reused
+    # for a cluster picked twice, or clusters numbered in order of appearance would all differ
+    clusters = np.array(["b", "a", "b", "c", "a", "b", "c", "c", "c", "d"])
+    draws = cluster_draws(clusters, n_resamples=50, seed=7)
+    rng = np.random.default_rng(7)
+    names = sorted(set(clusters))
+    for drawn in draws:
+        expected = []
+        picked = rng.integers(0, len(names), size=len(names))
+        for c in picked:
+            rows = [i for i, label in enumerate(clusters) if label == names[c]]
+            for r in rng.integers(0, len(rows), len(rows)):
+                expected.append(rows[r])
+        assert list(drawn) == expected
+    assert not all(np.array_equal(a, b) for a, b in zip(draws, cluster_draws(clusters, 50, 8)))
+
+
+def test_singleton_clusters_give_scipy_s_percentile_bootstrap():
+    # one sample per cluster: the two-stage bootstrap is the ordinary one (an interval at
+    # alpha instead of alpha / 2, or the basic instead of the percentile interval, would differ)
+    values = np.random.default_rng(1).exponential(size=60)
+    ours = bootstrap_interval(values, np.arange(60), n_resamples=4000, seed=0)
+    theirs = scipy_stats.bootstrap(
+        (values,), np.mean, n_resamples=4000, method="percentile", random_state=0
+    ).confidence_interval
+    assert ours == pytest.approx((theirs.low, theirs.high), abs=0.03)
+
+
+def test_the_interval_follows_the_clusters_not_the_samples():
+    # ten setups whose means differ much more than their samples: the interval's width is that of
+    # the mean of ten cluster means (resampling the samples alone would be several times narrower)
+    rng = np.random.default_rng(2)
+    centres = rng.normal(0, 1, 10)
+    values = np.repeat(centres, 50) + 0.01 * rng.normal(size=500)
+    clusters = np.repeat(np.arange(10), 50)
+    low, high = bootstrap_interval(values, clusters, n_resamples=3000, seed=0)
+    se = centres.std(ddof=0) / np.sqrt(10)
+    assert high - low == pytest.approx(2 * 1.96 * se, rel=0.2)
+    naive_low, naive_high = bootstrap_interval(values, np.arange(500), n_resamples=500, seed=0)
+    assert naive_high - naive_low < (high - low) / 3
+    assert bootstrap_interval(values, clusters, seed=3) == bootstrap_interval(
+        values, clusters, seed=3
+    )
+
+
+def test_relative_gain_and_the_degenerate_rule():
+    pairs = np.array([[1.0, 2.0], [3.0, 2.0], [np.nan, 5.0], [2.0, 4.0]])
+    assert relative_gain(pairs) == pytest.approx(1 - 6 / 8)  # the NaN row left out of both
+    means = {"A": 0.3, "B": 0.2, "C": 0.1, "D": 0.25}
+    assert degenerate(0.22, means) == (False, 2)  # beats exactly half: not degenerate
+    assert degenerate(0.15, means) == (True, 3)
+    assert degenerate(0.25, means) == (False, 1)  # a tie does not beat
+    assert degenerate(np.nan, means) == (False, 0)
+
+
+def test_the_setup_oracle_is_the_best_mean_per_setup():
+    rng = np.random.default_rng(4)
+    index = pd.MultiIndex.from_tuples(
+        [(c, d, s) for c in ("LR", "NB") for d in ("x", "y") for s in range(5)],
+        names=["classifier", "dataset", "sample_id"],
+    )
+    errors = pd.DataFrame(rng.random((20, 3)), index=index, columns=["A", "B", "C"])
+    chosen = best_per_setup(errors, ["A", "B", "C"], lambda part, m: part[m].mean().idxmin())
+    for (c, d), part in errors.groupby(level=["classifier", "dataset"]):
+        rows = [i for i, key in enumerate(index) if key[:2] == (c, d)]
+        assert {chosen[i] for i in rows} == {part.mean().idxmin()}
+    assert len(set(chosen)) > 1  # the setups' best differ: a single global pick would fail
+
+
+# --- trivial answers -------------------------------------------------------------------------------
+
+
+def test_trivial_answers_are_scored_as_their_definitions():
+    setup, _ = _setup(k=2)
+    frame = trivial_errors(setup)
+    validation = setup.setting.validation
+    accuracy = np.mean(validation.posteriors.argmax(axis=1) == validation.labels)
+    for row in frame.itertuples():
+        sample, labels = setup.sample(row.sample_id)
+        true_accuracy = np.mean(sample.posteriors.argmax(axis=1) == labels)
+        assert row.trivial_cap == pytest.approx(abs(true_accuracy - accuracy))
+        assert row.validation_accuracy == pytest.approx(accuracy)
+        # the training (not the validation) prevalence's positive share against the sample's
+        assert row.trivial_quantification == pytest.approx(
+            abs(labels.mean() - setup.setting.train_prevalence[1])
+        )
+        assert row.trivial_calibration == pytest.approx(
+            ece_top_label(sample.posteriors, labels, precision="float32")
+        )
+    assert list(frame["sample_id"]) == list(range(len(setup.sample_indices)))
+
+
+# --- the Hybrid ------------------------------------------------------------------------------------
+
+
+def test_the_hybrid_beats_best_single_on_a_shared_rule_and_is_best_single_with_two_groups():
+    records = _shared_rule(n_per_group=60)
+    out = H.hybrid_records(records, ["est_prevalence_shift", "domain_auc"], model=_cheap)
+    best = S.best_single_records(records)
+    assert out["error"].mean() < best["error"].mean() - 0.1
+    assert set(out["variant"]) <= set(H.VARIANTS) - {"BestSingle"}
+    two = records[records["group"].isin(["g0", "g1"])]
+    out = H.hybrid_records(two, ["est_prevalence_shift", "domain_auc"], model=_cheap)
+    assert set(out["variant"]) == {"BestSingle"}
+    np.testing.assert_array_equal(out["error"], S.best_single_records(two)["error"])
+
+
+def test_the_combination_is_the_median_of_the_top_methods_of_the_other_groups(monkeypatch):
+    rng = np.random.default_rng(5)
+    n, groups = 240, np.repeat(["g0", "g1", "g2", "g3"], 60)
+    truth = rng.uniform(0.2, 0.8, n)
+    # four unbiased noisy estimators and a biased one: the median of the top three beats each
+    noise = {"A": 0.05, "B": 0.06, "C": 0.07, "D": 0.2, "E": 0.01}
+    estimates = {m: truth + s * rng.normal(size=n) for m, s in noise.items()}
+    estimates["E"] = truth + 0.3
+    errors = {m: np.abs(e - truth) for m, e in estimates.items()}
+    records = _frame(rng.random(n), rng.random(n), groups, errors)
+    records["estimate"] = [
+        estimates[m][s] for s, m in zip(records["sample_id"], records["method"], strict=True)
+    ]
+    records["true_value"] = truth[records["sample_id"]]
+    assert H.combinable(records)
+    # the disagreement inputs let Shrink pick well here too: the combination alone against BestSingle
+    monkeypatch.setattr(H, "VARIANTS", ("BestSingle", "Top3Median"))
+    out = H.hybrid_records(records, ["est_prevalence_shift", "domain_auc"], model=_cheap)
+    assert set(out["variant"]) == {"Top3Median"}
+    expected = np.abs(np.median(np.column_stack([estimates[m] for m in "ABC"]), axis=1) - truth)
+    np.testing.assert_allclose(out.sort_values("sample_id")["error"], expected)
+    assert set(out["chosen_method"]) == {"median of A, B, C"}
+    records.loc[0, "error"] += 0.5  # an error that is not |estimate - truth|: no combination
+    assert not H.combinable(records)
+
+
+def test_each_hybrid_model_never_sees_the_group_it_is_applied_to(monkeypatch):
+    records = _shared_rule(n_per_group=30)
+    codes = {"g0": 10.0, "g1": 11.0, "g2": 12.0, "g3": 13.0}
+    records["domain_auc"] = records["group"].map(codes)
+    log = []
+
+    class Spy:
+        def fit(self, X, y):
+            self.trained_on = set(X[:, 1])
+            return self
+
+        def predict(self, X):
+            log.append((self.trained_on, set(X[:, 1])))
+            return np.zeros(len(X))
+
+    def run():
+        log.clear()
+        H.hybrid_records(records, ["est_prevalence_shift", "domain_auc"], model=lambda s: Spy())
+        # outer folds train on three groups, inner folds on two: never the group predicted
+        assert log and all(not (trained & applied) for trained, applied in log)
+        assert {len(trained) for trained, _ in log} == {2, 3}
+
+    run()
+    monkeypatch.setattr(S, "training_mask", lambda groups, held_out: np.ones(len(groups), bool))
+    with pytest.raises(AssertionError):
+        run()
+
+
+def _choices_for_g0(records):
+    out = H.hybrid_records(records, ["est_prevalence_shift", "domain_auc"], model=_cheap)
+    g0 = out[out["group"] == "g0"].sort_values("sample_id")
+    return list(g0["variant"]), list(g0["chosen_method"])
+
+
+def test_the_held_out_group_s_errors_choose_nothing_for_it(monkeypatch):
+    # g0's own errors (its labels) must leave g0's variant, threshold and choices unchanged; made
+    # to favour C, the worst method elsewhere, they would move BestSingle and the variant to C if
+    # g0 were trained on or tuned on
+    records = _shared_rule(n_per_group=40)
+    perturbed = records.copy()
+    in_g0 = perturbed["group"] == "g0"
+    perturbed.loc[in_g0, "error"] = np.where(perturbed.loc[in_g0, "method"] == "C", 0.0, 5.0)
+
+    def same():
+        assert _choices_for_g0(records) == _choices_for_g0(perturbed)
+
+    same()
+    monkeypatch.setattr(S, "training_mask", lambda groups, held_out: np.ones(len(groups), bool))
+    with pytest.raises(AssertionError):
+        same()
