@@ -25,7 +25,7 @@ def _validated(path=".test/config.yaml", **changes):
 def test_the_schema_fills_the_new_keys_with_their_defaults():
     config = _validated(covariate_shift={"compound": {}})
     assert config["selector"] is True
-    assert config["regimes"] == {"n_bins": 10, "scheme": "quantile"}
+    assert config["regimes"] == {"n_bins": 10, "scheme": "quantile", "n_bootstrap": 1000}
     assert config["covariate_shift"]["compound"] == {
         "sample_size": 250,
         "n_samples": 100,
