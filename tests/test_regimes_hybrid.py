@@ -20,7 +20,7 @@ from unishift.regimes.references import (
     degenerate,
     relative_gain,
 )
-from unishift.regimes.trivial import trivial_errors
+from unishift.report.trivial import trivial_errors
 
 
 def _cheap(seed):

@@ -6,7 +6,7 @@ from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.io import write_csv
 from unishift.jobs import start_job
-from unishift.regimes.trivial import trivial_errors
+from unishift.report.trivial import trivial_errors
 
 log = start_job(snakemake)
 shift, params, inputs = snakemake.wildcards.shift, snakemake.params, snakemake.input

@@ -33,7 +33,7 @@ from unishift.regimes.selector import (
     oracle_records,
     select_methods,
 )
-from unishift.regimes.trivial import ANSWERS, FACTS, TASK_COLUMNS
+from unishift.report.trivial import ANSWERS, FACTS, TASK_COLUMNS
 from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
 from unishift.report.tables import load_records
@@ -146,7 +146,7 @@ def read_trivial(files: Iterable[str | Path], task: str, shift: str) -> pd.DataF
 
 
 def read_facts(files: Iterable[str | Path], shift: str) -> pd.DataFrame:
-    """The setup facts known at deployment (:data:`unishift.regimes.trivial.FACTS`) per sample."""
+    """The setup facts known at deployment (:data:`unishift.report.trivial.FACTS`) per sample."""
     frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
     return frame.loc[frame["shift"] == shift, [*SAMPLE, *FACTS]]
 
