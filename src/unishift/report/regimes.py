@@ -33,10 +33,10 @@ from unishift.regimes.selector import (
     oracle_records,
     select_methods,
 )
-from unishift.report.trivial import ANSWERS, FACTS, TASK_COLUMNS
 from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
 from unishift.report.tables import load_records
+from unishift.report.trivial import ANSWERS, FACTS, TASK_COLUMNS
 
 # The Selector's column and record file name, and its group in the tables (docs/regimes.md §5.4).
 SELECTOR = "Selector"
