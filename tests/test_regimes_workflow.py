@@ -187,6 +187,8 @@ def assert_no_leak(results, task, held_out, folder):
     penalised = set(run["selector_choice"])
     after = _perturbed_choices(results, task, held_out, penalised, folder)
     assert after["selector_choice"].tolist() == run["selector_choice"].tolist()
+    # nor the Hybrid's (with two data sets its variant is BestSingle, chosen on the other one)
+    assert after["hybrid_choice"].tolist() == run["hybrid_choice"].tolist()
     assert not after["selector_error"].equals(run["selector_error"])  # the errors did change
 
 
