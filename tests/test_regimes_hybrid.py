@@ -10,7 +10,7 @@ from scipy import stats as scipy_stats
 
 from tests.test_descriptor_records import _setup
 from tests.test_regimes_selector import _frame, _shared_rule
-from unishift.metrics import ece_top_label
+from unishift.evaluation.metrics import ece_top_label
 from unishift.regimes import hybrid as H
 from unishift.regimes import selector as S
 from unishift.regimes.references import (

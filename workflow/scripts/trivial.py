@@ -1,12 +1,12 @@
-from unishift.jobserver import run_in_server
+from unishift.workflow.job_server import run_in_server
 
 run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
 
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.io import write_csv
-from unishift.jobs import start_job
 from unishift.report.trivial import trivial_errors
+from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
 shift, params, inputs = snakemake.wildcards.shift, snakemake.params, snakemake.input

@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from unishift.classifiers import one_thread
+from unishift.evaluation.stats import MIN_COVERAGE
 from unishift.regimes import selector as _selector
 from unishift.regimes.selector import SAMPLE_KEY, _best, _wide, eligible_methods
-from unishift.stats import MIN_COVERAGE
 
 THRESHOLDS = (0.0, 0.1, 0.25)
 TOP_K = 3

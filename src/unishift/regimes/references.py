@@ -10,7 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from unishift.stats import MIN_COVERAGE
+from unishift.evaluation.stats import MIN_COVERAGE
 
 SETUP = ["classifier", "dataset"]  # one setup of a task and shift: the bootstrap's cluster
 # the number of resamples when the config gives none (config key regimes.n_bootstrap)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pandas as pd
 
 from unishift.data.setups import SetupData
-from unishift.evaluation import score
-from unishift.metrics import accuracy
-from unishift.records import TWO_CLASS
+from unishift.evaluation.evaluate import score
+from unishift.evaluation.metrics import accuracy
+from unishift.evaluation.records import TWO_CLASS
 
 KEYS = ("shift", "classifier", "dataset", "sample_id")
 TASK_COLUMNS = {
@@ -36,7 +36,7 @@ def trivial_errors(
     ece_precision: str = "float32",
 ) -> pd.DataFrame:
     """One row per sample of ``setup`` (columns :data:`COLUMNS`, in id order): each task's error of
-    its trivial answer, scored by :func:`unishift.evaluation.score` as every method's output is."""
+    its trivial answer, scored by :func:`unishift.evaluation.evaluate.score` as every method's output is."""
     setting = setup.setting
     validation_accuracy = accuracy(setting.validation.posteriors, setting.validation.labels)
     answers = {
