@@ -12,6 +12,25 @@ import pandas as pd
 
 from unishift.evaluation.stats import MIN_COVERAGE
 
+# The trivial answers' record columns (written by unishift.report.trivial, one file per setup; read
+# by the selection files without importing the methods): the keys of a sample, each task's error of
+# its trivial answer, and the setup facts known at deployment (inputs of the Hybrid, docs/regimes.md)
+KEYS = ("shift", "classifier", "dataset", "sample_id")
+TASK_COLUMNS = {
+    "calibration": "trivial_calibration",
+    "quantification": "trivial_quantification",
+    "cap": "trivial_cap",
+}
+# a setup fact known at deployment, an input of the Hybrid (docs/regimes.md §4.6)
+FACTS = ("validation_accuracy",)
+COLUMNS = (*KEYS, *TASK_COLUMNS.values(), *FACTS)
+# what each task's trivial answer is, for the selection files' notes
+ANSWERS = {
+    "calibration": "the uncalibrated posteriors",
+    "quantification": "the training prevalence",
+    "cap": "the validation accuracy",
+}
+
 SETUP = ["classifier", "dataset"]  # one setup of a task and shift: the bootstrap's cluster
 # the number of resamples when the config gives none (config key regimes.n_bootstrap)
 N_BOOTSTRAP = 1000

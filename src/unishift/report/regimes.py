@@ -17,7 +17,10 @@ from unishift.io import write_csv
 from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 from unishift.regimes.maps import regime_map, write_regime_maps
 from unishift.regimes.references import (
+    ANSWERS,
+    FACTS,
     N_BOOTSTRAP,
+    TASK_COLUMNS,
     best_per_setup,
     bootstrap_interval,
     degenerate,
@@ -36,7 +39,6 @@ from unishift.regimes.selector import (
 from unishift.report.names import latex_escape
 from unishift.report.names import title as make_title
 from unishift.report.tables import load_records
-from unishift.report.trivial import ANSWERS, FACTS, TASK_COLUMNS
 
 # The Selector's column and record file name, and its group in the tables (docs/regimes.md §5.4).
 SELECTOR = "Selector"
@@ -146,7 +148,7 @@ def read_trivial(files: Iterable[str | Path], task: str, shift: str) -> pd.DataF
 
 
 def read_facts(files: Iterable[str | Path], shift: str) -> pd.DataFrame:
-    """The setup facts known at deployment (:data:`unishift.report.trivial.FACTS`) per sample."""
+    """The setup facts known at deployment (:data:`unishift.regimes.references.FACTS`) per sample."""
     frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
     return frame.loc[frame["shift"] == shift, [*SAMPLE, *FACTS]]
 

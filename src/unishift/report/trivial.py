@@ -11,22 +11,7 @@ from unishift.data.setups import SetupData
 from unishift.evaluation.evaluate import score
 from unishift.evaluation.metrics import accuracy
 from unishift.evaluation.records import TWO_CLASS
-
-KEYS = ("shift", "classifier", "dataset", "sample_id")
-TASK_COLUMNS = {
-    "calibration": "trivial_calibration",
-    "quantification": "trivial_quantification",
-    "cap": "trivial_cap",
-}
-# a setup fact known at deployment, an input of the Hybrid (docs/regimes.md §4.6)
-FACTS = ("validation_accuracy",)
-COLUMNS = (*KEYS, *TASK_COLUMNS.values(), *FACTS)
-# what each task's trivial answer is, for the selection files' notes
-ANSWERS = {
-    "calibration": "the uncalibrated posteriors",
-    "quantification": "the training prevalence",
-    "cap": "the validation accuracy",
-}
+from unishift.regimes.references import COLUMNS, TASK_COLUMNS
 
 
 def trivial_errors(
