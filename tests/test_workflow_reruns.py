@@ -215,10 +215,12 @@ def test_a_deleted_figure_beside_a_target_is_rebuilt(finished_test_run, tmp_path
     (work / "results" / "plots" / "cap_label_err_by_shift.png").unlink()
     (work / "results" / "cd" / "quantification_label.png").unlink()
     jobs = planned_jobs(dry_run(work))
-    # the table job rewrites the table (the same bytes), so the reproduction runs after it
+    # the table job rewrites the table (the same bytes), so the reproduction runs after it; the
+    # results site shows both figures, so it is rebuilt after them
     assert set(jobs) == {
         ("error_by_shift", "task=cap, shift=label"),
         ("tables", "task=quantification, shift=label"),
         ("reproduction", "task=quantification, shift=label"),
+        ("site", ""),
         ("all", ""),
     }
