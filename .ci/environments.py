@@ -122,7 +122,7 @@ def render(name: str) -> str:
     lines = [
         f"# Conda environment `{name}` of the workflow (snakemake --software-deployment-method conda).",
         "# Written by `python .ci/environments.py write` from requirements.lock; do not edit by hand",
-        "# (tests/test_environments.py fails when it drifts from the lock).",
+        "# (tests/project/test_environments.py fails when it drifts from the lock).",
         *(f"# {chunk}" for chunk in _wrap(purpose)),
         "# The unishift library itself comes from the checkout (the Snakefile puts src/ on",
         "# PYTHONPATH), so the environment never goes stale when the code changes.",

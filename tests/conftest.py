@@ -85,7 +85,7 @@ def data_root():
 def finished_test_run(tmp_path_factory):
     """One finished run of .test/config.yaml in a copy of the workflow, shared by the workflow tests
     that check its values or start from it (copy it before changing anything): (folder, output)."""
-    from tests.test_workflow import copy_workflow, snakemake
+    from tests.workflow.test_workflow import copy_workflow, snakemake
 
     work = copy_workflow(tmp_path_factory.mktemp("finished") / "wf")
     output = snakemake("--cores", "2", "--configfile", ".test/config.yaml", cwd=work)
@@ -118,7 +118,7 @@ def one_setup_run(tmp_path_factory):
     written to the folder as ONE_SETUP_CONFIG."""
     import yaml
 
-    from tests.test_workflow import copy_workflow, snakemake
+    from tests.workflow.test_workflow import copy_workflow, snakemake
 
     dataset, classifier = ONE_SETUP
     config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())

@@ -1,5 +1,5 @@
 """The parser of the paper's LaTeX source that wrote the transcription ``unishift/report/paper/*.csv``
-(its README) and checks it (``tests/test_report_paper.py``). Regenerate the files by hand with
+(its README) and checks it (``tests/report/test_report_paper.py``). Regenerate the files by hand with
 ``python -c "from tests.paper_source import write_paper_data; write_paper_data('<tex>')"``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The regression cases of the methods (this module holds no tests; tests/test_method_regression.py
+"""The regression cases of the methods (this module holds no tests; tests/methods/test_method_regression.py
 runs them, ``tools/equivalence_check.py --fixture`` computed their stored outputs with the library
 of main 661200d, the last one with two method trees).
 

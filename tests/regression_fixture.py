@@ -1,7 +1,7 @@
-"""Write the stored outputs of tests/test_method_regression.py from the OLD library (two method trees).
+"""Write the stored outputs of tests/methods/test_method_regression.py from the OLD library (two method trees).
 
     git archive 661200d src | tar -x -C /tmp/baseline   # the old library, from this repository
-    python -m tests.regression_fixture --old /tmp/baseline/src --out tests/data
+    python -m tests.regression_fixture --old /tmp/baseline/src --out tests/fixtures
 
 (the script sets the pinned kernels' variables for its subprocesses, ``PINNED``:
 OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2
@@ -77,7 +77,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--old", default="/work/baseline/src", help="the old library's src")
     parser.add_argument("--new", default=str(REPO / "src"), help="this checkout's src")
-    parser.add_argument("--out", default=str(REPO / "tests" / "data"), help="output folder")
+    parser.add_argument("--out", default=str(REPO / "tests" / "fixtures"), help="output folder")
     parser.add_argument("--work", help="folder for the setups file (default: a temp one)")
     parser.add_argument("--setups", help=argparse.SUPPRESS)  # the worker's input
     args = parser.parse_args()

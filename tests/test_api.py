@@ -14,8 +14,8 @@ from quapy.method.aggregative import PACC as QuaPyPACC
 from sklearn.linear_model import LogisticRegression
 
 import unishift
+from tests.calibration_settings import make_setting
 from tests.conftest import REPO
-from tests.test_calibration_support import make_setting
 from unishift.api import QuaPyQuantifier, adapt, evaluate, from_quapy, load_setups, table, task_of
 from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
@@ -117,7 +117,7 @@ def test_evaluate_records_a_quantifier_that_answers_no_prevalence_vector():
 
 
 def test_evaluate_writes_the_layout_of_its_setups_classes():
-    from tests.test_evaluation import toy_setup
+    from tests.evaluation.test_evaluate import toy_setup
 
     setups = [toy_setup(3)[0], toy_setup(4, seed=1)[0]]
     records = evaluate("PCC", setups, task="quantification")

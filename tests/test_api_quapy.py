@@ -15,8 +15,8 @@ from quapy.method.aggregative import ACC, MAX, MS, MS2, PACC, T50, X
 from quapy.method.non_aggregative import DMx, MaximumLikelihoodPrevalenceEstimation
 from sklearn.linear_model import LogisticRegression
 
+from tests.calibration_settings import make_setting
 from tests.test_api import _setup
-from tests.test_calibration_support import make_setting
 from unishift.api import QuaPyQuantifier, evaluate, from_quapy, load_records, table
 from unishift.io import write_csv, write_json
 from unishift.methods.base import fresh_context

@@ -217,7 +217,12 @@ def numpy_forcing(request):
 
 @pytest.mark.workflow
 def test_result_files_do_not_depend_on_the_cpu_kernel(two_kernels, numpy_forcing, tmp_path):
-    from tests.test_workflow import assert_same_arrays, copy_workflow, is_made_record, snakemake
+    from tests.workflow.test_workflow import (
+        assert_same_arrays,
+        copy_workflow,
+        is_made_record,
+        snakemake,
+    )
 
     config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
     config.update({key: value for key, value in SMALL_RUN.items() if key != "label_shift"})

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_report_tables import INFO, _records, _values, k_class_records
+from tests.report.test_report_tables import INFO, _records, _values, k_class_records
 from unishift.data import uci
 from unishift.data.containers import LabelledSet, Setting
 from unishift.data.datasets import OFFLINE_FILES

@@ -23,7 +23,7 @@ derived per-sample seeds (the multiclass branch's), and a synthetic 3-class cova
         python tools/equivalence_check.py --old /work/baseline/src [--samples 5]
 
 (the script sets those variables for its subprocesses). Exit status 1 when anything differs. The
-stored outputs that tests/test_method_regression.py pins are written from the old library by
+stored outputs that tests/methods/test_method_regression.py pins are written from the old library by
 ``python -m tests.regression_fixture`` (docs/developing.md).
 """
 

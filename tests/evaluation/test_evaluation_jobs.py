@@ -17,11 +17,11 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.calibration_settings import make_setting
 from tests.conftest import ONE_SETUP_CONFIG, ONE_SETUP_METHODS, REPO
 from tests.k_class_problems import synthetic_problem
-from tests.test_calibration_support import make_setting
-from tests.test_workflow import snakemake
-from tests.test_workflow_reruns import copy_run, planned_jobs
+from tests.workflow.test_workflow import snakemake
+from tests.workflow.test_workflow_reruns import copy_run, planned_jobs
 from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
 from unishift.evaluation.evaluate import evaluate_method

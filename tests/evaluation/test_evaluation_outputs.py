@@ -6,7 +6,7 @@ deliberately wrong methods, ``tests.wrong_methods``."""
 import numpy as np
 import pytest
 
-from tests.test_evaluation import make_setup
+from tests.evaluation.test_evaluate import make_setup
 from tests.wrong_methods import NEGATIVE_ENTRY, MostlyFails, NegCal, OverOne, Unnormalised
 from unishift.evaluation.evaluate import evaluate_setup
 from unishift.evaluation.metrics import (

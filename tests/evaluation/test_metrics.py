@@ -1,7 +1,7 @@
 """The error measures of :mod:`unishift.evaluation.metrics` for any number of classes: literal loops, closed
 forms and library oracles (scikit-learn, QuaPy); the two-class closed forms (brier's mean
 (y - p_1)^2, AE's |p_1 - p_hat_1|) against the k-class formulas; bad input refused, never scored.
-The float32 arithmetic against PyTorch: tests/test_ece_precision.py."""
+The float32 arithmetic against PyTorch: tests/evaluation/test_ece_precision.py."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import yaml
 from unishift.lm.config import COVARIATE_DEFAULTS, ENCODE_KEYS, PAPER_LM
 from unishift.lm.finetune import FinetuneSettings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_embedded_config_schema_and_defaults_agree():

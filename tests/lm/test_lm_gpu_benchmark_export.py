@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from tests.conftest import REPO
-from tests.test_lm_finetune import _tiny_model
+from tests.lm.test_lm_finetune import _tiny_model
 
 spec = importlib.util.spec_from_file_location("bench_lm_gpu", REPO / "benchmarks/bench_lm_gpu.py")
 bench = importlib.util.module_from_spec(spec)

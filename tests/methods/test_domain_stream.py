@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import unishift.methods.domain_weights as shared
-from tests.test_calibration_support import make_setting
+from tests.calibration_settings import make_setting
 from unishift.data.containers import LabelledSet
 from unishift.data.label_shift import label_shift_samples
 from unishift.evaluation.evaluate import SetupData, evaluate_setup

@@ -2,7 +2,7 @@
 the base methods whose assumption can be met exactly on a finite sample (label shift by
 replication), and oracle tests of the k-class forms of DMCal, EMQ_TransCal, DMCal_c2a and
 LEAP_PCC_a2q. The contract of every registered method for two and three classes is
-tests/test_method_contract.py's; their numbers to the last bit, tests/test_method_regression.py's."""
+tests/methods/test_method_contract.py's; their numbers to the last bit, tests/methods/test_method_regression.py's."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ import pytest
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
+from tests.calibration_settings import make_setting
 from tests.conftest import REPO
-from tests.test_calibration_support import make_setting
 from unishift.data.containers import LabelledSet, Setting
 from unishift.data.setups import SetupData
 from unishift.evaluation.evaluate import evaluate_setup
@@ -30,7 +30,7 @@ from unishift.methods.registry import all_methods, get_method
 
 def _own_parameters(spec, shift) -> bool:
     """A derived shift (compound) is a case of its own only where its parameters differ from its
-    base shift's (tests/test_compound_methods.py checks that none does today)."""
+    base shift's (tests/methods/test_compound_methods.py checks that none does today)."""
     base = DERIVED_SHIFTS.get(shift)
     if base is None:
         return True

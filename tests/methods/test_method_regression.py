@@ -7,10 +7,10 @@
 * k classes are the multiclass tables: every method of the multiclass catalogue of main 661200d,
   built for three classes, returns its outputs and notes.
 
-The stored outputs (``tests/data/{two,k}_class_outputs.json``, written by
+The stored outputs (``tests/fixtures/{two,k}_class_outputs.json``, written by
 ``tools/equivalence_check.py --fixture`` from the old library) hash every sample's output bitwise
 with the notes; the per-sample estimates are kept for a readable failure. The cases:
-tests/regression_cases.py. The paper's cells (tests/test_paper_regression.py) pin the binary numbers
+tests/regression_cases.py. The paper's cells (tests/report/test_paper_cells_recomputed.py) pin the binary numbers
 at the printed precision on more data sets.
 """
 
@@ -31,7 +31,7 @@ from unishift.methods.registry import get_method
 pytestmark = pytest.mark.usefixtures("pinned_kernels")
 
 STORED = {
-    k: json.loads((REPO / "tests" / "data" / f"{name}_outputs.json").read_text())
+    k: json.loads((REPO / "tests" / "fixtures" / f"{name}_outputs.json").read_text())
     for k, name in ((2, "two_class"), (3, "k_class"))
 }
 JOBS = [

@@ -20,8 +20,8 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.test_method_contract import test_method_contract as method_contract
-from tests.test_workflow import snakemake
+from tests.methods.test_method_contract import test_method_contract as method_contract
+from tests.workflow.test_workflow import snakemake
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods import registry
 from unishift.methods.base import as_posteriors, fresh_context

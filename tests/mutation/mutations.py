@@ -27,41 +27,51 @@ class Mutation:
 
 
 AREA_TESTS = {
-    "metrics": ("tests/test_metrics.py", "tests/test_ece_precision.py", "tests/test_evaluation.py"),
+    "metrics": (
+        "tests/evaluation/test_metrics.py",
+        "tests/evaluation/test_ece_precision.py",
+        "tests/evaluation/test_evaluate.py",
+    ),
     "binning": (
-        "tests/test_binning.py",
-        "tests/test_adapt_reductions.py",
-        "tests/test_calibration_adapted.py",
+        "tests/methods/test_binning.py",
+        "tests/methods/adapt/test_adapt_reductions.py",
+        "tests/methods/calibration/test_calibration_adapted.py",
     ),
     "adapt": (
-        "tests/test_adapt_reductions.py",
-        "tests/test_oracles.py",
-        "tests/test_adapt_registry.py",
+        "tests/methods/adapt/test_adapt_reductions.py",
+        "tests/methods/adapt/test_reduction_lemmas.py",
+        "tests/methods/adapt/test_adapt_registry.py",
     ),
     "calibrators": (
-        "tests/test_calibration_reference.py",
-        "tests/test_calibration_adapted.py",
-        "tests/test_calibration_lascal.py",
-        "tests/test_calibration_support.py",
-        "tests/test_calibration_values.py",
-        "tests/test_method_values.py",
+        "tests/methods/calibration/test_reference_calibrators_sharing_fallbacks.py",
+        "tests/methods/calibration/test_calibration_adapted.py",
+        "tests/methods/calibration/test_calibration_lascal.py",
+        "tests/calibration_settings.py",
+        "tests/methods/calibration/test_reference_calibrators_values.py",
+        "tests/methods/test_method_values.py",
     ),
-    "quantifiers": ("tests/test_quantification_reference.py", "tests/test_method_values.py"),
-    "cap": ("tests/test_cap_methods.py", "tests/test_method_values.py"),
+    "quantifiers": (
+        "tests/methods/quantification/test_quantifiers_by_hand.py",
+        "tests/methods/test_method_values.py",
+    ),
+    "cap": ("tests/methods/cap/test_cap_methods.py", "tests/methods/test_method_values.py"),
     "stats": (
-        "tests/test_stats_ranks_cd.py",
-        "tests/test_stats_significance.py",
-        "tests/test_stats_oracles.py",
+        "tests/evaluation/test_stats_ranks_cd.py",
+        "tests/evaluation/test_stats_significance.py",
+        "tests/evaluation/test_stats_oracles.py",
     ),
     "tables": (
-        "tests/test_report_tables.py",
-        "tests/test_report_pipeline.py",
-        "tests/test_report_figures.py",
-        "tests/test_report_table_values.py",
+        "tests/report/test_report_tables.py",
+        "tests/report/test_report_pipeline.py",
+        "tests/report/test_report_figures.py",
+        "tests/report/test_report_table_values.py",
     ),
-    "protocols": ("tests/test_protocols.py", "tests/test_mixture_protocol.py"),
-    "data": ("tests/test_data_uci.py", "tests/test_damaged_files.py"),
-    "evaluation": ("tests/test_evaluation.py",),
+    "protocols": (
+        "tests/protocols/test_upp_sampling.py",
+        "tests/protocols/test_mixture_protocol.py",
+    ),
+    "data": ("tests/data/test_data_uci.py", "tests/test_io_damaged_files.py"),
+    "evaluation": ("tests/evaluation/test_evaluate.py",),
 }
 
 
@@ -423,10 +433,10 @@ MUTATIONS = [
         "    return np.shape(posteriors)[1] - 1 - np.argmax(np.asarray(posteriors)[:, ::-1], axis=1)",
         "crisp predictions: a 0.5 tie predicted as class 1",
         tests=(
-            "tests/test_calibration_reference.py",
-            "tests/test_calibration_support.py",
-            "tests/test_cap_methods.py",
-            "tests/test_adapt_reductions.py",
+            "tests/methods/calibration/test_reference_calibrators_sharing_fallbacks.py",
+            "tests/calibration_settings.py",
+            "tests/methods/cap/test_cap_methods.py",
+            "tests/methods/adapt/test_adapt_reductions.py",
         ),
     ),
     m(
@@ -754,7 +764,7 @@ MUTATIONS = [
         'intensity = np.abs(prevalence - float(splits["prevalence_full"]))',
         'intensity = prevalence - float(splits["prevalence_full"])',
         "label-shift intensity without the absolute value",
-        tests=("tests/test_protocols.py", "tests/test_data_uci.py"),
+        tests=("tests/protocols/test_upp_sampling.py", "tests/data/test_data_uci.py"),
     ),
     m(
         "R4",
@@ -886,7 +896,7 @@ MUTATIONS += [
         "        if ece not in ECE_CHOICES[layout]:\n            needs",
         "        if False:\n            needs",
         "the config check accepts an ECE the data of a shift do not store",
-        tests=("tests/test_config_checks.py",),
+        tests=("tests/workflow/test_config_checks.py",),
     ),
     m(
         "L8",
@@ -895,7 +905,7 @@ MUTATIONS += [
         "return TWO_CLASS if two_class(collection, options) else K_CLASS",
         "return TWO_CLASS",
         "every shift planned in the two-class layout (binary-only methods pass on k-class data)",
-        tests=("tests/test_config_checks.py",),
+        tests=("tests/workflow/test_config_checks.py",),
     ),
 ]
 
@@ -903,7 +913,7 @@ MUTATIONS += [
 PIPELINE = SRC + "report/pipeline.py"
 EVALUATE_SCRIPT = "workflow/scripts/evaluate.py"
 EVALUATION_INPUTS = "workflow/rules/common.smk"
-VALUES = ("tests/test_workflow_values.py",)
+VALUES = ("tests/workflow/test_workflow_values.py",)
 
 MUTATIONS += [
     m(
@@ -937,7 +947,7 @@ MUTATIONS += [
         "return [(d, c) for c in label_classifiers() for d in label_datasets()]",
         "return [(d, c) for d in label_datasets() for c in label_classifiers()]",
         "the per-method record file lists the setups data-set-major, not in the tables' row order",
-        tests=("tests/test_evaluation_jobs.py",),
+        tests=("tests/evaluation/test_evaluation_jobs.py",),
         slow=True,
     ),
     m(
@@ -1075,13 +1085,13 @@ HELD_OUT = [
     ),
 ]
 # Missed by an earlier check, then a test was written against it: no longer a measure of how the
-# tests generalise (H4: test_calibration_values.py::test_transcal_never_sharpens_the_target_posteriors).
+# tests generalise (H4: test_reference_calibrators_values.py::test_transcal_never_sharpens_the_target_posteriors).
 TESTED_SINCE = {"H4"}
 MUTATIONS += [replace(held, held_out=held.id not in TESTED_SINCE) for held in HELD_OUT]
 
 # ---------------------------------------------------------------- multiclass branch (issue 14)
-MULTICLASS_TESTS = ("tests/test_config_checks.py",)
-REGRESSION = ("tests/test_method_regression.py",)
+MULTICLASS_TESTS = ("tests/workflow/test_config_checks.py",)
+REGRESSION = ("tests/methods/test_method_regression.py",)
 MUTATIONS += [
     m(
         "MC1",
@@ -1099,7 +1109,7 @@ MUTATIONS += [
         "if kept < least:",
         "if kept < least - 1:",
         "a data set left with two classes passes the minimum-support check",
-        tests=(*MULTICLASS_TESTS, "tests/test_data_uci.py"),
+        tests=(*MULTICLASS_TESTS, "tests/data/test_data_uci.py"),
     ),
     m(
         "MC3",
@@ -1117,7 +1127,7 @@ MUTATIONS += [
         'if precision == "float32":\n        gaps = [_binned_gap_float32(',
         'if precision == "float32" and False:\n        gaps = [_binned_gap_float32(',
         "the float32 ECEs (top-label and class-wise, any k) bin in float64",
-        tests=("tests/test_metrics.py", "tests/test_ece_precision.py"),
+        tests=("tests/evaluation/test_metrics.py", "tests/evaluation/test_ece_precision.py"),
     ),
     m(
         "MC12",
@@ -1126,7 +1136,7 @@ MUTATIONS += [
         "return float(round_float32(np.mean(np.asarray(gaps, np.float32)), 4)) * 100",
         "return round(float(np.mean(np.asarray(gaps, np.float32))), 4) * 100",
         "the float32 ECEs (class-wise: their float32 mean) rounded in float64 instead of as a float32",
-        tests=("tests/test_ece_precision.py",),
+        tests=("tests/evaluation/test_ece_precision.py",),
     ),
     # ---------------------------------------------------------------- shared domain weights
     m(
@@ -1136,7 +1146,7 @@ MUTATIONS += [
         "            upsampling_indices(key.n_training, n_target, rng)",
         "            pass",
         "a precomputed call does not replay its up-sampling draw (the stream falls behind)",
-        tests=("tests/test_domain_weight_artifacts.py",),
+        tests=("tests/workflow/test_domain_weight_artifacts.py",),
     ),
     m(
         "DW2",
@@ -1145,7 +1155,7 @@ MUTATIONS += [
         "if k[:1] == (PRECOMPUTED,)}",
         "if k[:1] == (PRECOMPUTED,) and False}",
         "a prediction part's context does not see the precomputed weights",
-        tests=("tests/test_domain_weight_artifacts.py",),
+        tests=("tests/workflow/test_domain_weight_artifacts.py",),
     ),
     m(
         "DW3",
@@ -1154,12 +1164,15 @@ MUTATIONS += [
         "{None: None, SAMPLE: PREDICTED_CLASSES}.get(",
         "{None: None, SAMPLE: SAMPLE}.get(",
         "the zeta2alpha adaptations read the whole-sample weights file",
-        tests=("tests/test_domain_weight_artifacts.py",),
+        tests=("tests/workflow/test_domain_weight_artifacts.py",),
     ),
 ]
-MC_LASCAL = ("tests/test_calibration_lascal.py",)
-MC_HEAD2TAIL = ("tests/test_calibration_head2tail.py", "tests/test_method_regression.py")
-MC_ADDED = ("tests/test_k_class_methods.py",)
+MC_LASCAL = ("tests/methods/calibration/test_calibration_lascal.py",)
+MC_HEAD2TAIL = (
+    "tests/methods/calibration/test_calibration_head2tail.py",
+    "tests/methods/test_method_regression.py",
+)
+MC_ADDED = ("tests/methods/test_k_class_methods.py",)
 MUTATIONS += [
     m(
         "MC5",
@@ -1231,7 +1244,7 @@ MUTATIONS += [
         "    with threadpool_limits(limits=1):\n        yield",
         "    with threadpool_limits(limits=None):\n        yield",
         "the classifiers fit and predict with the machine's thread count (k-NN ties, MLP last bits)",
-        tests=("tests/test_classifier_threads.py",),
+        tests=("tests/classifiers/test_classifier_threads.py",),
     ),
     m(
         "TH2",
@@ -1240,7 +1253,7 @@ MUTATIONS += [
         "    with one_thread():\n        model = make_classifier(classifier, seed)",
         "    if True:\n        model = make_classifier(classifier, seed)",
         "the set-up's classifier is fitted with the machine's thread count",
-        tests=("tests/test_classifier_threads.py",),
+        tests=("tests/classifiers/test_classifier_threads.py",),
     ),
     m(
         "TH3",
@@ -1249,7 +1262,7 @@ MUTATIONS += [
         "    torch.set_num_threads(count)\n",
         "    torch.set_num_threads(previous)\n",
         "the language-model jobs keep the job's thread count instead of covariate_shift.lm.cpu_threads",
-        tests=("tests/test_lm_workflow.py",),
+        tests=("tests/workflow/test_lm_workflow.py",),
         slow=True,
     ),
     m(
@@ -1263,6 +1276,6 @@ MUTATIONS += [
         '            [model.predict_proba(splits["X_test"][idx]) for idx in samples["indices"]]\n'
         "        )\n",
         "the per-sample posteriors are predicted outside the one-thread pool",
-        tests=("tests/test_classifier_threads.py",),
+        tests=("tests/classifiers/test_classifier_threads.py",),
     ),
 ]

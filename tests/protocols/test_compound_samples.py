@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.test_workflow import copy_workflow, snakemake
+from tests.workflow.test_workflow import copy_workflow, snakemake
 from unishift.data.containers import derive_seed
 from unishift.data.covariate import compound_samples, compound_seed, load_covariate_setup
 from unishift.data.text_files import read_split

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from tests.test_descriptor_records import _setup
-from tests.test_regimes_selector import _frame, _shared_rule
+from tests.regimes.test_descriptor_records import _setup
+from tests.regimes.test_regimes_selector import _frame, _shared_rule
 from unishift.evaluation.metrics import ece_top_label
 from unishift.regimes import hybrid as H
 from unishift.regimes import selector as S

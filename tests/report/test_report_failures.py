@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_report_tables import INFO, SETUPS, _records, _values
+from tests.report.test_report_tables import INFO, SETUPS, _records, _values
 from unishift.evaluation.stats import bold_row, covered, row_colours, top_ranked, win_rates
 from unishift.regimes import selector as S
 from unishift.regimes.maps import regime_map
 from unishift.report.tables import compute_table, render_table_tex, table_frame
 
-N = 30  # samples per setup of tests.test_report_tables
+N = 30  # samples per setup of tests.report.test_report_tables
 
 
 def test_the_share_is_counted_in_integers_on_its_boundary():
@@ -163,7 +163,7 @@ def test_allow_failed_methods_finishes_with_an_empty_column(finished_test_run, t
     import yaml
 
     from tests.conftest import REPO
-    from tests.test_workflow import snakemake
+    from tests.workflow.test_workflow import snakemake
     from unishift.report.summary import run_summary
 
     work = tmp_path / "wf"

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_report_tables import k_class_records
+from tests.report.test_report_tables import k_class_records
 from unishift.evaluation.records import COLUMNS, TWO_CLASS
 from unishift.report import document
 from unishift.report.appendix import write_accuracy_tex
@@ -182,7 +182,7 @@ QUAPY_PLOT_SETTINGS = {
 
 def _every_figure(folder):
     """Each kind of figure the workflow writes: a CD diagram, an error-by-shift plot, a regime map."""
-    from tests.test_regimes_maps import _records as regime_records
+    from tests.regimes.test_regimes_maps import _records as regime_records
     from unishift.regimes.maps import regime_map, write_regime_maps
 
     result = compute_table(_records(), "calibration", "label", list(INFO), method_info=INFO)

@@ -18,7 +18,7 @@ from unishift.report.paper import (
 from unishift.report.tables import TableResult, render_table_tex
 
 PAPER_TEX = (
-    Path(__file__).resolve().parents[1] / ".." / "shared" / "paper" / "moreo-interconnections.tex"
+    Path(__file__).resolve().parents[2] / ".." / "shared" / "paper" / "moreo-interconnections.tex"
 )
 needs_paper = pytest.mark.skipif(
     not PAPER_TEX.exists(), reason=f"paper source not found at {PAPER_TEX} (only on build machines)"

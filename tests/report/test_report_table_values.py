@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tests.test_report_tables import INFO, N, _records
-from tests.test_stats_oracles import win_rates_oracle
+from tests.evaluation.test_stats_oracles import win_rates_oracle
+from tests.report.test_report_tables import INFO, N, _records
 from unishift.report.tables import compute_table, render_table_tex, table_frame
 
 SETUPS = [("LR", "cmc.3"), ("LR", "yeast"), ("NB", "cmc.3"), ("NB", "yeast")]

@@ -220,7 +220,7 @@ def test_provenance_page_shows_the_provenance(site, browser):
 
 
 def test_site_false_plans_no_site(tmp_path):
-    from tests.test_workflow import copy_workflow, snakemake
+    from tests.workflow.test_workflow import copy_workflow, snakemake
 
     work = copy_workflow(tmp_path / "wf")
     plan = snakemake("-n", "--configfile", ".test/config.yaml", "--config", "site=False", cwd=work)

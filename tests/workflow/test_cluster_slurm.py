@@ -25,7 +25,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.test_workflow import assert_identical, copy_workflow
+from tests.workflow.test_workflow import assert_identical, copy_workflow
 
 pytestmark = [pytest.mark.cluster, pytest.mark.workflow]
 
@@ -41,7 +41,7 @@ PACKAGES = ("slurm-wlm", "munge")
 # The job-step plugin strips SLURM_* variables (SLURM_CONF included) before its inner `srun`, so the
 # configuration must also sit where SLURM's client commands look without it.
 SYSTEM_CONF = Path("/etc/slurm/slurm.conf")
-MARKER = "# written by unishift tests/test_cluster_slurm.py"
+MARKER = "# written by unishift tests/workflow/test_cluster_slurm.py"
 
 
 def _enabled() -> bool:

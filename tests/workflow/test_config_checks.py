@@ -230,7 +230,7 @@ DUPLICATE = "seed: 0\nshifts: [label]\nseed: 1\n"
     ],
 )
 def test_snakemake_rejects_bad_configs_before_any_job(tmp_path, changes, message):
-    from tests.test_workflow import copy_workflow, snakemake
+    from tests.workflow.test_workflow import copy_workflow, snakemake
 
     work = copy_workflow(tmp_path / "wf")
     text = changes if isinstance(changes, str) else yaml.safe_dump(config_with(**changes))
@@ -243,7 +243,7 @@ def test_snakemake_rejects_bad_configs_before_any_job(tmp_path, changes, message
 
 @pytest.mark.workflow
 def test_a_yaml_error_in_the_embedded_config_names_its_line(tmp_path):
-    from tests.test_workflow import copy_workflow, snakemake
+    from tests.workflow.test_workflow import copy_workflow, snakemake
 
     work = copy_workflow(tmp_path / "wf")
     path = work / "config" / "config.yaml"

@@ -9,7 +9,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 import unishift.methods.domain_weights as shared
-from tests.test_calibration_support import make_setting
+from tests.calibration_settings import make_setting
 from unishift.data.containers import LabelledSet
 from unishift.data.setups import SetupData
 from unishift.evaluation.evaluate import evaluate_setup
@@ -197,7 +197,7 @@ def test_a_part_context_sees_the_precomputed_artifacts_but_not_the_rest():
 def test_only_the_methods_that_share_a_plan_depend_on_its_weights_file(
     finished_test_run, tmp_path, monkeypatch
 ):
-    from tests.test_workflow_reruns import copy_run, dry_run, planned_jobs
+    from tests.workflow.test_workflow_reruns import copy_run, dry_run, planned_jobs
 
     work = copy_run(finished_test_run, tmp_path / "wf")
     weights = work / "results" / "weights" / "label" / "cmc.3" / "LR"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.test_workflow import copy_workflow, snakemake
+from tests.workflow.test_workflow import copy_workflow, snakemake
 
 pytestmark = pytest.mark.workflow
 

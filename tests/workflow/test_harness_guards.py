@@ -356,8 +356,8 @@ def test_a_finished_run_refuses_an_edited_or_a_copied_intermediate(finished_test
     """The probes of the issue, on a real finished run: a number edited in an evaluation job's
     record file, and one data set's samples copied over another's, are each named by the dry run
     before any job starts; the untouched run plans nothing."""
-    from tests.test_workflow import snakemake
-    from tests.test_workflow_reruns import copy_run
+    from tests.workflow.test_workflow import snakemake
+    from tests.workflow.test_workflow_reruns import copy_run
 
     def dry_run(work):
         result = snakemake("-n", "--configfile", ".test/config.yaml", cwd=work, check=False)

@@ -18,7 +18,7 @@ import yaml
 
 from tests.conftest import REPO
 from tests.hub_fixture import HubServer, add_revision
-from tests.test_lm_finetune import _tiny_model
+from tests.lm.test_lm_finetune import _tiny_model
 
 pytestmark = pytest.mark.workflow
 PINNED, NEWER = "1" * 40, "2" * 40

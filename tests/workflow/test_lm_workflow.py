@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.test_lm_finetune import _tiny_model
+from tests.lm.test_lm_finetune import _tiny_model
 from unishift.data.covariate import load_covariate_setup
 
 pytestmark = [

@@ -17,7 +17,7 @@ import yaml
 from threadpoolctl import threadpool_limits
 
 from tests.conftest import REPO
-from tests.test_workflow import copy_workflow, snakemake
+from tests.workflow.test_workflow import copy_workflow, snakemake
 from unishift.data.containers import Sample
 from unishift.data.label_shift import (
     label_shift_samples,

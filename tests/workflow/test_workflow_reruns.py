@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
-from tests.test_workflow import snakemake
+from tests.workflow.test_workflow import snakemake
 from unishift.workflow.code_version import library_version
 
 pytestmark = pytest.mark.workflow

@@ -152,7 +152,7 @@ def recomputed(tmp_path_factory):
 def written(finished_test_run):
     results = finished_test_run[0] / "results"
     # the configured methods' records (the Selector's are the chosen methods' rows: see
-    # selector_rows and tests/test_regimes_workflow.py)
+    # selector_rows and tests/workflow/test_regimes_workflow.py)
     paths = sorted((results / "eval" / "label").glob("*/*.csv"))
     frames = [pd.read_csv(path) for path in paths if path.stem != "Selector"]
     return results, pd.concat(frames, ignore_index=True)

@@ -1,6 +1,6 @@
 """The workflow machinery: what runs the science as a Snakemake workflow, and nothing the science
 needs. The science (every other package of unishift) never imports this package
-(tests/test_layers.py); the machinery imports the science.
+(tests/project/test_layers.py); the machinery imports the science.
 
 - :mod:`~unishift.workflow.config_access`: a run's results folder, record layout and config values
 - :mod:`~unishift.workflow.checks`: a config's checks before any job runs, and damaged intermediates

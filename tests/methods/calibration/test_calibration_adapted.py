@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.test_calibration_support import context_for, make_setting, with_zero_posteriors
+from tests.calibration_settings import context_for, make_setting, with_zero_posteriors
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.base import as_posteriors
 from unishift.methods.binning import postprocess_map

@@ -1,6 +1,6 @@
 """Head2Tail (any k, tested for k classes): the transfer weights against a literal computation with SciPy's
 multivariate normal, the head rules, the temperature against an independent minimiser, properties
-of Head2Tail and Head2Tail_c2q. Their two-class numbers: tests/test_method_regression.py."""
+of Head2Tail and Head2Tail_c2q. Their two-class numbers: tests/methods/test_method_regression.py."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """LasCal: the temperature search's fast pieces against the straightforward ones (issue 3); for k
 classes, the RLLS weights against independent solutions and the exact label-shift weights, the
 search against a literal loop over temperatures and classes, and properties of the four LasCal
-columns. Their numbers to the last bit: tests/test_method_regression.py."""
+columns. Their numbers to the last bit: tests/methods/test_method_regression.py."""
 
 import time
 import warnings

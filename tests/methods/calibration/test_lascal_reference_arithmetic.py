@@ -1,9 +1,9 @@
 """LasCal's temperature search in the reference's arithmetic (torch softmax, float32 loss sums).
 
-``tests/data/reference_lascal_cmc3_LR_sample20.npz`` holds the inputs of one search as the
+``tests/fixtures/reference_lascal_cmc3_LR_sample20.npz`` holds the inputs of one search as the
 reference code saw them (cmc.3, Logistic Regression, validation posteriors and the posteriors of
 UPP sample 20) and the 100 float32 losses its own LasCal loop computed on them (see
-``tests/data/README.md``). On this sample a float64 sum picks another temperature.
+``tests/fixtures/README.md``). On this sample a float64 sum picks another temperature.
 """
 
 from pathlib import Path
@@ -23,7 +23,7 @@ from unishift.methods.calibration.lascal import (
 )
 from unishift.methods.calibration.shared import temperature_grid
 
-FIXTURE = Path(__file__).parent / "data" / "reference_lascal_cmc3_LR_sample20.npz"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "reference_lascal_cmc3_LR_sample20.npz"
 
 
 @pytest.fixture(scope="module")

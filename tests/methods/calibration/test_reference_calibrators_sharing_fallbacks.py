@@ -5,7 +5,7 @@ import pytest
 from scipy import optimize, special
 from scipy.stats import multivariate_normal
 
-from tests.test_calibration_support import context_for, make_setting, with_zero_posteriors
+from tests.calibration_settings import context_for, make_setting, with_zero_posteriors
 from unishift.data.containers import Sample
 from unishift.methods.calibration import lascal as lascal_module
 from unishift.methods.calibration.cpcs import CPCS

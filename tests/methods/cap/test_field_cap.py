@@ -15,7 +15,7 @@ import pytest
 from scipy.optimize import linear_sum_assignment, minimize_scalar
 from sklearn.isotonic import IsotonicRegression
 
-from tests.test_calibration_support import make_setting
+from tests.calibration_settings import make_setting
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.methods.base import fresh_context
 from unishift.methods.cap.cot import cot_cost

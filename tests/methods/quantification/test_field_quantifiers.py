@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from tests.test_calibration_support import make_setting
+from tests.calibration_settings import make_setting
 from unishift.data.containers import LabelledSet, Sample, Setting
 from unishift.data.quapy_loader import load_quapy
 from unishift.methods.base import fresh_context
