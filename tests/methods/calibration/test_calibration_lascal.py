@@ -3,7 +3,6 @@ classes, the RLLS weights against independent solutions and the exact label-shif
 search against a literal loop over temperatures and classes, and properties of the four LasCal
 columns. Their numbers to the last bit: tests/methods/test_method_regression.py."""
 
-import time
 import warnings
 
 import numpy as np
@@ -180,15 +179,6 @@ def test_fast_search_equals_the_straightforward_search(convention):
         ref_T, ref = L.lascal_temperature(z, y, z_t, estimator="loop", solver="cvxpy")
         assert ref_T == fast_T
         np.testing.assert_allclose(fast, ref, rtol=1e-3)
-
-
-def test_fast_search_is_fast():
-    P, y, P_t = _problem(9, n_s=1000)
-    L.lascal_temperature(P, y, P_t)  # warm-up (imports)
-    start = time.perf_counter()
-    L.lascal_temperature(P, y, P_t)
-    # issue target is 0.1 s on the 2-core machine; the bound here only guards against regressions
-    assert time.perf_counter() - start < 0.5
 
 
 def test_temperature_grid_and_first_strict_minimum():
