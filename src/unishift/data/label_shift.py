@@ -140,11 +140,11 @@ def train_and_predict(
 
 
 def predict_posteriors(model, splits: dict, samples: dict | None = None) -> dict:
-    """A fitted classifier's n x k posteriors for the three parts and its test-pool accuracy (argmax,
-    ties to the lowest class), on one thread (:func:`unishift.classifiers.one_thread`). With
-    ``samples`` also ``P_samples``: each sample's posteriors predicted as one batch, as REF did
-    (they can differ from the pool's in the last bit: docs/reproduction.md, "Arithmetic that decides
-    numbers")."""
+    """A fitted classifier's n x k posteriors for the three parts and its test-pool accuracy
+    (argmax, ties to the lowest class), on one thread (:func:`unishift.classifiers.one_thread`).
+    With ``samples`` also ``P_samples``: each sample's posteriors predicted as one batch, as the
+    reference implementation did (they can differ from the pool's in the last bit:
+    docs/reproduction.md, "Arithmetic that decides numbers")."""
     n_classes = splits_n_classes(splits)
     with one_thread():
         posteriors = {

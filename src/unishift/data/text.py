@@ -46,8 +46,9 @@ def verify_sha256(path: str | Path, expected: str) -> Path:
 
 
 def stratified_holdout(labels: np.ndarray, size: int | float, seed: int):
-    """Indices of (rest, held-out), stratified and seeded; ``rest`` shuffled, as REF's hold-out
-    shuffled the training split (so its first 5,000 rows are a random subset)."""
+    """Indices of (rest, held-out), stratified and seeded; ``rest`` shuffled, as the reference
+    implementation's hold-out shuffled the training split (so its first 5,000 rows are a random
+    subset)."""
     index = np.arange(len(labels))
     rest, held = train_test_split(index, test_size=size, stratify=labels, random_state=seed)
     return np.asarray(rest), np.asarray(held)

@@ -1,8 +1,9 @@
 """Evaluate one method of one task on every sample of every setup (:class:`SetupData`: one
 classifier on one data set, or one language model on one source->target pair), for any number of
 classes: every method on exactly the same samples, each record in the run's layout
-(:mod:`unishift.evaluation.records`). ``ece_precision`` and ``domain_stream`` reproduce REF's arithmetic and
-randomness (config/README.md, "Faithful by default"; docs/reproduction.md).
+(:mod:`unishift.evaluation.records`). ``ece_precision`` and ``domain_stream`` reproduce the
+reference implementation's arithmetic and randomness (config/README.md, "Faithful by default";
+docs/reproduction.md).
 """
 
 from __future__ import annotations
@@ -134,8 +135,8 @@ def _status(notes: list[tuple[str, str]]) -> tuple[str, str]:
 
 
 def _domain_draws(setup: SetupData, domain_stream: str) -> Callable | None:
-    """``SampleContext.draws`` of one (method, setup): REF's continuing stream, or None (derived
-    per-sample seeds)."""
+    """``SampleContext.draws`` of one (method, setup): the reference implementation's continuing
+    stream, or None (derived per-sample seeds)."""
     if domain_stream == "per_sample":
         return None
     if setup.stream_state is None:
@@ -186,7 +187,8 @@ def evaluate_setup(
 ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     """Fit a fresh method on the setup and apply it to each sample; errors are recorded, not raised.
     With ``domain_stream="reference"`` each draw continues the stream where the previous sample left
-    it, so the samples must be applied in generation order from the first (as REF did).
+    it, so the samples must be applied in generation order from the first (as the reference
+    implementation did).
     ``observe(setup, sample_id, calibrated, labels)`` sees the calibrated posteriors of each scored
     calibration sample (the reliability diagrams' statistics, :mod:`unishift.evaluation.reliability`):
     the records keep only their summaries."""

@@ -1,7 +1,8 @@
 """Error measures computed on one test sample, for any number of classes k >= 2: the top-label,
-positive-class and class-wise ECEs, Brier, QuaPy's AE and RAE and the CAP error, with REF's float32
-ECE arithmetic (``precision``) and the binary tables' two-class forms (docs/reporting.md §1,
-docs/multiclass.md §5). Every measure refuses what it cannot score instead of dropping items.
+positive-class and class-wise ECEs, Brier, QuaPy's AE and RAE and the CAP error, with the reference
+implementation's float32 ECE arithmetic (``precision``, docs/reproduction.md, "Arithmetic") and the
+binary tables' two-class forms (docs/reporting.md §1, docs/multiclass.md §5). Every measure refuses
+what it cannot score instead of dropping items.
 """
 
 from __future__ import annotations
@@ -111,8 +112,9 @@ def _binned_gap_float64(scores: np.ndarray, targets: np.ndarray, edges, right_cl
 
 
 def _binned_gap_float32(scores: np.ndarray, targets: np.ndarray, n_bins: int) -> np.float32:
-    """REF's arithmetic (docs/reproduction.md, "Arithmetic"): float32 edges, item shares, mean
-    targets and running sum; float64 scores, mean scores and squared gaps."""
+    """The reference implementation's arithmetic (docs/reproduction.md, "Arithmetic"): float32
+    edges, item shares, mean targets and running sum; float64 scores, mean scores and squared
+    gaps."""
     edges = torch_linspace_float32(0.0, 1.0, n_bins + 1).astype(np.float64)
     n = np.float32(len(scores))
     terms = []
@@ -155,8 +157,8 @@ def top_label_confidence(posteriors) -> tuple[np.ndarray, np.ndarray]:
 
 
 def ece_top_label(posteriors, labels, n_bins: int = N_BINS, precision: str = "float32") -> float:
-    """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces REF's
-    arithmetic bit for bit (docs/reproduction.md, "Arithmetic")."""
+    """Top-label ECE x 100 (docs/reporting.md §1.1); ``precision="float32"`` reproduces the
+    reference implementation's arithmetic bit for bit (docs/reproduction.md, "Arithmetic")."""
     confidence, predicted = top_label_confidence(posteriors)  # checks the posteriors
     labels = check_labels(labels, np.shape(posteriors)[1])
     return _ece_percent([(confidence, (predicted == labels).astype(float))], n_bins, precision)

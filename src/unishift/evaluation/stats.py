@@ -1,8 +1,9 @@
 """Statistics behind the result tables and CD diagrams: average ranks and the Friedman
-(Iman-Davenport) test, per-row Wilcoxon bolding and win rates with REF's details the paper does not
-state (ties are wins, the sequential binomial gate), and the critical-difference groups, a
-re-implementation of the ``critdd`` package with the normal approximation to the Wilcoxon null
-(docs/reporting.md §2.3-§2.5, §3.2).
+(Iman-Davenport) test, per-row Wilcoxon bolding and win rates with the details the paper does not
+state but the authors' reference implementation follows (ties are wins, the sequential binomial
+gate; docs/reproduction.md), and the critical-difference groups, a re-implementation of the
+``critdd`` package with the normal approximation to the Wilcoxon null (docs/reporting.md §2.3-§2.5,
+§3.2).
 """
 
 from __future__ import annotations
@@ -139,7 +140,8 @@ def bold_row(
     best = int(np.flatnonzero(bold)[0])
     for j in np.flatnonzero(available & ~bold):
         pvalues[j] = wilcoxon_pvalue(values[:, j], values[:, best])
-        # a NaN p-value (identical columns) counts as "not different" (REF's behaviour)
+        # a NaN p-value (identical columns) counts as "not different", as in the reference
+        # implementation
         bold[j] = bool(np.isnan(pvalues[j]) or pvalues[j] >= alpha)
     return RowBold(bold, best, pvalues)
 

@@ -1,5 +1,6 @@
-"""Shared post-processing of binned calibration maps (docs/methods.md §0.4, B1-B3), on the positive
-posterior of two classes and on the top-label confidence of k classes (docs/multiclass.md §2.3)."""
+"""Shared post-processing of binned calibration maps and their isometric bins (docs/methods.md
+§0.4), on the positive posterior of two classes and on the top-label confidence of k classes
+(docs/multiclass.md §2.3)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ def postprocess_map(
     monotone: str = "running_max",
     smooth: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Pad a binned map with (0, 0) and (1, 1), impute NaNs, make it monotone (``running_max``: REF;
-    ``pairwise``: the paper's text; ``none``), smooth (B1); the padded endpoints are kept."""
+    """Pad a binned map with (0, 0) and (1, 1), impute NaNs, make it monotone (``running_max``: the
+    reference implementation's; ``pairwise``: the paper's text; ``none``), smooth; the padded
+    endpoints are kept (the post-processing of every binned map, docs/methods.md §0.4)."""
     check_choice("monotone", monotone, MONOTONE_RULES)
     x = np.concatenate([[0.0], np.asarray(abscissae, dtype=float), [1.0]])
     y = np.concatenate([[0.0], np.asarray(ordinates, dtype=float), [1.0]])
@@ -45,7 +47,8 @@ def apply_map(x: np.ndarray, y: np.ndarray, positive_scores: np.ndarray) -> np.n
 
 def isometric_edges(bins: int, low: float = 0.0, lower_first: bool = True) -> np.ndarray:
     """``linspace(low, 1, bins + 1)`` with the last edge raised by 1e-5 and, with ``lower_first``,
-    the first lowered by 1e-5 (B2; B3 raises only the last; top-label cells start at low = 1/k)."""
+    the first lowered by 1e-5 (ρ2ζ's bins; α2ζ's raise only the last; top-label cells start at low =
+    1/k)."""
     edges = np.linspace(low, 1.0, bins + 1)
     if lower_first:
         edges[0] -= 1e-5
@@ -59,9 +62,9 @@ def bin_membership(scores: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
 
 
 def binned_points(scores, edges, rate, at_centres: bool, within=True):
-    """The points of a binned map before B1: for each bin with items ``mask`` (among ``within``),
-    the abscissa (bin centre or mean score) and ``rate(b, mask)``; an empty bin gives a NaN at its
-    centre."""
+    """The points of a binned map before :func:`postprocess_map`: for each bin with items ``mask``
+    (among ``within``), the abscissa (bin centre or mean score) and ``rate(b, mask)``; an empty bin
+    gives a NaN at its centre."""
     abscissae = (edges[:-1] + edges[1:]) / 2
     ordinates = np.full(len(abscissae), np.nan)
     for b, mask in enumerate(bin_membership(scores, edges)):
@@ -92,9 +95,9 @@ def replace_top(posteriors: np.ndarray, predicted: np.ndarray, top: np.ndarray) 
 
 def top_label_map(posteriors, bins, cell_rate, at_centres, monotone, smooth) -> np.ndarray:
     """Calibrate the top-label confidence per predicted class through its cells' rates
-    ``cell_rate(cls, b, mask)`` (:func:`binned_points`, then B1 in unit coordinates between the
-    anchors (1/k, 1/k) and (1, 1), the other coordinates rescaled by :func:`replace_top`:
-    docs/multiclass.md §2.3)."""
+    ``cell_rate(cls, b, mask)`` (:func:`binned_points`, then :func:`postprocess_map` in unit
+    coordinates between the anchors (1/k, 1/k) and (1, 1), the other coordinates rescaled by
+    :func:`replace_top`: docs/multiclass.md §2.3)."""
     posteriors = np.asarray(posteriors, dtype=float)
     k = posteriors.shape[1]
     predicted = argmax_predictions(posteriors)

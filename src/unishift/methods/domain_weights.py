@@ -1,4 +1,4 @@
-"""Domain-classifier weights (B5, docs/methods.md §0.4): computed once per sample context, or
+"""Domain-classifier importance weights (docs/methods.md §0.4): computed once per sample context, or
 taken from the memo an upstream rule filled (plans, memo keys: docs/domain-weights.md). A shared
 result carries its fallback reason, so that every method that consumes it records the fallback."""
 
@@ -39,8 +39,9 @@ def domain_weight_plan(method) -> str | None:
 def upsampling_indices(
     n_train: int, n_target: int, rng: np.random.RandomState
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """B5's balancing draw: indices that up-sample the smaller of train and target (one ``choice``
-    call, none when the sizes are equal; a ``ValueError`` when the smaller one is empty)."""
+    """The domain classifier's balancing draw: indices that up-sample the smaller of train and
+    target (one ``choice`` call, none when the sizes are equal; a ``ValueError`` when the smaller
+    one is empty)."""
     if n_train < n_target:
         return rng.choice(n_train, n_target, replace=True), None
     if n_train > n_target:
@@ -129,8 +130,8 @@ def fit_domain_weights(
     source_features: np.ndarray,
     seed: int | np.random.RandomState,
 ) -> np.ndarray:
-    """B5: P(target | x) / P(train | x) at ``source_features``; ``seed`` is an integer or a legacy
-    ``RandomState`` whose stream the up-sampling continues."""
+    """Importance weights P(target | x) / P(train | x) at ``source_features``; ``seed`` is an
+    integer or a legacy ``RandomState`` whose stream the up-sampling continues."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
@@ -147,7 +148,8 @@ def fit_domain_weights(
     combined = np.concatenate((train_features, target_features))
     domain = np.asarray([1] * size + [0] * size, dtype=np.int32)
     with warnings.catch_warnings():
-        # REF used sklearn's defaults (100 lbfgs iterations) and ignored non-convergence.
+        # The reference implementation used sklearn's defaults (100 lbfgs iterations) and ignored
+        # non-convergence.
         warnings.simplefilter("ignore", ConvergenceWarning)
         classifier = LogisticRegression().fit(combined, domain)
     proba = classifier.predict_proba(np.asarray(source_features))
@@ -155,8 +157,9 @@ def fit_domain_weights(
 
 
 def domain_weights(setting: Setting, sample: Sample, context: SampleContext) -> DomainWeights:
-    """The B5 weights of ``setting.validation`` for ``sample``, once per context; on a
-    ``ValueError`` (e.g. an empty sample) REF's unit weights, with the reason."""
+    """The domain-classifier weights of ``setting.validation`` for ``sample``, once per context;
+    on a ``ValueError`` (e.g. an empty sample) unit weights, as the reference implementation
+    falls back to, with the reason."""
     for name, part in (("training", setting.training), ("validation", setting.validation)):
         if part.features is None:
             raise ValueError(f"the domain classifier needs {name} features; the setting has none")
@@ -166,7 +169,8 @@ def domain_weights(setting: Setting, sample: Sample, context: SampleContext) -> 
     key = domain_weights_key(setting)
     if key in context.store:
         return context.store[key]
-    # Outside the try: a missing stream is a set-up error, not REF's ValueError fallback.
+    # Outside the try: a missing stream is a set-up error, not the reference implementation's
+    # ValueError fallback.
     rng = context.random_state("domain_classifier", setting.key, "features")
     # Weights computed once by the upstream rule (docs/domain-weights.md), if this call matches one.
     memo = context.store.get(MEMO_KEY)
@@ -202,7 +206,8 @@ def domain_weights(setting: Setting, sample: Sample, context: SampleContext) -> 
 def importance_weights(
     source: str, setting: Setting, sample: Sample, context: SampleContext, method: str
 ) -> np.ndarray:
-    """Weights for CPCS / TransCal: B5 (faithful) or all ones; records a B5 fallback as a note."""
+    """Weights for CPCS / TransCal: the domain classifier's (faithful) or all ones; records its
+    fallback as a note."""
     check_choice("weights", source, WEIGHT_SOURCES)
     if source == "uniform":
         return np.ones((len(setting.validation), 1), dtype=float)

@@ -1,6 +1,6 @@
-"""Covariate-shift test samples: mixtures of source and target test items as indices into
-``[source test ; target test]``, counts rounded as REF's code or the paper's formula
-(docs/protocols.md §3.7).
+"""Covariate-shift test samples: mixtures of source and target test items as indices into ``[source
+test ; target test]``, counts rounded as the authors' reference implementation or the paper's
+formula (docs/protocols.md §3.7).
 """
 
 from __future__ import annotations

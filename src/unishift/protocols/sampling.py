@@ -1,6 +1,7 @@
 """QuaPy's uniform-, artificial- and natural-prevalence protocols for any number of classes as sample
 indices, drawn inside a temporary seeding of NumPy's legacy global RNG (docs/protocols.md §2.4, §4;
-the state after the draws: docs/reproduction.md, "Where REF's randomness comes from").
+the state after the draws: docs/reproduction.md, "Where the reference implementation's
+randomness comes from").
 """
 
 from __future__ import annotations

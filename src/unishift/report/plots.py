@@ -11,9 +11,10 @@ from unishift.report.cd import figure_settings, latex_to_mathtext, pyplot, save_
 from unishift.report.names import resolve_methods
 from unishift.report.names import title as make_title
 
-# REF's method selection and colours per panel (docs/reporting.md §4), then the k-class forms of the
-# binary-only ones (TS for Platt, the top-label binnings for the p_1 binnings) and a few k-class
-# columns; a panel draws those of them that the config lists. Names are registry names.
+# The reference implementation's method selection and colours per panel (docs/reporting.md §4), then
+# the k-class forms of the binary-only ones (TS for Platt, the top-label binnings for the p_1
+# binnings) and a few k-class columns; a panel draws those of them that the config lists. Names are
+# registry names.
 _K_CALIBRATION = [
     ("TS", "black"), ("BCTS", "teal"), ("PCC_q2c_3B", "gray"), ("PACC_q2c_3B", "magenta"),
     ("DoC_a2c_3B", "blue"),
@@ -58,7 +59,8 @@ N_BINS = 10
 
 def shift_bins(intensity: np.ndarray, n_bins: int = N_BINS) -> np.ndarray:
     """Bin index of each shift intensity (docs/reporting.md §4)."""
-    # clipped: 1.0 and levels outside [0, 1] in the outer bins (REF widens the outer edges by 1e-4)
+    # clipped: 1.0 and levels outside [0, 1] in the outer bins (the reference implementation widens
+    # the outer edges by 1e-4)
     return np.clip(np.digitize(intensity, np.linspace(0.0, 1.0, n_bins + 1)) - 1, 0, n_bins - 1)
 
 

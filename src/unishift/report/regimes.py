@@ -173,9 +173,10 @@ def build_selection(
     """The Selector of one task and shift, with its references beside it (docs/regimes.md §4.4,
     §5.4): the best single method leave-one-group-out, the per-sample and the per-setup oracles,
     the best single method in hindsight, the trivial answer (from ``trivial_files``; the row is
-    left out without them) and the Hybrid (``hybrid``); writes the files of §5.4 (``records_path``
-    in the record layout ``layout``; the .tex with ``tex_path``; the per-group gains with
-    ``gains_path``), each mean with its cluster-bootstrap interval (``n_bootstrap`` resamples)."""
+    left out without them) and the Hybrid (``hybrid``); writes the files of docs/regimes.md §5.4
+    (``records_path`` in the record layout ``layout``; the .tex with ``tex_path``; the per-group
+    gains with ``gains_path``), each mean with its cluster-bootstrap interval (``n_bootstrap``
+    resamples)."""
     methods = list(methods)
     records = add_groups(_records(files, task, shift, methods))
     features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]

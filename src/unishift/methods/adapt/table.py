@@ -1,7 +1,7 @@
-"""The adaptations between tasks (paper §4, docs/multiclass.md §2) and EM on calibrated posteriors,
-as one table for any number of classes; which kinds a method gets and what :data:`ROWS` state:
-docs/methods.md, "Adding a method". Beside it, :mod:`unishift.methods.paper_settings` holds the
-arguments the paper's tables give the methods themselves."""
+"""The adaptations between tasks (the paper's Section 4, docs/multiclass.md §2) and EM on calibrated
+posteriors, as one table for any number of classes; which kinds a method gets and what :data:`ROWS`
+state: docs/methods.md, "Adding a method". Beside it, :mod:`unishift.methods.paper_settings` holds
+the arguments the paper's tables give the methods themselves."""
 
 from __future__ import annotations
 

@@ -81,7 +81,8 @@ class _PositiveBinnedCalibrator(_BinnedCalibrator):
 
 class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
     """ρ2ζ on p_1 bins: each bin's ordinate is the quantifier's estimate on the bin's items, at the
-    bin's mean posterior (``bin_mean``, REF) or centre (the paper's text)."""
+    bin's mean posterior (``bin_mean``, the reference implementation's) or centre (the paper's
+    text)."""
 
     inner_task = "quantification"
     tag = "q2c"
@@ -110,8 +111,8 @@ class PositiveQuantificationToCalibration(_PositiveBinnedCalibrator):
 
 
 class PositiveCAPToCalibration(_PositiveBinnedCalibrator):
-    """α2ζ on p_1 bins (B3): a bin whose centre is above 0.5 gets the CAP's accuracy estimate, one
-    below it 1 - accuracy."""
+    """α2ζ on p_1 bins (isometric, only the last edge raised; docs/methods.md §0.4): a bin whose
+    centre is above 0.5 gets the CAP's accuracy estimate, one below it 1 - accuracy."""
 
     inner_task = "cap"
     tag = "a2c"

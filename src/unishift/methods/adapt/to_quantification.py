@@ -84,8 +84,9 @@ class CAPToQuantification(PartitionedFit, Quantifier):
 
 
 class CalibratedEMQ(Adapter, Quantifier):
-    """EM (B4) on the posteriors of an inner calibrator, from the prior of ``train_prevalence``
-    (validation: REF's quantification table); returns the EM prior (docs/methods.md §3.3)."""
+    """Saerens et al.'s EM on the posteriors of an inner calibrator, from the prior of
+    ``train_prevalence`` (validation: the reference implementation's quantification table); returns
+    the EM prior (docs/methods.md §3.3)."""
 
     inner_task = "calibration"
     assumption = "label"

@@ -15,7 +15,8 @@ from unishift.option_checks import check_choice
 
 def cpcs_temperature(logits, labels, weights) -> float:
     """Weighted-Brier temperature by Nelder-Mead from 2.0 (scipy ``fmin`` defaults, unbounded)."""
-    z = np.asarray(logits, dtype=np.float32).astype(float)  # REF's float32 logits
+    # float32 logits, as in the reference implementation
+    z = np.asarray(logits, dtype=np.float32).astype(float)
     onehot = np.eye(z.shape[1])[labels]
     weights = np.asarray(weights, dtype=float).reshape(-1, 1)
 
@@ -31,7 +32,7 @@ class CPCS(TemperatureCalibrator):
     """CPCS: temperature minimising the importance-weighted Brier score on validation; ``weights``
     "uniform" (all ones, plain Brier temperature scaling) is an ablation and a test oracle."""
 
-    name, description = "CPCS", "CPCS (Park et al. 2020) [REF CPCS-P / CPCS]"
+    name, description = "CPCS", "CPCS (Park et al. 2020) [reference code: CPCS-P / CPCS]"
     adaptations = ("c2q", "c2a")
     assumption = "covariate"
 

@@ -24,11 +24,14 @@ ABSCISSAE = ("bin_centre", "bin_mean")
 
 
 class DMCal(Calibrator):
-    """DMCal (§2.10): Bayes shares of DMy-mixed validation distributions, post-processed by B1.
-    ``n_bins``: DMy's histogram bins and the map's bins."""
+    """DMCal (docs/methods.md §2.10): Bayes shares of DMy-mixed validation distributions,
+    post-processed as every binned map (docs/methods.md §0.4). ``n_bins``: DMy's histogram bins and
+    the map's bins."""
 
     name, group = "DMCal", "adapted"
-    description = "DMy(8 bins) mixture map, running max + smoothing [REF HDcal8-sm-mono]"
+    description = (
+        "DMy(8 bins) mixture map, running max + smoothing [reference code: HDcal8-sm-mono]"
+    )
     adaptations = ("c2a",)
     assumption = "label"
     calibration_notion = "top-label"
@@ -96,11 +99,13 @@ class DMCal(Calibrator):
             self.likelihood_ = counts / np.where(totals > 0, totals, 1.0)
 
     def calibration_map(self, posteriors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(abscissae, ordinates) of a two-class sample's p_1 map: bin centres and the
-        B1-processed positive shares (``cells="positive_class"``)."""
+        """(abscissae, ordinates) of a two-class sample's p_1 map: bin centres and the positive
+        shares, post-processed (:func:`unishift.methods.binning.postprocess_map`)
+        (``cells="positive_class"``)."""
         prevalence = quiet(self.quantifier_.aggregate, np.asarray(posteriors, dtype=float))
         # QuaPy histograms the negative-class posterior for binary problems: reversing the bins
-        # indexes them by the positive posterior (upper-closed intervals, as REF).
+        # indexes them by the positive posterior (upper-closed intervals, as the reference
+        # implementation).
         hist_neg, hist_pos = (h.flatten()[::-1] for h in self.quantifier_.validation_distribution)
         negative = hist_neg * prevalence[0] + DMCAL_EPSILON
         positive = hist_pos * prevalence[1] + DMCAL_EPSILON
@@ -114,7 +119,9 @@ class DMCal(Calibrator):
             x, y = self.calibration_map(posteriors)
             if self.missing_class_:
                 context = self.context_for(context)
-                # REF's map would be NaN here; B1's NaN imputation turns it into the identity.
+                # The reference implementation's map would be NaN here; the binned-map
+                # post-processing imputes the NaNs, which makes it the identity (the note's words
+                # are in result files).
                 context.note(
                     "fallback", "DMCal: a class is absent from validation; map imputed by B1"
                 )

@@ -1,5 +1,6 @@
-"""EMQ as a calibrator (docs/methods.md §2.6) and EM after another calibrator (§2.8): the
-posteriors EM (QuaPy, B4) adapts, canonical under label shift from calibrated input."""
+"""EMQ as a calibrator (docs/methods.md §2.6) and EM after another calibrator (docs/methods.md
+§2.8): the posteriors that Saerens et al.'s EM (QuaPy's, docs/methods.md §0.4) adapts, canonical
+under label shift from calibrated input."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from unishift.option_checks import check_choice
 
 
 class EMQCalibrator(EMFromPrior, Calibrator):
-    """EMQ as a calibrator: the EM-adapted posteriors of the test sample (§2.6); both calibration
-    tables start EM from the training prevalence."""
+    """EMQ as a calibrator: the EM-adapted posteriors of the test sample (docs/methods.md §2.6);
+    both calibration tables start EM from the training prevalence."""
 
     name, group, display = "EMQ", "adapted", "EMQ"
-    description = "EM-adapted posteriors from the classifier-training prevalence [REF EM]"
+    description = (
+        "EM-adapted posteriors from the classifier-training prevalence [reference code: EM]"
+    )
     adaptations = ()
 
     def calibrate(self, sample: Sample, context: SampleContext | None = None) -> np.ndarray:
@@ -24,8 +27,8 @@ class EMQCalibrator(EMFromPrior, Calibrator):
 
 
 class ThenEM:
-    """Mixin for a calibrator followed by EM (B4) from the prior of its hyper-parameter
-    ``train_prevalence`` (§2.8)."""
+    """Mixin for a calibrator followed by Saerens et al.'s EM from the prior of its
+    hyper-parameter ``train_prevalence`` (docs/methods.md §2.8)."""
 
     train_prevalence: str
 

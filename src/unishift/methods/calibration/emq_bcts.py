@@ -12,10 +12,10 @@ from unishift.option_checks import check_choice
 
 class EMQBCTSCalibrator(Calibrator):
     """The adapted posteriors of the quantifier EMQ^BCTS (QuaPy EMQ with calib='bcts'), whose
-    fallback when BCTS fails is kept and recorded in ``fit_notes`` (§2.7)."""
+    fallback when BCTS fails is kept and recorded in ``fit_notes`` (docs/methods.md §2.7)."""
 
     name, group, display = "EMQ_BCTS", "adapted", r"EMQ$^{\text{BCTS}}$"
-    description = "EM on BCTS-recalibrated posteriors [REF EM-BCTS]"
+    description = "EM on BCTS-recalibrated posteriors [reference code: EM-BCTS]"
     adaptations = ()
     assumption = "label"
 

@@ -7,11 +7,11 @@ from unishift.methods.calibration.lascal import LasCal
 
 
 class EMQLasCal(ThenEM, LasCal):
-    """LasCal (§2.5) followed by EM from the training prevalence (§2.8); shares LasCal's
-    per-sample temperature search through the context."""
+    """LasCal (docs/methods.md §2.5) followed by EM from the training prevalence (docs/methods.md
+    §2.8); shares LasCal's per-sample temperature search through the context."""
 
     name, group, display = "EMQ_LasCal", "adapted", r"EMQ$^{\text{LasCal}}$"
-    description = "LasCal then EM [REF EMLasCal]"
+    description = "LasCal then EM [reference code: EMLasCal]"
     shifts = ("label",)
     adaptations = ()
     calibration_notion = "canonical"

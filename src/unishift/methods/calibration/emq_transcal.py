@@ -7,10 +7,11 @@ from unishift.methods.calibration.transcal import TransCal
 
 
 class EMQTransCal(ThenEM, TransCal):
-    """TransCal (§2.4) followed by EM from the training prevalence (§2.8; CS table: logits "L")."""
+    """TransCal (docs/methods.md §2.4) followed by EM from the training prevalence
+    (docs/methods.md §2.8; covariate-shift table: logits "L")."""
 
     name, group, display = "EMQ_TransCal", "adapted", r"EMQ$^{\text{TransCal}}$"
-    description = "TransCal then EM [REF EM-TransCal]"
+    description = "TransCal then EM [reference code: EM-TransCal]"
     shifts = ("covariate",)
     adaptations = ()
     assumption = "label"

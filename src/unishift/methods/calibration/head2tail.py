@@ -77,8 +77,9 @@ def head2tail_weights(
 
 
 def head2tail_temperature(logits, labels, weights) -> float:
-    """Weighted cross-entropy temperature on [0.05, 5] by L-BFGS-B from 1 (REF's arithmetic: no
-    max-subtraction, exp clipped at 1e20, probabilities clipped to [1e-20, 1 - 1e-20])."""
+    """Weighted cross-entropy temperature on [0.05, 5] by L-BFGS-B from 1 (the reference
+    implementation's arithmetic: no max-subtraction, exp clipped at 1e20, probabilities clipped to
+    [1e-20, 1 - 1e-20])."""
     onehot = np.eye(logits.shape[1])[labels]
 
     def loss(t):
@@ -95,7 +96,8 @@ class Head2Tail(TemperatureCalibrator):
     """Head2Tail: one temperature from the transfer-weighted validation cross-entropy (no test data;
     ``pca_components`` and ``alpha`` as in docs/multiclass.md §4, Head2Tail)."""
 
-    name, description = "Head2Tail", "Head2Tail (Chen & Su 2023) [REF Head2Tail-P / Head2Tail]"
+    name = "Head2Tail"
+    description = "Head2Tail (Chen & Su 2023) [reference code: Head2Tail-P / Head2Tail]"
     adaptations = ("c2q",)
 
     def __init__(
@@ -134,7 +136,7 @@ class Head2Tail(TemperatureCalibrator):
         if self.pca_components is not None and train_x.shape[1] > self.pca_components:
             from sklearn.decomposition import PCA
 
-            # seeded from the setting (REF's PCA was not)
+            # seeded from the setting (the reference implementation's PCA was not)
             pca = PCA(self.pca_components, random_state=setting.derive_seed("Head2Tail", "pca"))
             train_x, x = pca.fit_transform(train_x), pca.transform(x)
         labels = np.asarray(validation.labels, dtype=int)

@@ -1,6 +1,7 @@
 """LasCal (Popordanoska et al. 2024, docs/methods.md §2.5) for any number of classes: the search
 (grid, RLLS weights, class-wise label-shift ECE: docs/multiclass.md §4, LasCal), its RLLS solvers
-(docs/reproduction.md, "The RLLS solver") and REF's arithmetic (docs/reproduction.md, "Arithmetic").
+(docs/reproduction.md, "The RLLS solver") and the arithmetic of the authors' reference
+implementation (docs/reproduction.md, "Arithmetic").
 """
 
 from __future__ import annotations
@@ -181,8 +182,8 @@ def rlls_weights(
 def ece_label_shift_loop(
     conf_source, conf_target, source_is_class, weight, n_bins=15, p=2, arithmetic="float64"
 ):
-    """One class's label-shift ECE estimate as REF's loop (its float32 rate; with
-    ``arithmetic="reference"`` a float32 sum: docs/reproduction.md, "Arithmetic")."""
+    """One class's label-shift ECE estimate as the reference implementation's loop (its float32
+    rate; with ``arithmetic="reference"`` a float32 sum: docs/reproduction.md, "Arithmetic")."""
     conf_source, conf_target = np.asarray(conf_source), np.asarray(conf_target)
     n_s, n_t = len(conf_source), len(conf_target)
     edges = np.interp(np.linspace(0, n_t, n_bins + 1), np.arange(n_t), np.sort(conf_target))
@@ -238,12 +239,14 @@ def ece_label_shift_vectorised(
     if arithmetic == "float64":
         out = np.sum(terms, axis=1) / n_t
     else:
-        # REF adds the terms bin after bin, each bin's points in sample order; the zero terms of
-        # points outside the counted bins leave a float32 sum unchanged wherever they fall.
+        # The reference implementation adds the terms bin after bin, each bin's points in sample
+        # order; the zero terms of points outside the counted bins leave a float32 sum unchanged
+        # wherever they fall.
         order = np.argsort(np.where(counted, bin_t, n_bins), axis=1, kind="stable")
         total = float32_running_sum(np.take_along_axis(terms, order, axis=1), axis=1)
         out = total / np.float32(n_t)
-    # Rounding can make interpolated edges step back by an ulp; those rows take REF's loop.
+    # Rounding can make interpolated edges step back by an ulp; those rows take the
+    # reference implementation's loop.
     for r in np.flatnonzero(~np.all(np.diff(edges, axis=1) >= 0, axis=1)):
         out[r] = ece_label_shift_loop(
             conf_source[r], conf_target[r], source_is_class, weights[r], n_bins, p, arithmetic
@@ -259,7 +262,8 @@ def _scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
 
 
 def _torch_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
-    """softmax(z / T) for every T as PyTorch computes it in float64 (REF's arithmetic)."""
+    """softmax(z / T) for every T as PyTorch computes it in float64 (the reference
+    implementation's arithmetic)."""
     import torch
 
     scaled = (
@@ -270,16 +274,16 @@ def _torch_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
 
 
 def torch_log(posteriors: np.ndarray) -> np.ndarray:
-    """``torch.log`` of float64 posteriors (REF's ``prob2logits``; differs from ``np.log`` in the
-    last bit of some values)."""
+    """``torch.log`` of float64 posteriors (``prob2logits`` of the reference implementation;
+    differs from ``np.log`` in the last bit of some values)."""
     import torch
 
     return torch.log(torch.from_numpy(np.asarray(posteriors, dtype=float))).numpy()
 
 
 def _mean_of_classes(per_class: list, arithmetic: str):
-    """The classes' mean loss; with REF's arithmetic torch's float32 mean ((a + b) / 2 for two
-    classes)."""
+    """The classes' mean loss; with the reference implementation's arithmetic torch's float32
+    mean ((a + b) / 2 for two classes)."""
     dtype = np.float32 if arithmetic == "reference" else np.float64
     return sum(np.asarray(loss, dtype=dtype) for loss in per_class) / dtype(len(per_class))
 
@@ -294,8 +298,9 @@ def lascal_losses(
     arithmetic: str = "reference",
 ) -> np.ndarray:
     """LasCal's loss (mean over the k classes of the label-shift ECE) at every grid temperature,
-    float32 with ``arithmetic="reference"``. ``estimator="loop"`` is REF's procedure written out
-    plainly (the tests' oracle); ``"vectorised"`` does all temperatures at once."""
+    float32 with ``arithmetic="reference"``. ``estimator="loop"`` is the reference implementation's
+    procedure written out plainly (the tests' oracle); ``"vectorised"`` does all temperatures at
+    once."""
     check_choice("estimator", estimator, ESTIMATORS)
     check_choice("solver", solver, SOLVERS)
     check_choice("arithmetic", arithmetic, ARITHMETICS)
@@ -307,7 +312,8 @@ def lascal_losses(
     # hard predictions as abstention computes them (first maximum, a NaN counts as the maximum)
     pred_src, pred_tgt = np.argmax(src, axis=-1), np.argmax(tgt, axis=-1)
     # The weights depend on the temperature only through the hard predictions: the vectorised
-    # search solves once per distinct prediction pattern, the loop (as REF) at every temperature.
+    # search solves once per distinct prediction pattern, the loop (as the reference
+    # implementation) at every temperature.
     weights = np.empty((len(temps), k))
     solved: dict = {}
     for r in range(len(temps)):
@@ -347,7 +353,8 @@ def lascal_temperature(
     solver: str = "auto",
     arithmetic: str = "reference",
 ) -> tuple[float, np.ndarray]:
-    """(temperature, losses); the temperature is -1.0 (REF's sentinel) when no loss is finite."""
+    """(temperature, losses); the temperature is -1.0 (the reference implementation's sentinel)
+    when no loss is finite."""
     temps = temperature_grid()
     losses = lascal_losses(z_source, y_source, z_target, estimator, solver, temps, arithmetic)
     best = first_strict_minimum(losses)
@@ -362,10 +369,12 @@ def lascal_key(
 
 class LasCal(TemperatureCalibrator):
     """LasCal: the grid temperature minimising the label-shift ECE estimate with RLLS weights,
-    searched once per sample and shared through the context; REF's uncalibrated output on any
-    exception is kept and recorded. Logits for k classes: docs/multiclass.md §4, LasCal."""
+    searched once per sample and shared through the context; the reference implementation's
+    uncalibrated output on any exception is kept and recorded. Logits for k classes:
+    docs/multiclass.md §4, LasCal."""
 
-    name, description = "LasCal", "LasCal (Popordanoska et al. 2024) [REF LasCal-P / LasCal]"
+    name = "LasCal"
+    description = "LasCal (Popordanoska et al. 2024) [reference code: LasCal-P / LasCal]"
     adaptations = ("c2q", "c2a", "emq")
     assumption = "label"
     calibration_notion = "class-wise"
@@ -381,7 +390,8 @@ class LasCal(TemperatureCalibrator):
         check_choice("arithmetic", self.arithmetic, ARITHMETICS)
 
     def _logits(self, data: LabelledSet | Sample) -> np.ndarray:
-        if self.logits == "S" and self.arithmetic == "reference":  # REF's S-logits: torch.log
+        # the reference implementation's S-logits: torch.log
+        if self.logits == "S" and self.arithmetic == "reference":
             with np.errstate(divide="ignore"):
                 return torch_log(data.posteriors)
         return as_logits(self.logits, data)
@@ -396,7 +406,8 @@ class LasCal(TemperatureCalibrator):
 
     def calibrate(self, sample, context=None):
         context = self.context_for(context)
-        # Logits are taken outside REF's catch-all, so a configuration error is raised.
+        # Logits are taken outside the reference implementation's catch-all, so that a configuration
+        # error is raised.
         target = self._logits(sample)
 
         def search() -> tuple[float | None, str | None]:
@@ -407,21 +418,25 @@ class LasCal(TemperatureCalibrator):
                     self.source_logits_, y, target, solver=self.solver, arithmetic=self.arithmetic
                 )
                 return temperature, None
-            except Exception as err:  # REF: `except Exception` around the whole LasCal call
+            # as the reference implementation's `except Exception` around the whole LasCal call
+            except Exception as err:
                 return None, f"LasCal failed ({type(err).__name__}: {err})"
 
         key = lascal_key(self.logits, self.setting_, self.solver, self.arithmetic)
         temperature, failure = context.cached(key, search)
         if temperature is None:
             context.note("fallback", f"{failure}; uncalibrated posteriors returned")
-            # REF's output after a failure: the input if its rows sum to 1, else its softmax
+            # The reference implementation's output after a failure: the input if its rows sum to 1,
+            # else its softmax
             if np.isclose(target.sum(axis=1), 1).all():
                 return np.array(target, dtype=float)
             return softmax(target)
         if temperature == -1.0:
+            # the note's words (the reference implementation's sentinel) are in result files
             context.note(
                 "fallback", "LasCal: no finite loss on the grid; REF's sentinel T = -1 kept"
             )
-        if self.arithmetic == "reference":  # PyTorch's softmax, as REF's output; T = -1 flips z
+        # PyTorch's softmax, as the reference implementation's output; T = -1 flips z
+        if self.arithmetic == "reference":
             return _torch_scaled_softmaxes(target, np.array([temperature]))[0]
         return scaled_softmax(target, temperature)

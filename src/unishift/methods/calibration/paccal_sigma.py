@@ -16,7 +16,9 @@ class PacCalSigma(Calibrator):
     classes), then ``post_processing`` (docs/multiclass.md §4, PacCal^σ)."""
 
     name, group, display = "PacCal_sigma", "adapted", r"PacCal$^{\sigma}$"
-    description = "PACC-adjusted posteriors with the sigma post-processing [REF PACC-cal(soft)]"
+    description = (
+        "PACC-adjusted posteriors with the sigma post-processing [reference code: PACC-cal(soft)]"
+    )
     adaptations = ()
     assumption = "label"
 

@@ -1,5 +1,6 @@
 """The temperature-type calibrators' shared pieces: the L / S / P logit conventions (docs/methods.md
-§0.3), REF's softmax and its temperature grid search (B6). Imports no method module."""
+§0.3), the softmax and the temperature grid search of the authors' reference implementation
+(docs/methods.md §0.4, the temperature grid). Imports no method module."""
 
 from __future__ import annotations
 
@@ -47,19 +48,22 @@ def softmax(z: np.ndarray) -> np.ndarray:
 
 
 def scaled_softmax(z: np.ndarray, temperature: float) -> np.ndarray:
-    """softmax(z / T); T = -1 (REF's sentinel) flips the logits exactly as REF does."""
+    """softmax(z / T); T = -1 (the reference implementation's sentinel) flips the logits exactly as
+    the reference implementation does."""
     with np.errstate(invalid="ignore", divide="ignore"):
         return softmax(np.asarray(z, dtype=float) / float(temperature))
 
 
 def temperature_grid(start: float = 0.1, end: float = 20.0, steps: int = 100) -> np.ndarray:
-    """``torch.linspace(0.1, 20.0, 100)`` (float32) of the LasCal code (B6), bit for bit."""
+    """``torch.linspace(0.1, 20.0, 100)`` (float32) of the LasCal code (the temperature grid,
+    docs/methods.md §0.4), bit for bit."""
     return torch_linspace_float32(start, end, steps)
 
 
 def first_strict_minimum(losses: np.ndarray) -> int | None:
-    """Index REF's grid loop keeps: the first strict improvement on a running best that starts at
-    float32's maximum. NaN and infinite losses never qualify; ``None`` means the sentinel -1 stays."""
+    """Index the reference implementation's grid loop keeps: the first strict improvement on a
+    running best that starts at float32's maximum. NaN and infinite losses never qualify; ``None``
+    means the sentinel -1 stays."""
     losses = np.asarray(losses, dtype=float)
     valid = losses < float(np.finfo(np.float32).max)
     if not valid.any():
@@ -68,8 +72,9 @@ def first_strict_minimum(losses: np.ndarray) -> int | None:
 
 
 def source_temperature(z: np.ndarray, labels: np.ndarray) -> float:
-    """REF's grid-search temperature scaling on the source (B6), by the mean cross-entropy of
-    softmax(z / T) at every grid T; -1.0 when no loss is finite."""
+    """The reference implementation's grid-search temperature scaling on the source (the temperature
+    grid, docs/methods.md §0.4), by the mean cross-entropy of softmax(z / T) at every grid T; -1.0
+    when no loss is finite."""
     temps = temperature_grid()
     scaled = np.asarray(z, dtype=float)[None, :, :] / temps.astype(float)[:, None, None]
     with np.errstate(invalid="ignore"):

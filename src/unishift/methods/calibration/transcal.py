@@ -57,7 +57,8 @@ def transcal_temperature(
             return np.abs(confidence - (1.0 - risk))
 
     with warnings.catch_warnings():
-        # NaN objectives (REF's unguarded cases) make scipy warn; the outcome is kept as REF's.
+        # NaN objectives (cases the reference implementation does not guard) make scipy warn; the
+        # outcome is kept as the reference implementation's.
         warnings.simplefilter("ignore", RuntimeWarning)
         result = optimize.minimize(
             loss, np.array([2.0, 0.5]), method="SLSQP", bounds=((1.0, None), (0.0, 1.0))
@@ -69,7 +70,8 @@ class TransCal(TemperatureCalibrator):
     """TransCal: T >= 1 matching the target confidence to a variance-reduced importance-weighted
     estimate of the target accuracy (its switches: docs/methods.md §2.4, config/README.md)."""
 
-    name, description = "TransCal", "TransCal (Wang et al. 2020) [REF TransCal-S / TransCal]"
+    name = "TransCal"
+    description = "TransCal (Wang et al. 2020) [reference code: TransCal-S / TransCal]"
     adaptations = ("c2q", "c2a")
     assumption = "covariate"
     calibration_notion = "top-label"
@@ -103,11 +105,13 @@ class TransCal(TemperatureCalibrator):
         labels = setting.validation.labels
         self.source_temperature_ = source_temperature(self.source_logits_, labels)
         if self.source_temperature_ == -1.0:
+            # the note's words (the reference implementation's sentinel) are in result files
             reason = "no finite validation cross-entropy on the temperature grid (a zero posterior"
             self.fit_fallback(f"TransCal: {reason} for a true class); REF's sentinel T_s = -1 kept")
-        # Per-item error (n x 1, float32 as REF's torch code) and mean max-confidence at T_s, a
-        # float32 torch mean as REF's (docs/reproduction.md, "Arithmetic"). With T_s = -1 a row
-        # holding -inf becomes NaN: prediction class 0, mean confidence NaN, as in REF.
+        # Per-item error (n x 1, float32 as the reference implementation's torch code) and mean
+        # max-confidence at T_s, a float32 torch mean as there (docs/reproduction.md, "Arithmetic").
+        # With T_s = -1 a row holding -inf becomes NaN: prediction class 0, mean confidence NaN, as
+        # in the reference implementation.
         probabilities = scaled_softmax(self.source_logits_, self.source_temperature_)
         correct = np.argmax(probabilities, axis=1) == labels
         self.error_ = (1.0 - correct).astype(np.float32).reshape(-1, 1)

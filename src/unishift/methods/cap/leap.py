@@ -1,7 +1,7 @@
-"""LEAP, the simplified linear-equation CAP of Volpi et al. 2024 as REF runs it (docs/methods.md
-§4.1, docs/multiclass.md §4): the test contingency table x_ij (true i, predicted j) from k^2 linear
-equations, their exact solution when it is a distribution, else the least-squares one over the
-k^2-simplex (QuaPy's SLSQP helper)."""
+"""LEAP, the simplified linear-equation CAP of Volpi et al. 2024 as the reference implementation
+runs it (docs/methods.md §4.1, docs/multiclass.md §4): the test contingency table x_ij (true i,
+predicted j) from k^2 linear equations, their exact solution when it is a distribution, else the
+least-squares one over the k^2-simplex (QuaPy's SLSQP helper)."""
 
 from __future__ import annotations
 
@@ -57,8 +57,8 @@ def solve_contingency(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, bool]:
 
 class LEAP(AccuracyPredictor):
     """Predicted accuracy = trace of the estimated test contingency table; ``quantifier``:
-    ``"KDEy"``, ``"PCC"`` or a factory of a quantifier. A true class without validation items (REF
-    would divide by zero) gets ratios 0, recorded."""
+    ``"KDEy"``, ``"PCC"`` or a factory of a quantifier. A true class without validation items (the
+    reference implementation would divide by zero) gets ratios 0, recorded."""
 
     name, description = "LEAP", "LEAP with KDEy"
     adaptations = ("a2c", "a2q")

@@ -14,7 +14,7 @@ from unishift.option_checks import check_choice
 
 
 def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):
-    """Saerens et al.'s EM (docs/methods.md §0.4, B4) via QuaPy: (prior vector, adapted posteriors)."""
+    """Saerens et al.'s EM (docs/methods.md §0.4) via QuaPy: (prior vector, adapted posteriors)."""
     load_quapy()
     from quapy.method.aggregative import EMQ as QuaPyEMQ
 
@@ -25,7 +25,8 @@ def em(prior: np.ndarray, posteriors: np.ndarray, epsilon: float = 1e-4):
 
 
 class EMFromPrior:
-    """EM (B4) started from the class prevalence of ``train_prevalence``."""
+    """Saerens et al.'s EM (:func:`em`) started from the class prevalence of
+    ``train_prevalence``."""
 
     assumption = "label"
 
@@ -51,8 +52,8 @@ class EMQ(EMFromPrior, Quantifier):
 
 class EMQBCTS(Quantifier):
     """QuaPy's EMQ with calib='bcts'. BCTS fails on a validation posterior of exactly 0 or 1 (always
-    for kNN); REF then silently ran plain EMQ from the prevalence of ``fallback_prevalence``, which
-    is kept and recorded."""
+    for kNN); the reference implementation then silently ran plain EMQ from the prevalence of
+    ``fallback_prevalence``, which is kept and recorded."""
 
     name, display = "EMQ_BCTS", r"EMQ$^{\text{BCTS}}$"
     description = "EMQ on BCTS-recalibrated posteriors"
