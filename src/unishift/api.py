@@ -67,8 +67,56 @@ def load_setups(
     seed: int = 0,
     sample_posteriors: str = "per_sample",
 ) -> list[SetupData]:
-    """The setups a run persisted under ``results``, in table order; ``seed`` and
-    ``sample_posteriors`` must be the run's config values (docs/api.md)."""
+    """Load the setups a finished run persisted under ``results``, in table order.
+
+    A label-shift setup is one (classifier, data set); a covariate- or compound-shift setup is one
+    (language model, source->target pair). Each file is checked as the workflow's jobs check it
+    (docs/api.md; docs/evaluation-jobs.md, "What made a file").
+
+    Parameters
+    ----------
+    results : str or pathlib.Path, default "results"
+        The run's results folder.
+    shift : {"label", "covariate", "compound"}, default "label"
+        The kind of dataset shift whose setups to load.
+    datasets : iterable of str, optional
+        Label shift: the data sets; covariate and compound shift: the ``"source->target"`` pairs.
+        By default those of the run's config (``provenance.json``), else every one found.
+    classifiers : iterable of str, optional
+        Label shift: the classifiers; covariate and compound shift: the language models. By
+        default those of the run's config, else every one found.
+    seed : int, default 0
+        The run's ``seed`` (the samples' random streams continue from it).
+    sample_posteriors : {"per_sample", "pool"}, default "per_sample"
+        The run's ``label_shift.sample_posteriors``; ``"pool"`` for a k-class run.
+
+    Returns
+    -------
+    list of unishift.data.setups.SetupData
+        The setups, classifier-major (label shift) or one per (model, source->target).
+
+    Raises
+    ------
+    ValueError
+        If ``shift`` is not a known shift.
+    FileNotFoundError
+        If ``results`` is not a folder, a file of a requested setup is missing (named), or no
+        setup matches.
+    unishift.io.DamagedFileError
+        If a file is damaged or incomplete.
+    unishift.output_records.ProvenanceError
+        If a file is not what its job wrote (edited, or copied over another setup's).
+
+    See Also
+    --------
+    evaluate : score a method on the loaded setups.
+
+    Examples
+    --------
+    >>> setups = load_setups("results", shift="label")  # doctest: +SKIP
+    >>> [(s.classifier, s.dataset) for s in setups]  # doctest: +SKIP
+    [('LR', 'cmc.3'), ('LR', 'yeast'), ('kNN', 'cmc.3'), ('kNN', 'yeast')]
+    """
     check_choice("shift", shift, SHIFTS)
     results = Path(results)
     if not results.is_dir():
@@ -168,7 +216,24 @@ def _covariate_setups(results, pairs, models, seed, shift):
 
 
 def task_of(method: Any) -> str:
-    """The task of a method object: its ``task`` attribute, else the entry point it has."""
+    """The task of a method object: its ``task`` attribute, else the entry point it has.
+
+    Parameters
+    ----------
+    method : object
+        A unishift method, or any object with one of ``calibrate``, ``quantify`` or
+        ``predict_accuracy``.
+
+    Returns
+    -------
+    str
+        ``"calibration"``, ``"quantification"`` or ``"cap"``.
+
+    Raises
+    ------
+    TypeError
+        If ``method`` has none, or several, of the three entry points.
+    """
     task = getattr(method, "task", None)
     if task in TASKS:
         return task
@@ -209,7 +274,20 @@ class _Wrapped(Method):
 
 
 def as_method(method: Any, task: str | None = None) -> Method:
-    """``method`` itself when it is a unishift method, else wrapped as one of its task."""
+    """``method`` itself when it is a unishift method, else wrapped as one of its task.
+
+    Parameters
+    ----------
+    method : object
+        A unishift method, or an object with ``fit(setting)`` and one task's entry point.
+    task : {"calibration", "quantification", "cap"}, optional
+        The task to wrap it for; by default :func:`task_of` ``method``.
+
+    Returns
+    -------
+    unishift.methods.base.Method
+        ``method``, or a method that fits a clone of it and calls its entry point.
+    """
     if isinstance(method, Method):
         return method
     return _Wrapped(method, task or task_of(method))
@@ -227,8 +305,66 @@ def evaluate(
     domain_stream: str = "reference",
     layout: str | None = None,
 ) -> pd.DataFrame:
-    """Per-sample records of one method on every setup: a registered name (with ``task``) or an
-    object with one task's interface, fitted afresh (a clone) per setup (docs/api.md)."""
+    """Score one method on every sample of every setup: its per-sample records.
+
+    The method is fitted afresh on each setup (a ``sklearn.base.clone`` of it, or a new instance
+    of a registered method); a registered method gives exactly the workflow's records
+    (docs/api.md). A warning names how many samples the method failed on, if any.
+
+    Parameters
+    ----------
+    method : str or object
+        A registered method's name (then ``task`` is needed), or any object with
+        ``fit(setting)`` and one of ``calibrate`` / ``quantify`` / ``predict_accuracy(sample,
+        context)`` (:mod:`unishift.methods.base`).
+    setups : iterable of unishift.data.setups.SetupData
+        The setups to score it on, e.g. from :func:`load_setups`.
+    name : str, optional
+        The method's name in the records (letters, digits and underscores); by default the
+        registered name, the object's ``name`` attribute, or its class name.
+    task : {"calibration", "quantification", "cap"}, optional
+        The task; needed with a registered name, else taken from the object (:func:`task_of`).
+    params : dict, optional
+        Hyper-parameters overriding a registered method's defaults (not for an object).
+    ece : str, default "top_label"
+        The ECE notion of the calibration records (the config key ``ece``).
+    ece_precision : {"float32", "float64"}, default "float32"
+        The ECE arithmetic; ``"float32"`` is the reference implementation's.
+    domain_stream : {"reference", "per_sample"}, default "reference"
+        The random stream of the domain classifier's draws (config/README.md).
+    layout : {"two_class", "k_class"}, optional
+        The records' columns; by default ``"two_class"`` when every setup has two classes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (setup, sample), the columns of ``results/eval``; a failed sample has
+        ``status == "error"``, its reason, and a NaN ``error``.
+
+    Raises
+    ------
+    ValueError
+        If a registered name comes without ``task``, ``params`` comes with an object, or ``name``
+        has characters other than letters, digits and underscores.
+    TypeError
+        If an object has none, or several, of the three entry points.
+
+    See Also
+    --------
+    load_setups : the setups to score on.
+    table : a result table from the records.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class MeanPosterior:
+    ...     def fit(self, setting):
+    ...         return self
+    ...     def quantify(self, sample, context):
+    ...         return np.asarray(sample.posteriors).mean(axis=0)
+    >>> records = evaluate(MeanPosterior(), setups, name="Mine")  # doctest: +SKIP
+    >>> pcc = evaluate("PCC", setups, task="quantification")  # doctest: +SKIP
+    """
     setups = list(setups)
     if isinstance(method, str):
         from unishift.methods.registry import get_method
@@ -295,8 +431,45 @@ def load_records(
     task: str = "quantification",
     methods: Iterable[str] | None = None,
 ) -> pd.DataFrame:
-    """The per-sample records a run wrote for ``(shift, task)`` of ``methods``, by default those of
-    the run's config (docs/api.md)."""
+    """Read the per-sample records a run wrote for one shift and task.
+
+    By default the methods of the run's config (``methods.<shift>.<task>`` in
+    ``results/provenance.json``), in config order; the files of methods an earlier config named
+    are left out with a warning. Without ``provenance.json`` every file is read, with a warning
+    (docs/api.md).
+
+    Parameters
+    ----------
+    results : str or pathlib.Path, default "results"
+        The run's results folder.
+    shift : {"label", "covariate", "compound"}, default "label"
+        The shift whose records to read.
+    task : {"calibration", "quantification", "cap"}, default "quantification"
+        The task whose records to read.
+    methods : iterable of str, optional
+        Exactly these methods' records, in this order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The records of every method, one row per (method, setup, sample).
+
+    Raises
+    ------
+    FileNotFoundError
+        If no records are there, or a requested (or configured) method's file is missing.
+    ValueError
+        If ``provenance.json`` does not hold a run's config.
+    unishift.io.DamagedFileError
+        If a record file is damaged or cut.
+    unishift.output_records.ProvenanceError
+        If a record file is not what its job wrote.
+
+    Examples
+    --------
+    >>> paper = load_records("results", "label", "quantification")  # doctest: +SKIP
+    >>> paper.groupby("method")["error"].mean()  # doctest: +SKIP
+    """
     from unishift.report.tables import load_records as read_all
 
     folder = Path(folder_of(results, "records", shift=shift, task=task))
@@ -369,10 +542,54 @@ def table(
     alpha: float = ALPHA,
     min_coverage: float = MIN_COVERAGE,
 ):
-    """One table's :class:`unishift.report.tables.TableResult` from per-sample records; a method the
-    registry does not know needs its group in ``groups`` or ``display`` (docs/api.md). A method
-    scored on fewer than ``min_coverage`` of a cell's samples is never bold there
-    (docs/reporting.md §2.1.1)."""
+    """Compute one result table (means, ranks, win rates, significance) from per-sample records.
+
+    A method's group decides numbers: every non-reference method's win rates are counted against
+    the reference methods. A method the registry does not know therefore needs its group in
+    ``groups`` or ``display``; a registered method keeps its own unless ``groups`` names it
+    (docs/api.md).
+
+    Parameters
+    ----------
+    records : pandas.DataFrame
+        Per-sample records (:func:`evaluate`, :func:`load_records`); the rows of ``task`` and
+        ``shift`` are used.
+    task : {"calibration", "quantification", "cap"}
+        The table's task.
+    shift : {"label", "covariate", "compound"}
+        The table's shift.
+    methods : iterable of str, optional
+        The columns, in order; by default every method of the records, in order of appearance.
+    metric : str, default "error"
+        The records' column to tabulate.
+    groups : dict of str to str, optional
+        A method's group: ``"reference"``, ``"adapted"``, ``"baseline"``, ...
+        (:data:`unishift.methods.registry.GROUPS`).
+    display : dict of str to (str, str), optional
+        A method's (LaTeX column head, group).
+    alpha : float, default 0.05
+        The significance level of the tests, in (0, 1).
+    min_coverage : float, default 0.9
+        The share of a cell's samples a method must be scored on to be bold there, in (0, 1]
+        (docs/reporting.md §2.1.1).
+
+    Returns
+    -------
+    unishift.report.tables.TableResult
+        The table's numbers; :func:`table_tex` renders it, :func:`cd_diagram` draws its
+        critical-difference diagram.
+
+    Raises
+    ------
+    ValueError
+        If ``task`` or ``shift`` is unknown, ``alpha`` or ``min_coverage`` lies outside its
+        range (NaN and booleans included), or a method has no group.
+
+    Examples
+    --------
+    >>> result = table(records, "quantification", "label", groups={"Mine": "adapted"})  # doctest: +SKIP
+    >>> print(table_tex(result))  # doctest: +SKIP
+    """
     from unishift.methods.registry import GROUPS, all_methods
     from unishift.report.tables import compute_table
 
@@ -417,13 +634,53 @@ def table(
 
 
 def table_tex(result) -> str:
+    """The LaTeX of a computed table, as the workflow writes it (docs/reporting.md §2.6).
+
+    Parameters
+    ----------
+    result : unishift.report.tables.TableResult
+        A table from :func:`table`.
+
+    Returns
+    -------
+    str
+        The table environment, followed by a note on fallbacks and errors if any.
+    """
     from unishift.report.tables import render_table_tex
 
     return render_table_tex(result)
 
 
 def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None, alpha=ALPHA):
-    """Write the critical-difference diagram of a table (TikZ and PNG); returns its CD result."""
+    """Write the critical-difference diagram of a table, as TikZ and as PNG.
+
+    Parameters
+    ----------
+    result : unishift.report.tables.TableResult
+        A table from :func:`table`.
+    tex_path : str or pathlib.Path
+        Where to write the tikzpicture (to ``\\input`` inside a figure).
+    png_path : str or pathlib.Path, optional
+        Where to write the image; by default ``tex_path`` with the suffix ``.png``.
+    alpha : float, default 0.05
+        The significance level of the Friedman and the pairwise tests, in (0, 1).
+
+    Returns
+    -------
+    unishift.evaluation.stats.CDResult
+        The analysis drawn: average ranks, the Friedman test, the pairwise p-values and the
+        groups of methods not told apart.
+
+    Raises
+    ------
+    ValueError
+        If ``alpha`` does not lie in (0, 1).
+
+    Examples
+    --------
+    >>> cd = cd_diagram(result, "cd.tex")  # doctest: +SKIP
+    >>> cd.groups  # doctest: +SKIP
+    """
     from unishift.report.cd import write_cd
 
     alpha = check_share("alpha", alpha)
@@ -432,14 +689,72 @@ def cd_diagram(result, tex_path: str | Path, png_path: str | Path | None = None,
 
 
 def from_quapy(quantifier: Any, *, name: str | None = None) -> QuaPyQuantifier:
-    """A unishift quantifier from a QuaPy aggregative quantifier, named after its class by default
-    (checked now, so that a quantifier that cannot be wrapped fails here rather than in a fit)."""
+    """Wrap a QuaPy aggregative quantifier as a unishift quantifier.
+
+    The quantifier is fitted on the validation set's classifier posteriors (its own classifier is
+    unused); the threshold methods sweep the positive posterior as their classifier's score. It is
+    checked now, so that a quantifier that cannot be wrapped fails here rather than in a fit
+    (docs/api.md).
+
+    Parameters
+    ----------
+    quantifier : quapy.method.aggregative.AggregativeQuantifier
+        An unfitted QuaPy aggregative quantifier (``ACC()``, ``MAX()``, ...).
+    name : str, optional
+        Its name in the records; by default its QuaPy class's name.
+
+    Returns
+    -------
+    unishift.methods.quantification.aggregative.QuaPyQuantifier
+        A quantifier with ``fit(setting)`` and ``quantify(sample, context)``.
+
+    Raises
+    ------
+    ValueError
+        If ``quantifier`` does not aggregate a classifier's outputs
+        (``MaximumLikelihoodPrevalenceEstimation``, ``DMx``, ``ReadMe``, ...).
+
+    Examples
+    --------
+    >>> from quapy.method.aggregative import ACC
+    >>> from_quapy(ACC()).name
+    'ACC'
+    """
     check_aggregative(quantifier)
     return QuaPyQuantifier(quantifier, name=name or type(quantifier).__name__)
 
 
 def adapt(method: Method, kind: str, **params) -> Method:
-    """The paper's adaptation ``kind`` of a method object, with the adaptation's defaults."""
+    """Apply the paper's adaptation ``kind`` to a method object, with the adaptation's defaults.
+
+    Parameters
+    ----------
+    method : object
+        The inner method: a unishift method, or an object with one task's interface.
+    kind : str
+        ``"c2q"``, ``"c2a"``, ``"q2a"``, ``"a2q"``, ``"q2c"`` or ``"a2c"`` (the binary tables'
+        binnings of p_1, ``q2c_5B`` and ``a2c_6B``: two classes only), or any kind of
+        :data:`unishift.methods.adapt.table.KINDS` (``"q2c_3B"`` / ``"a2c_3B"``: the top-label
+        binnings for k classes).
+    **params
+        The adapter's hyper-parameters, overriding its defaults.
+
+    Returns
+    -------
+    unishift.methods.base.Method
+        The adapted method, of the task ``kind`` adapts to.
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is unknown, or adapts a method of another task than ``method``'s.
+
+    Examples
+    --------
+    >>> from quapy.method.aggregative import ACC
+    >>> adapt(from_quapy(ACC()), "q2c").task
+    'calibration'
+    """
     from unishift.methods.adapt.table import KINDS
 
     kind = {"q2c": "q2c_5B", "a2c": "a2c_6B"}.get(kind, kind)  # the paper's (two-class) binnings

@@ -87,8 +87,38 @@ def check_cpu(profile: str, flags: set[str] | None = None, machine: str | None =
 
 
 def pin(profile: str = DEFAULT_PROFILE, environ=None) -> dict[str, str]:
-    """Set the profile's variables in ``environ`` (default: ``os.environ``) and return them; a
-    library already loaded keeps its kernels (docs/determinism.md)."""
+    """Pin the CPU kernels of the numerical libraries by setting the profile's variables.
+
+    Call it before NumPy (or PyTorch) is first imported: a library already loaded keeps its
+    kernels (docs/determinism.md). The profile's variables replace every variable any profile
+    sets; ``"native"`` clears them all.
+
+    Parameters
+    ----------
+    profile : {"avx2", "native"}, default "avx2"
+        ``"avx2"``: the kernels the documented numbers were computed with; ``"native"``: the
+        machine's own (fastest; the last digits depend on the CPU).
+    environ : MutableMapping of str to str, optional
+        The environment to set them in; by default ``os.environ``.
+
+    Returns
+    -------
+    dict of str to str
+        The variables set, with ``UNISHIFT_CPU_KERNELS`` naming the profile.
+
+    Raises
+    ------
+    KernelError
+        If ``profile`` is unknown, or this CPU cannot run its kernels.
+
+    Examples
+    --------
+    >>> environ = {}
+    >>> pin("avx2", environ)["OPENBLAS_CORETYPE"]  # doctest: +SKIP
+    'Haswell'
+    >>> pin("native", environ)
+    {'UNISHIFT_CPU_KERNELS': 'native'}
+    """
     check_cpu(profile)
     environ = os.environ if environ is None else environ
     for name in VARIABLES:
