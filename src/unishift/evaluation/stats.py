@@ -306,6 +306,10 @@ def groups_from_graph(avg_ranks: np.ndarray, adjacency: np.ndarray) -> list[tupl
 
 @dataclass(frozen=True)
 class CDResult:
+    """A critical-difference analysis (docs/reporting.md §3.2): the methods' average ranks over
+    ``n_experiments`` experiments, the Friedman (Iman-Davenport) test, the pairwise Wilcoxon
+    p-values raw and Holm-adjusted, and the groups of methods not told apart at ``alpha``."""
+
     methods: tuple[str, ...]
     avg_ranks: np.ndarray  # (k,)
     n_experiments: int

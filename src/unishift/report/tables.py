@@ -99,6 +99,13 @@ _RERUN_EVALUATION = "delete it and rerun snakemake to re-evaluate that method"
 
 @dataclass
 class TableResult:
+    """One result table's numbers, as :func:`compute_table` (and ``unishift.api.table``) compute
+    them: S setups (rows, ``setups``) by k methods (columns, ``methods``). ``means`` holds each
+    cell's mean ``metric`` over the samples scored, ``bold`` the cells not told apart from the row's
+    best (docs/reporting.md §2.3), ``wins`` the win rates against the reference methods and
+    ``avg_ranks`` the average ranks (docs/reporting.md §2.4, §2.5); ``render_table_tex`` writes its
+    LaTeX and ``unishift.report.cd.write_cd`` its critical-difference diagram."""
+
     task: str
     shift: str
     metric: str
