@@ -1,7 +1,7 @@
 """A plugin of deliberately wrong methods (issue 32): outputs on the limits of the tolerance of
-docs/reporting.md §1.8, and methods that fail on most or all samples (§2.1.1). Registered through the
-``plugins:`` key (``plugins: [tests.wrong_methods]``) or ``registry.use_plugins``; never part of a
-real run."""
+docs/reporting.md §1.8, and methods that fail on most or all samples (docs/reporting.md §2.1.1).
+Registered through the ``plugins:`` key (``plugins: [tests.wrong_methods]``) or
+``registry.use_plugins``; never part of a real run."""
 
 from __future__ import annotations
 

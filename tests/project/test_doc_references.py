@@ -265,10 +265,12 @@ def test_the_library_says_what_the_docs_shorthand_means():
     assert not problems, "\n".join(problems)
 
 
-def test_every_section_the_library_cites_names_its_document():
+def test_every_section_the_library_and_the_tests_cite_names_its_document():
+    # the library's files whole; the tests' docstrings and comments (text_of, as above)
     problems = []
-    for path in sorted((REPO / "src").rglob("*.py")):
-        problems += bare_sections_in(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+    for folder in ("src", "tests"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            problems += bare_sections_in(text_of(path), str(path.relative_to(REPO)))
     assert not problems, "\n".join(problems)
 
 

@@ -1,7 +1,8 @@
-"""The selection's references and uncertainty (docs/regimes.md §4.4, §4.5) and the Hybrid (§4.6):
-the cluster bootstrap against a literal two-stage loop and scipy, the degenerate rule, the
-per-setup oracle against a loop, the trivial answers against their definitions, and the Hybrid's
-leave-one-group-out guards (rows, features, hyper-parameters), each shown to fail on a leak."""
+"""The selection's references and uncertainty (docs/regimes.md §4.4, §4.5) and the Hybrid
+(docs/regimes.md §4.6): the cluster bootstrap against a literal two-stage loop and scipy, the
+degenerate rule, the per-setup oracle against a loop, the trivial answers against their definitions,
+and the Hybrid's leave-one-group-out guards (rows, features, hyper-parameters), each shown to fail
+on a leak."""
 
 import numpy as np
 import pandas as pd
