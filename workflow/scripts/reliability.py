@@ -1,3 +1,7 @@
+from unishift.workflow.job_server import run_in_server
+
+run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/evaluation-jobs.md)
+
 from unishift.report.reliability import build_reliability
 from unishift.workflow.jobs import start_job
 

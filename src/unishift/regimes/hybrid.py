@@ -103,15 +103,26 @@ class _Fold:
         complete = complete[np.isfinite(complete.to_numpy(dtype=float)).all(axis=1)]
         means = complete.mean(axis=0).round(12)
         self.top = sorted(candidates, key=lambda m: (means[m], candidates.index(m)))[:TOP_K]
-        target = _normalised(E, setups, train)
         # inputs empty on every training row (e.g. estimates a layout does not store) carry nothing
         self.keep = np.isfinite(X[train]).any(axis=0)
-        X = X[:, self.keep]
-        self.models = {}
-        for m in candidates:
-            j = methods.index(m)
-            usable = train & np.isfinite(target[:, j])
-            self.models[m] = model(seed).fit(X[usable], target[usable, j])
+        self._training = (candidates, E, X, setups, train, seed, model)
+        self._models = None
+
+    @property
+    def models(self) -> dict:
+        """Per candidate, its regressor of the normalised error, fitted when a Shrink variant first
+        predicts: BestSingle and TopKMedian need none, and with two groups (every outer fold's
+        variant is then BestSingle) no fold predicts (the same fits, in the same order, as before)."""
+        if self._models is None:
+            candidates, E, X, setups, train, seed, model = self._training
+            target = _normalised(E, setups, train)
+            X = X[:, self.keep]
+            self._models = {}
+            for m in candidates:
+                j = self.methods.index(m)
+                usable = train & np.isfinite(target[:, j])
+                self._models[m] = model(seed).fit(X[usable], target[usable, j])
+        return self._models
 
     def apply(self, variant, rows, E, X, estimates, truth):
         """(chosen label per row, error per row) of ``variant`` on ``rows``."""
