@@ -275,46 +275,53 @@ def test_per_setup_normalisation_picks_the_winner_raw_pooling_misses():
 
 
 def _merge_case(seed=6):
-    """Four quantile bins: in bins 1 and 2 A beats B, but on each bin's 12 samples alone the
-    signed ranks of A - B (A worse on the samples of ranks 1, 2, 7 and 9: W+ = 19, exact
-    one-sided p = 0.065) fall short; on their 24 samples (W+ = 72, p = 0.012) they do not. Bins 0
-    and 3 have clear winners (A, then B)."""
+    """Five quantile bins of 12 samples: in bins 1 and 2 A beats B, but on each bin's samples
+    alone the signed ranks of A - B (A worse on the samples of ranks 1, 2, 7 and 9: W+ = 19, exact
+    one-sided p = 0.065) fall short; on their 24 samples (W+ = 72, p = 0.012) they do not. Bin 0
+    has a clear winner (A), bin 3 none (A and B differ by noise), bin 4 a clear winner (B)."""
     rng = np.random.default_rng(seed)
     n = 12
-    x = np.repeat([0.1, 0.3, 0.6, 0.9], n) + rng.uniform(-0.05, 0.05, 4 * n)
-    a, b = np.empty(4 * n), np.empty(4 * n)
+    x = np.repeat([0.1, 0.3, 0.5, 0.7, 0.9], n) + rng.uniform(-0.05, 0.05, 5 * n)
+    a, b = np.empty(5 * n), np.empty(5 * n)
     a[:n], b[:n] = 0.2 + 1e-3 * rng.random(n), 0.8
-    a[3 * n :], b[3 * n :] = 0.8, 0.2 + 1e-3 * rng.random(n)
     ranks = np.arange(1, n + 1)
     signs = np.where(np.isin(ranks, [1, 2, 7, 9]), 1.0, -1.0)
     for offset, start in ((0.0, n), (0.001, 2 * n)):  # distinct magnitudes: no ties when merged
         d = signs * (0.01 * ranks + offset)
         a[start : start + n], b[start : start + n] = 0.5 + d / 2, 0.5 - d / 2
+    a[3 * n : 4 * n], b[3 * n : 4 * n] = 0.5 + 0.1 * rng.random((2, n))
+    a[4 * n :], b[4 * n :] = 0.8, 0.2 + 1e-3 * rng.random(n)
     order = np.argsort(x)
-    return _rows({"A": a[order], "B": b[order]}, x[order], ["d"] * (4 * n))
+    return _rows({"A": a[order], "B": b[order]}, x[order], ["d"] * (5 * n))
 
 
 def test_adjacent_bins_are_merged_until_the_winner_is_significant():
     records = _merge_case()
-    alone = regime_map(records, "domain_auc", n_bins=4, merge=False, n_bootstrap=50)
-    assert alone.bins["leader"].tolist() == ["A", "A", "A", "B"]
-    assert alone.bins["verdict"].tolist() == ["winner", "no clear winner", "no clear winner",
-                                              "winner"]  # fmt: skip
+    alone = regime_map(records, "domain_auc", n_bins=5, merge=False, n_bootstrap=50)
+    assert alone.bins["leader"].tolist()[:3] == ["A", "A", "A"]
+    assert alone.bins["verdict"].tolist() == [
+        "winner", "no clear winner", "no clear winner", "no clear winner", "winner",
+    ]  # fmt: skip
     assert (alone.cells.loc[alone.cells["bin"].isin([1, 2]), "p_holm"].dropna() > 0.05).all()
-    merged = regime_map(records, "domain_auc", n_bins=4, n_bootstrap=50)
-    assert merged.bins[["first_bin", "last_bin"]].values.tolist() == [[0, 0], [1, 2], [3, 3]]
-    assert merged.bins["winner"].tolist() == ["A", "A", "B"]
+    merged = regime_map(records, "domain_auc", n_bins=5, n_bootstrap=50)
+    # bins 1 and 2 merge into a significant region; bin 3 starts a new run, which bin 4 (clear
+    # alone) closes unresolved: it is not merged into 1-2 nor into 4
+    spans = merged.bins[["first_bin", "last_bin"]].values.tolist()
+    assert spans == [[0, 0], [1, 2], [3, 3], [4, 4]]
+    assert merged.bins["winner"].tolist() == ["A", "A", "", "B"]
+    assert merged.bins["verdict"].tolist()[2] == "no clear winner"
+    assert merged.bins["tied"].tolist()[2] in ("A;B", "B;A")
     middle = merged.cells[(merged.cells["bin"] == 1) & (merged.cells["method"] == "B")]
-    assert middle["p_holm"].item() < 0.05 and merged.bins["n_samples"].tolist() == [12, 24, 12]
+    assert middle["p_holm"].item() < 0.05
+    assert merged.bins["n_samples"].tolist() == [12, 24, 12, 12]
     assert merged.bins["lower"].tolist()[1] == alone.bins["lower"].tolist()[1]
     assert merged.bins["upper"].tolist()[1] == alone.bins["upper"].tolist()[2]
-    assert merged.bins["winner_changed"].tolist() == [False, False, True]
+    # the change is flagged at B's region; the region without a winner in between is skipped
+    assert merged.bins["winner_changed"].tolist() == [False, False, False, True]
     # a trailing run that never becomes significant stays "no clear winner" with its tied set
-    tail = records[records["domain_auc"] < 0.75]
-    tail = tail.assign(error=np.where(tail["domain_auc"] > 0.45, 0.5, tail["error"]))
-    unresolved = regime_map(tail, "domain_auc", n_bins=3, n_bootstrap=50)
-    assert unresolved.bins["verdict"].tolist()[-1] == "no clear winner"
-    assert unresolved.bins["tied"].tolist()[-1] in ("A;B", "B;A")
+    tail = regime_map(records[records["domain_auc"] < 0.8], "domain_auc", n_bins=4, n_bootstrap=50)
+    assert tail.bins[["first_bin", "last_bin"]].values.tolist()[-1] == [3, 3]
+    assert tail.bins["verdict"].tolist()[-1] == "no clear winner"
 
 
 def test_the_bootstrap_share_resamples_whole_setups_and_follows_the_seed():
