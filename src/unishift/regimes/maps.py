@@ -180,10 +180,20 @@ def _one_sided_wilcoxon(diffs: np.ndarray) -> np.ndarray:
 def resample_counts(setups, n_resamples: int, seed: int) -> np.ndarray:
     """(n_resamples, n) how often each row is drawn in each two-stage resample of
     :func:`unishift.regimes.references.cluster_draws` (setups, then samples within them)."""
-    draws = cluster_draws(setups, n_resamples, seed)
-    n = len(np.asarray(setups))
-    flat = np.concatenate([r * n + rows for r, rows in enumerate(draws)])
-    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
+    setups = np.asarray(setups)
+    key = (tuple(setups.tolist()), n_resamples, seed)
+    if _LAST_COUNTS.get("key") != key:  # the maps of one task and shift share their resamples
+        draws = cluster_draws(setups, n_resamples, seed)
+        n = len(setups)
+        flat = np.concatenate([r * n + rows for r, rows in enumerate(draws)])
+        counts = np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n)
+        _LAST_COUNTS.update(key=key, counts=counts.astype(float))
+    return _LAST_COUNTS["counts"]
+
+
+# the last resample counts: the descriptors of one map file keep the same samples (but for a
+# descriptor left empty on some), so their bootstraps draw the same resamples once
+_LAST_COUNTS: dict = {}
 
 
 def winner_share(counts: np.ndarray, normalised: np.ndarray, rows: np.ndarray, leader: int):

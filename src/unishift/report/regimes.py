@@ -142,7 +142,8 @@ def build_regime_maps(
     """The regime maps of one task and shift (docs/regimes.md §5.3), written to ``<stem>.csv``,
     ``.png`` and ``.tex``; returns the maps and, per descriptor, the samples left out as empty.
     With ``trivial_files`` (rule trivial) the maps show the trivial answer and the degenerate
-    flag; each map's bootstrap is seeded by ``seed``, the task, shift and descriptor."""
+    flag; the maps' bootstrap is seeded by ``seed``, the task and the shift (the maps of samples
+    with every descriptor draw the same resamples)."""
     records = _records(files, task, shift, methods)
     trivial_files = list(trivial_files)
     trivial = read_trivial(trivial_files, task, shift) if trivial_files else None
@@ -163,7 +164,7 @@ def build_regime_maps(
             methods=methods,
             alpha=alpha,
             n_bootstrap=n_bootstrap,
-            seed=derive_seed(seed, "regime_map", shift, task, descriptor),
+            seed=derive_seed(seed, "regime_map", shift, task),
             trivial=trivial,
         )
         maps.append(replace(rmap, degenerate=flag, degenerate_note=note))
