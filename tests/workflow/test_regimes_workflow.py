@@ -241,7 +241,7 @@ def test_the_trivial_cap_answer_is_naive_s_error_sample_by_sample(results):
 def test_a_compound_run_plans_the_two_dimensional_maps(tmp_path):
     """.test/config.yaml has no compound shift, so the session's run writes no 2-D map; a dry run
     of the compound config plans rule regime_map_2d once per task, with its files as targets."""
-    from tests.test_workflow import copy_workflow, snakemake
+    from tests.workflow.test_workflow import copy_workflow, snakemake
 
     config_file = ".test/multiclass.yaml"
     config = yaml.safe_load((REPO / config_file).read_text())
