@@ -65,6 +65,9 @@ LAYOUT = {
     "regime_tex": "regimes/{task}_{shift}.tex",
     "regime_png": "regimes/{task}_{shift}.png",
     "regime_csv": "regimes/{task}_{shift}.csv",
+    # compound shift's two-dimensional maps: label-shift intensity x mixture
+    "regime_2d_csv": "regimes/{task}_compound_2d.csv",
+    "regime_2d_png": "regimes/{task}_compound_2d.png",
     "selection_tex": "regimes/{task}_{shift}_selection.tex",
     "selection_csv": "regimes/{task}_{shift}_selection.csv",
     "selection_choices": "regimes/{task}_{shift}_choices.csv",

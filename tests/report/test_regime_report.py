@@ -345,3 +345,38 @@ def test_the_selection_file_sets_trivial_answers_oracles_and_intervals(tmp_path,
     overall = 1 - choices["selector_error"].mean() / choices["best_single_error"].mean()
     assert summary.loc["Selector", "gain_vs_best_single"] == pytest.approx(overall)
     assert set(result["hybrid"]["variant"]) <= set(H.VARIANTS)
+
+
+@pytest.mark.parametrize(("value", "flagged"), [(0.2, True), (0.31, False)])
+def test_the_regime_maps_carry_the_degenerate_flag_and_the_trivial_answer(tmp_path, value, flagged):
+    # the selection file's rule on the same records (0.2 beats all three methods' means, 0.31
+    # only CC's); a map computing its own means over the kept samples or per bin would differ
+    errors, descriptors = _synthetic(np.random.default_rng(0))
+    errors["EMQ"][("LR", "a")][:2] = np.nan  # a dropped sample: the flag is the overall one
+    files = write_records(tmp_path, errors, descriptors)
+    trivial = _trivial_files(tmp_path, descriptors, value)
+    out = [tmp_path / f"{k}.csv" for k in ("Selector", "summary", "choices")]
+    methods = ["CC", "PACC", "EMQ"]
+    build_selection(
+        files, "quantification", "label", methods, TWO_CLASS, 0, *out, trivial_files=trivial,
+        n_bootstrap=20, hybrid=False,
+    )  # fmt: skip
+    selection_flag = bool(pd.read_csv(out[1])["degenerate"].iloc[0])
+    assert selection_flag == flagged
+    maps, _ = build_regime_maps(
+        files, "quantification", "label", methods, tmp_path / "map", n_bins=3,
+        trivial_files=trivial, n_bootstrap=20,
+    )  # fmt: skip
+    table = pd.read_csv(tmp_path / "map.csv")
+    assert table["degenerate"].tolist() == [flagged] * len(table)
+    assert table["trivial_error"].to_numpy() == pytest.approx(value)
+    tex = (tmp_path / "map.tex").read_text()
+    assert ("Degenerate: the trivial answer beats 3 of the 3" in tex) == flagged
+    assert all(m.degenerate == flagged for m in maps)
+    # without trivial files the flag is unknown: an empty column, no sentence
+    build_regime_maps(files, "quantification", "label", methods, tmp_path / "bare", n_bins=3,
+                      n_bootstrap=20)  # fmt: skip
+    bare = pd.read_csv(tmp_path / "bare.csv", keep_default_na=False)
+    assert (
+        set(bare["degenerate"]) == {""} and "Degenerate" not in (tmp_path / "bare.tex").read_text()
+    )

@@ -26,7 +26,9 @@ def test_the_schema_fills_the_new_keys_with_their_defaults():
     # .test/config.yaml sets regimes.n_bootstrap: the section emptied, the schema fills it
     config = _validated(covariate_shift={"compound": {}}, regimes={})
     assert config["selector"] is True
-    assert config["regimes"] == {"n_bins": 10, "scheme": "quantile", "n_bootstrap": 1000}
+    assert config["regimes"] == {
+        "n_bins": 10, "scheme": "quantile", "n_bins_2d": 4, "n_bootstrap": 1000,
+    }  # fmt: skip
     assert config["covariate_shift"]["compound"] == {
         "sample_size": 250,
         "n_samples": 100,
@@ -48,6 +50,7 @@ def test_the_schema_fills_the_new_keys_with_their_defaults():
         {"selector": "yes"},
         {"regimes": {"n_bins": 0}},
         {"regimes": {"scheme": "log"}},
+        {"regimes": {"n_bins_2d": 0}},
         {"shifts": ["label", "mixed"]},
         {"methods": {"compound": {"quantification": ["CC", "CC"]}}},
     ],

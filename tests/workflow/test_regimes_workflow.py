@@ -86,13 +86,29 @@ def test_regime_maps_of_every_task(results, task):
     assert list(dict.fromkeys(table["descriptor"])) == list(map_descriptors("label"))
     methods = CONFIG["methods"]["label"][task]
     assert set(table["method"]) == set(methods)  # the methods, not the Selector
+    selection = pd.read_csv(results / "regimes" / f"{task}_label_selection.csv")
+    assert set(table["degenerate"]) == {bool(selection["degenerate"].iloc[0])}
     for descriptor, part in table.groupby("descriptor"):
         per_bin = part.groupby("bin")["n_samples"].first()
         dropped = len(SETUPS) * LABEL["n_samples"] - per_bin.sum()
         assert 0 <= dropped and per_bin.gt(0).all(), descriptor
+        # the leader has the lowest mean normalised error; it is the winner only when its tests
+        # are significant after Holm, and then the only method of its tied set
+        means = part.pivot(index="bin", columns="method", values="normalised_error")
+        leaders = part.groupby("bin")["leader"].first()
+        assert leaders.tolist() == means.idxmin(axis=1).tolist()
+        regions = part.drop_duplicates("bin").set_index("bin")
+        clear = regions["verdict"] == "winner"
+        assert (regions.loc[clear, "winner"] == leaders[clear]).all()
+        assert (regions.loc[clear, "n_tied"] == 1).all()
         winners = part[part["is_winner"]].groupby("bin")["method"].first()
-        means = part.pivot(index="bin", columns="method", values="mean_error")
-        assert winners.tolist() == means.idxmin(axis=1).tolist()
+        assert winners.tolist() == leaders[clear].tolist()
+        p_holm = part[part["method"] != part["leader"]].groupby("bin")["p_holm"].max()
+        assert ((p_holm < 0.05) == clear.reindex(p_holm.index)).all()
+        assert regions["bootstrap_share"].between(0, 1).all()
+        # the regions tile the bins in order
+        assert regions["first_bin"].iloc[0] == 0
+        assert (regions["first_bin"].iloc[1:].to_numpy() == regions["last_bin"].iloc[:-1] + 1).all()
     assert (results / "regimes" / f"{task}_label.png").stat().st_size > 0
     tex = (results / "regimes" / f"{task}_label.tex").read_text()
     assert tex.count(r"\begin{tabular}") == len(map_descriptors("label"))
@@ -220,3 +236,22 @@ def test_the_trivial_cap_answer_is_naive_s_error_sample_by_sample(results):
     np.testing.assert_allclose(naive["trivial_cap"], naive["error"], rtol=0, atol=1e-12)
     summary = pd.read_csv(results / "regimes" / "cap_label_selection.csv").set_index("method")
     assert summary.loc["Trivial", "mean_error"] == pytest.approx(naive["error"].mean())
+
+
+def test_a_compound_run_plans_the_two_dimensional_maps(tmp_path):
+    """.test/config.yaml has no compound shift, so the session's run writes no 2-D map; a dry run
+    of the compound config plans rule regime_map_2d once per task, with its files as targets."""
+    from tests.workflow.test_workflow import copy_workflow, snakemake
+
+    config_file = ".test/multiclass.yaml"
+    config = yaml.safe_load((REPO / config_file).read_text())
+    assert "compound" in config["shifts"] and "compound" not in CONFIG["shifts"]
+    work = copy_workflow(tmp_path / "wf")
+    plan = snakemake("-n", "--cores", "1", "--configfile", config_file, cwd=work).stdout
+    blocks = [b for b in plan.split("\nrule ")[1:] if b.startswith("regime_map_2d:")]
+    tasks = [t for t in TASKS if config["methods"]["compound"].get(t)]
+    assert len(blocks) == len(tasks) == 3
+    for task in tasks:
+        stem = f"{config['results']}/regimes/{task}_compound_2d"
+        block = next(b for b in blocks if f"{stem}.csv" in b)
+        assert f"{stem}.png" in block and f"{config['results']}/logs/regimes/" in block

@@ -222,6 +222,11 @@ def table_targets(shift):
             results_file("regime_png", task=task, shift=shift)
         )
         targets["other"].append(results_file("regime_csv", task=task, shift=shift))
+        if shift == "compound":
+            targets["other"] += [
+                results_file("regime_2d_csv", task=task),
+                results_file("regime_2d_png", task=task),
+            ]
         if selector_on(shift, task):
             targets["other"].append(
                 results_file("selection_csv", task=task, shift=shift)

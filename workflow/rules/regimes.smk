@@ -95,10 +95,12 @@ rule selector:
 
 
 rule regime_map:
-    """Each method's mean error per bin of each shift descriptor, the winner per bin and where the
-    ranking changes."""
+    """Each method's mean error per bin of each shift descriptor, the winner per bin (or merged
+    bins) with its tests and bootstrap share, or the tied set, and the degenerate flag.
+    """
     input:
-        lambda wc: eval_files(wc.shift, wc.task),
+        records=lambda wc: eval_files(wc.shift, wc.task),
+        trivial=lambda wc: trivial_files(wc.shift),
     output:
         csv=results_file("regime_csv"),
         png=report(
@@ -116,6 +118,39 @@ rule regime_map:
         methods=lambda wc: methods_of(wc.shift, wc.task),
         n_bins=config["regimes"]["n_bins"],
         scheme=config["regimes"]["scheme"],
+        seed=config["seed"],
+        n_bootstrap=config["regimes"]["n_bootstrap"],
+        alpha=config["alpha"],
         code=code_version("regime_map.py"),
     script:
         "../scripts/regime_map.py"
+
+
+rule regime_map_2d:
+    """Under compound shift, the winner (or the tied set) per cell of label-shift intensity x
+    mixture (docs/regimes.md §3.1)."""
+    input:
+        records=lambda wc: eval_files("compound", wc.task),
+        trivial=lambda wc: trivial_files("compound"),
+    output:
+        csv=results_file("regime_2d_csv"),
+        png=report(
+            results_file("regime_2d_png"),
+            caption="../report/regimes_2d.rst",
+            category="{task}",
+            subcategory="compound shift",
+        ),
+    log:
+        f"{RESULTS}/logs/regimes/{{task}}_compound_2d.log",
+    conda:
+        "../../envs/core.yaml"
+    params:
+        methods=lambda wc: methods_of("compound", wc.task),
+        n_bins=config["regimes"]["n_bins_2d"],
+        scheme=config["regimes"]["scheme"],
+        seed=config["seed"],
+        n_bootstrap=config["regimes"]["n_bootstrap"],
+        alpha=config["alpha"],
+        code=code_version("regime_map_2d.py"),
+    script:
+        "../scripts/regime_map_2d.py"

@@ -11,21 +11,27 @@ log = start_job(snakemake)
 params, wildcards = snakemake.params, snakemake.wildcards
 output = Path(snakemake.output.csv)
 maps, undefined = build_regime_maps(
-    snakemake.input,
+    snakemake.input.records,
     wildcards.task,
     wildcards.shift,
     params.methods,
     output.with_suffix(""),
     n_bins=params.n_bins,
     scheme=params.scheme,
+    trivial_files=snakemake.input.trivial,
+    seed=params.seed,
+    n_bootstrap=params.n_bootstrap,
+    alpha=params.alpha,
 )
 for rmap in maps:
     log.info(
-        "%s: %d bins, winners %s; %d samples without every method's error, %d without the "
-        "descriptor left out",
+        "%s: %d regions from %d bins, winners %s (empty: no clear winner); degenerate %s; %d "
+        "samples without every method's error, %d without the descriptor left out",
         rmap.descriptor,
         len(rmap.bins),
+        len(rmap.edges) - 1,
         list(rmap.bins["winner"]),
+        rmap.degenerate,
         rmap.n_dropped,
         undefined[rmap.descriptor],
     )

@@ -5,6 +5,7 @@ their sample's shift descriptors (:data:`unishift.evaluation.records.DESCRIPTOR_
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,12 @@ from unishift.evaluation.records import COLUMNS, DESCRIPTOR_COLUMNS
 from unishift.evaluation.stats import MIN_COVERAGE
 from unishift.io import write_csv
 from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
-from unishift.regimes.maps import regime_map, write_regime_maps
+from unishift.regimes.maps import (
+    regime_map,
+    regime_map_2d,
+    write_regime_map_2d,
+    write_regime_maps,
+)
 from unishift.regimes.references import (
     ANSWERS,
     FACTS,
@@ -105,6 +111,21 @@ def _records(files: Iterable[str | Path], task: str, shift: str, methods: list[s
     return records.reset_index(drop=True)
 
 
+def degenerate_of(records: pd.DataFrame, methods: list[str], trivial: pd.DataFrame):
+    """The degenerate flag of one task and shift (docs/regimes.md §4.4), as the selection file
+    computes it: the trivial answer's mean error over its samples against each method's mean of
+    its finite errors, the methods below the coverage share left out; and the sentence that says
+    so."""
+    per_sample = records.groupby(SAMPLE).ngroups
+    finite = records.groupby("method")["error"].agg(["mean", "count"])
+    needed = np.ceil(np.round(MIN_COVERAGE * per_sample, 9))
+    eligible = [m for m in methods if finite.loc[m, "count"] >= needed]
+    flag, beaten = degenerate(
+        float(trivial["error"].mean()), {m: float(finite.loc[m, "mean"]) for m in eligible}
+    )
+    return flag, f"the trivial answer beats {beaten} of the {len(eligible)} methods' mean error"
+
+
 def build_regime_maps(
     files: Iterable[str | Path],
     task: str,
@@ -113,10 +134,20 @@ def build_regime_maps(
     stem: str | Path,
     n_bins: int = 10,
     scheme: str = "quantile",
+    trivial_files: Iterable[str | Path] = (),
+    seed: int = 0,
+    n_bootstrap: int = N_BOOTSTRAP,
+    alpha: float = 0.05,
 ) -> tuple[list, dict[str, int]]:
     """The regime maps of one task and shift (docs/regimes.md §5.3), written to ``<stem>.csv``,
-    ``.png`` and ``.tex``; returns the maps and, per descriptor, the samples left out as empty."""
+    ``.png`` and ``.tex``; returns the maps and, per descriptor, the samples left out as empty.
+    With ``trivial_files`` (rule trivial) the maps show the trivial answer and the degenerate
+    flag; the maps' bootstrap is seeded by ``seed``, the task and the shift (the maps of samples
+    with every descriptor draw the same resamples)."""
     records = _records(files, task, shift, methods)
+    trivial_files = list(trivial_files)
+    trivial = read_trivial(trivial_files, task, shift) if trivial_files else None
+    flag, note = degenerate_of(records, methods, trivial) if trivial is not None else (None, "")
     maps, undefined = [], {}
     for descriptor in map_descriptors(shift):
         defined = np.isfinite(records[descriptor].to_numpy(dtype=float))
@@ -125,11 +156,64 @@ def build_regime_maps(
             raise ValueError(
                 f"the descriptor {descriptor!r} is empty on every {shift}-shift sample"
             )
-        maps.append(
-            regime_map(records[defined], descriptor, n_bins=n_bins, scheme=scheme, methods=methods)
+        rmap = regime_map(
+            records[defined],
+            descriptor,
+            n_bins=n_bins,
+            scheme=scheme,
+            methods=methods,
+            alpha=alpha,
+            n_bootstrap=n_bootstrap,
+            seed=derive_seed(seed, "regime_map", shift, task),
+            trivial=trivial,
         )
+        maps.append(replace(rmap, degenerate=flag, degenerate_note=note))
     write_regime_maps(maps, stem, title=f"{make_title(task, shift)}: mean error by bin")
     return maps, undefined
+
+
+# the two descriptors of the compound-shift grid (docs/regimes.md §3.1): what the protocol set
+COMPOUND_AXES = ("true_label_shift", "true_mixture")
+
+
+def build_regime_map_2d(
+    files: Iterable[str | Path],
+    task: str,
+    methods: list[str],
+    stem: str | Path,
+    n_bins: int = 4,
+    scheme: str = "quantile",
+    trivial_files: Iterable[str | Path] = (),
+    seed: int = 0,
+    n_bootstrap: int = N_BOOTSTRAP,
+    alpha: float = 0.05,
+):
+    """The two-dimensional regime map of one task under compound shift (label-shift intensity x
+    mixture, docs/regimes.md §3.1), written to ``<stem>.csv`` and ``.png``; returns the map and the
+    number of samples left out for an empty descriptor."""
+    shift = "compound"
+    records = _records(files, task, shift, methods)
+    defined = np.isfinite(records[list(COMPOUND_AXES)].to_numpy(dtype=float)).all(axis=1)
+    if not defined.any():
+        raise ValueError(f"no {shift}-shift sample has both {COMPOUND_AXES}")
+    trivial_files = list(trivial_files)
+    trivial = read_trivial(trivial_files, task, shift) if trivial_files else None
+    flag, note = degenerate_of(records, methods, trivial) if trivial is not None else (None, "")
+    rmap = regime_map_2d(
+        records[defined],
+        *COMPOUND_AXES,
+        n_bins=n_bins,
+        scheme=scheme,
+        methods=methods,
+        alpha=alpha,
+        n_bootstrap=n_bootstrap,
+        seed=derive_seed(seed, "regime_map_2d", shift, task),
+        trivial=trivial,
+    )
+    rmap = replace(rmap, degenerate=flag, degenerate_note=note)
+    title = f"{make_title(task, shift)}: winner per cell"
+    write_regime_map_2d(rmap, stem, title=title)
+    return rmap, len(records.loc[~defined, SAMPLE].drop_duplicates())
 
 
 def _counts(choices: pd.Series) -> str:

@@ -479,6 +479,19 @@ def _regimes_page(site: _Site, spec: TableSpec) -> None:
             "table": datatable(_read_csv(results / "regimes" / f"{key}.csv"), f"regimes_{key}"),
         },
     ]
+    # compound shift's two-dimensional map (docs/regimes.md §3.1), where the run wrote one
+    grid = results / "regimes" / f"{spec.task}_compound_2d"
+    if spec.shift == "compound" and grid.with_suffix(".png").is_file():
+        sections += [
+            {
+                "heading": "Label-shift intensity x mixture: the winner per cell",
+                "image": site.image(grid.with_suffix(".png")),
+            },
+            {
+                "heading": "Each cell's methods, tests and verdict",
+                "table": datatable(_read_csv(grid.with_suffix(".csv")), f"regimes_2d_{key}"),
+            },
+        ]
     selection = results / "regimes" / f"{key}_selection.csv"
     if spec.selector and selection.is_file():
         sections.append(
