@@ -61,7 +61,7 @@ def test_a_regime_table_taller_than_the_page_is_scaled_to_fit(tmp_path, capsys):
 def test_the_test_runs_report_has_one_reliability_figure_per_calibrator(
     finished_test_run, tmp_path
 ):
-    from tests.test_workflow import snakemake
+    from tests.workflow.test_workflow import snakemake
 
     work = tmp_path / "wf"
     shutil.copytree(finished_test_run[0], work, symlinks=True)
