@@ -186,3 +186,48 @@ def test_the_report_has_a_reliability_section_when_given_diagrams(tmp_path):
     assert r"\section{Reliability diagrams}" in tex
     assert png.resolve().as_posix() in tex and "Platt reliability" in tex
     assert "Reliability diagrams" not in report_tex(ReportContent())
+
+
+def _drawn_titles(monkeypatch, frame):
+    """The first title line of each diagram plot_reliability draws, by (row, column) of the grid
+    (the figure is caught before it is saved)."""
+    import unishift.figures
+
+    caught = []
+    monkeypatch.setattr(unishift.figures, "save_figure", lambda fig, *paths: caught.append(fig))
+    plot_reliability(frame, "M", "M: reliability", ["unused.png"])
+    (fig,) = caught
+    grid = {}
+    for ax in fig.axes:
+        spec = ax.get_subplotspec()
+        if ax.get_title():
+            grid[(spec.rowspan.start // 2, spec.colspan.start)] = ax.get_title().split("\n")[0]
+    return grid
+
+
+def test_k_classes_draw_one_diagram_per_band_and_class(monkeypatch):
+    """Four classes, samples in two bands: the top label and each class's diagram in every band, a
+    band per row, the targets in class order across; two classes: the top label alone, a band per
+    column. A class the collector or the plot dropped (k - 1 diagrams), or classes out of order,
+    would show."""
+    rng = np.random.default_rng(5)
+    collector = ReliabilityCollector()
+    setup = _setup([0.1, 0.8])
+    for sample_id in range(2):
+        p, y = _posteriors(rng, 200, 4)
+        collector(setup, sample_id, p, y)
+    grid = _drawn_titles(monkeypatch, collector.frame())
+    targets = ["top label", "class 0", "class 1", "class 2", "class 3"]
+    assert grid == {
+        (row, col): f"{band} shift, {target}"
+        for row, band in enumerate(["low", "high"])
+        for col, target in enumerate(targets)
+    }
+    binary = ReliabilityCollector()
+    for sample_id in range(2):
+        p, y = _posteriors(rng, 50, 2)
+        binary(setup, sample_id, p, y)
+    assert _drawn_titles(monkeypatch, binary.frame()) == {
+        (0, 0): "low shift, top label",
+        (0, 1): "high shift, top label",
+    }

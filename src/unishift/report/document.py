@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,10 +52,16 @@ def report_tex(content: ReportContent) -> str:
     )
 
 
+def overflowing_floats(latex_log: str) -> list[str]:
+    """LaTeX's warnings about floats taller than the page: what does not fit is cut off at the
+    page's foot, silently but for this line of the log."""
+    return re.findall(r"LaTeX Warning: Float too large for page by [^\n]*", latex_log)
+
+
 def build_report_pdf(content: ReportContent, pdf_path: str | Path) -> Path | None:
     """Write ``<pdf stem>.tex`` next to ``pdf_path`` and compile it; returns the PDF path, or None
     (with a message on stderr) when pdflatex is not installed. A failed compilation raises with the
-    end of the LaTeX log."""
+    end of the LaTeX log; a float too large for its page is reported on stderr (the job's log)."""
     pdf_path = Path(pdf_path)
     pdf_path.parent.mkdir(parents=True, exist_ok=True)
     tex_path = pdf_path.with_suffix(".tex")
@@ -78,5 +85,8 @@ def build_report_pdf(content: ReportContent, pdf_path: str | Path) -> Path | Non
         )
         if run.returncode != 0:
             raise RuntimeError(f"pdflatex failed on {tex_path}:\n{run.stdout[-3000:]}")
+        log = (Path(tmp) / "report.log").read_text(encoding="utf-8", errors="replace")
+        for warning in overflowing_floats(log):
+            print(f"{pdf_path}: {warning}", file=sys.stderr)
         shutil.copy(Path(tmp) / "report.pdf", pdf_path)
     return pdf_path

@@ -1,0 +1,90 @@
+"""The PDF report compiles where pdflatex is installed (docs/reporting.md, "The PDF report"; the tests skip with
+the reason elsewhere, .ci/run installs no TeX): a tall regime table fits its page, and the report of
+the .test run has one reliability figure per calibrator of the run, each embedded in the PDF."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from unishift.report.document import ReportContent, build_report_pdf, overflowing_floats
+
+needs_pdflatex = pytest.mark.skipif(
+    shutil.which("pdflatex") is None,
+    reason="pdflatex is not installed (the PDF report is optional; Debian: texlive-latex-base "
+    "texlive-latex-recommended texlive-latex-extra texlive-pictures)",
+)
+
+
+def test_overflowing_floats_reads_latex_warnings():
+    log = (
+        "[37] [38]\nLaTeX Warning: Float too large for page by 80.20433pt on input line 669.\n\n"
+        "Overfull \\hbox (3.0pt too wide) in paragraph at lines 5--6\n"
+    )
+    assert overflowing_floats(log) == [
+        "LaTeX Warning: Float too large for page by 80.20433pt on input line 669."
+    ]
+    assert overflowing_floats("LaTeX Warning: No \\author given.") == []
+
+
+def _tall_regime_table(path: Path, descriptors: int = 6, bins: int = 12) -> Path:
+    """The layout of results/regimes/<task>_<shift>.tex: one headed tabular per descriptor, stacked
+    (taller than a landscape page at these sizes)."""
+    blocks = []
+    for d in range(descriptors):
+        rows = "\n".join(f"$[{b}, {b + 1})$ & 4 & 0.{b:04d} & 0.5000 & A \\\\" for b in range(bins))
+        blocks.append(
+            f"\\noindent\\textbf{{descriptor {d}}} (0 samples left out)\\\\\n"
+            "\\resizebox{\\textwidth}{!}{%\n\\begin{tabular}{lrrrl}\n\\hline\n"
+            f"bin & $n$ & A & B & winner \\\\\n\\hline\n{rows}\n\\hline\n\\end{{tabular}}}}\n"
+            "\\par\\medskip\n"
+        )
+    path.write_text("\n".join(blocks), encoding="utf-8")
+    return path
+
+
+@needs_pdflatex
+def test_a_regime_table_taller_than_the_page_is_scaled_to_fit(tmp_path, capsys):
+    """Before the report scaled them, LaTeX cut the last descriptors of a regime table off at the
+    page's foot (and said so only in its log)."""
+    table = _tall_regime_table(tmp_path / "regime.tex")
+    content = ReportContent(regimes=[("regimes", table)])
+    assert build_report_pdf(content, tmp_path / "report.pdf") is not None
+    assert "Float too large" not in capsys.readouterr().err
+
+
+@needs_pdflatex
+def test_the_test_runs_report_has_one_reliability_figure_per_calibrator(
+    finished_test_run, tmp_path
+):
+    from tests.workflow.test_workflow import snakemake
+
+    work = tmp_path / "wf"
+    shutil.copytree(finished_test_run[0], work, symlinks=True)
+    (work / "pdf.yaml").write_text("report_pdf: true\n")
+    snakemake(
+        "--cores", "1", "results/report.pdf", "--configfile", ".test/config.yaml", "pdf.yaml",
+        cwd=work,
+    )  # fmt: skip
+    results = work / "results"
+    assert (results / "report.pdf").read_bytes()[:5] == b"%PDF-"
+    assert "Float too large" not in (results / "logs" / "report_pdf.log").read_text()
+    config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
+    tex = (results / "report.tex").read_text()
+    section = tex.split(r"\section{Reliability diagrams}")[1].split(r"\section{")[0]
+    included = [Path(p) for p in re.findall(r"\\includegraphics\[[^]]*\]\{([^}]*)\}", section)]
+    calibrators = config["methods"]["label"]["calibration"]
+    assert [p.name for p in included] == [
+        f"calibration_label_reliability_{method}.png" for method in calibrators
+    ]
+    assert all(p.is_file() for p in included)
+    # every PNG of the document is embedded once: an image XObject each, and one soft mask (the
+    # alpha channel) each; pdfTeX never packs a stream's dictionary into a compressed object stream
+    pngs = set(re.findall(r"\\includegraphics\[[^]]*\]\{([^}]*\.png)\}", tex))
+    pdf = (results / "report.pdf").read_bytes()
+    images = len(re.findall(rb"/Subtype\s*/Image", pdf)) - len(re.findall(rb"/SMask\s", pdf))
+    assert images == len(pngs) >= len(calibrators)
