@@ -118,8 +118,10 @@ def bootstrap_mean_intervals(
         )
     weights = resample_weights(clusters, n_resamples, seed)
     finite = np.isfinite(values)
-    sums = weights @ np.where(finite, values, 0.0)
-    counts = weights @ finite.astype(float)
+    # einsum, not a BLAS product: the same sums in the same order whatever the thread count, so the
+    # table job writes the same bytes in the job server, a plain process or a test
+    sums = np.einsum("bn,nk->bk", weights, np.where(finite, values, 0.0))
+    counts = np.einsum("bn,nk->bk", weights, finite.astype(float))
     means = np.full(sums.shape, np.nan)
     np.divide(sums, counts, out=means, where=counts > 0)
     low, high = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
