@@ -541,6 +541,9 @@ def table(
     display: dict[str, tuple[str, str]] | None = None,
     alpha: float = ALPHA,
     min_coverage: float = MIN_COVERAGE,
+    trivial: pd.DataFrame | None = None,
+    seed: int = 0,
+    n_bootstrap: int | None = None,
 ):
     """Compute one result table (means, ranks, win rates, significance) from per-sample records.
 
@@ -572,12 +575,21 @@ def table(
     min_coverage : float, default 0.9
         The share of a cell's samples a method must be scored on to be bold there, in (0, 1]
         (docs/reporting.md §2.1.1).
+    trivial : pandas.DataFrame, optional
+        The trivial answer's error per sample (columns classifier, dataset, sample_id, error): the
+        degenerate flag (docs/reporting.md §2.7); without it the flag is unknown (empty).
+    seed : int, default 0
+        The seed of the cluster-bootstrap intervals.
+    n_bootstrap : int, optional
+        Their number of resamples (1000 by default).
 
     Returns
     -------
     unishift.report.tables.TableResult
         The table's numbers; :func:`table_tex` renders it, :func:`cd_diagram` draws its
-        critical-difference diagram.
+        critical-difference diagram; ``table_frame`` and ``summary_frame`` of
+        :mod:`unishift.report.tables` give the workflow's CSV columns (intervals, coverage flags,
+        Holm-corrected tests, degenerate flag: docs/reporting.md §2.7).
 
     Raises
     ------
@@ -591,6 +603,7 @@ def table(
     >>> print(table_tex(result))  # doctest: +SKIP
     """
     from unishift.methods.registry import GROUPS, all_methods
+    from unishift.regimes.references import N_BOOTSTRAP
     from unishift.report.tables import compute_table
 
     check_choice("task", task, TASKS)
@@ -630,6 +643,9 @@ def table(
         alpha=alpha,
         method_info=info,
         min_coverage=min_coverage,
+        trivial=trivial,
+        seed=seed,
+        n_bootstrap=N_BOOTSTRAP if n_bootstrap is None else n_bootstrap,
     )
 
 

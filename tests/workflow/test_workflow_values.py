@@ -25,6 +25,8 @@ from unishift.data.label_shift import (
 from unishift.evaluation.metrics import ece_positive_class, ece_top_label
 from unishift.methods.base import Sample, SampleContext
 from unishift.methods.registry import get_method
+from unishift.regimes.references import N_BOOTSTRAP
+from unishift.report.pipeline import read_trivial_errors
 from unishift.report.tables import compute_table, summary_frame, table_frame
 
 pytestmark = pytest.mark.workflow
@@ -199,10 +201,15 @@ def test_the_calibration_error_is_the_configured_ece(recomputed, written):
     assert (~np.isclose(calibration["error"], calibration[other])).mean() > 0.9
 
 
-def expected_table(ours, task, metric):
+def expected_table(ours, task, metric, results):
     frame = ours.assign(shift="label", reason="")
     frame.loc[frame["status"] == "error", VALUES[1:]] = np.nan
     methods = CONFIG["methods"]["label"][task]
+    trivial = None
+    if metric == "error":  # the Brier tables have no trivial answer
+        trivial = read_trivial_errors(
+            sorted((results / "regimes" / "trivial" / "label").glob("*.csv")), task, "label"
+        )
     return compute_table(
         frame,
         task,
@@ -214,6 +221,9 @@ def expected_table(ours, task, metric):
         n_samples=LABEL["n_samples"],
         alpha=CONFIG["alpha"],
         method_info={"Selector": ("Selector", "selection")},
+        trivial=trivial,
+        seed=CONFIG.get("seed", 0),
+        n_bootstrap=(CONFIG.get("regimes") or {}).get("n_bootstrap", N_BOOTSTRAP),
     )
 
 
@@ -242,20 +252,50 @@ def test_every_table_cell_equals_the_recomputation(recomputed, written, task, me
         assert cell.n_fallbacks == (statuses == "fallback").sum()
         assert cell.n_samples == (statuses != "error").sum()
     # bold, colours, ranks and win rates: the library's table code on the recomputed records
-    expected = expected_table(ours, task, metric)
+    expected = expected_table(ours, task, metric, results)
     frame = table_frame(expected)
     merged = cells.merge(frame, on=["classifier", "dataset", "method"], suffixes=("", "_expected"))
     assert len(merged) == len(cells) == len(frame)
     assert (merged["bold"] == merged["bold_expected"]).all()
     assert (merged["colour"] == merged["colour_expected"]).all()
+    # the intervals, coverage flags, Holm tests and degenerate flag (docs/reporting.md §2.7)
+    _same_checks(merged, ["ci_low", "ci_high", "coverage", "holm_pvalue_vs_best", "trivial_error"])
+    _same_flags(merged, ["below_coverage", "best_cell", "best_significantly_better", "degenerate"])
+    assert (merged["ci_low"] <= merged["mean_error"] + 1e-12).all()
+    assert (merged["mean_error"] <= merged["ci_high"] + 1e-12).all()
     summary = pd.read_csv(results / "tables" / f"{name}_summary.csv")
     expected_summary = summary_frame(expected)
+    pairs = summary.merge(expected_summary, on="method", suffixes=("", "_expected"))
+    _same_checks(pairs, ["mean_error", "ci_low", "ci_high", "coverage", "holm_pvalue_vs_winner"])
+    _same_flags(pairs, ["below_coverage", "winner", "winner_significantly_better", "degenerate"])
+    assert pairs["degenerate"].isna().all() == (metric == "brier")
     np.testing.assert_allclose(summary["avg_rank"], expected_summary["avg_rank"], rtol=1e-12)
     assert (summary["rank_bold"] == expected_summary["rank_bold"]).all()
     wins = [c for c in summary.columns if c.startswith("wins_") and c[5:].isdigit()]
     np.testing.assert_allclose(
         summary[wins].to_numpy(float), expected_summary[wins].to_numpy(float), rtol=1e-12
     )
+
+
+def _same_checks(merged, columns):
+    for column in columns:
+        np.testing.assert_allclose(
+            merged[column].to_numpy(float),
+            merged[f"{column}_expected"].to_numpy(float),
+            rtol=CLOSE["rtol"],
+            atol=CLOSE["atol"],
+            err_msg=column,
+        )
+
+
+def _same_flags(merged, columns):
+    for column in columns:
+        written = merged[column].astype(object).where(merged[column].notna(), None)
+        expected = merged[f"{column}_expected"].astype(object)
+        expected = expected.where(expected.notna(), None)
+        assert [None if v is None else bool(v) for v in written] == [
+            None if v is None else bool(v) for v in expected
+        ], column
 
 
 def test_classifier_accuracies_equal_the_recomputation(recomputed, written):

@@ -3,7 +3,9 @@ rule tables:
     ranks (csv + LaTeX), and its CD diagram, all from one computed result; the Selector is a
     column like the methods."""
     input:
-        lambda wc: table_files(wc.shift, wc.task),
+        records=lambda wc: table_files(wc.shift, wc.task),
+        # the degenerate flag (docs/reporting.md §2.7); the Selector's job reads the same files
+        trivial=lambda wc: trivial_files(wc.shift),
     output:
         cells=report(
             results_file("table_cells"),
@@ -32,6 +34,8 @@ rule tables:
         n_samples=lambda wc: samples_per_setup(wc.shift),
         method_info=lambda wc: method_info(wc.shift, wc.task),
         alpha=config["alpha"],
+        seed=config["seed"],
+        n_bootstrap=config["regimes"]["n_bootstrap"],
         code=code_version("tables.py", registry=True),
     script:
         "../scripts/tables.py"
@@ -56,6 +60,8 @@ rule brier_table:
         n_samples=lambda wc: samples_per_setup(wc.shift),
         method_info=lambda wc: method_info(wc.shift, "calibration"),
         alpha=config["alpha"],
+        seed=config["seed"],
+        n_bootstrap=config["regimes"]["n_bootstrap"],
         code=code_version("brier_table.py", registry=True),
     script:
         "../scripts/brier_table.py"

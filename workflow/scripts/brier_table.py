@@ -21,4 +21,6 @@ build_table(
     n_samples=params.n_samples,
     alpha=params.alpha,
     method_info={name: tuple(info) for name, info in params.method_info.items()},
+    seed=params.seed,
+    n_bootstrap=params.n_bootstrap,
 )

@@ -10,7 +10,7 @@ from unishift.workflow.jobs import start_job
 log = start_job(snakemake)
 params, wildcards = snakemake.params, snakemake.wildcards
 result = build_table(
-    snakemake.input,
+    snakemake.input.records,
     wildcards.task,
     wildcards.shift,
     methods=params.methods,
@@ -20,6 +20,9 @@ result = build_table(
     n_samples=params.n_samples,
     alpha=params.alpha,
     method_info={name: tuple(info) for name, info in params.method_info.items()},
+    trivial_files=snakemake.input.trivial,
+    seed=params.seed,
+    n_bootstrap=params.n_bootstrap,
 )
 build_cd(result, Path(snakemake.output.cd_tex).parent, alpha=params.alpha)
 log.info("table and CD diagram of %s under %s shift written", wildcards.task, wildcards.shift)

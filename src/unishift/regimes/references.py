@@ -89,6 +89,49 @@ def bootstrap_interval(
     return float(low), float(high)
 
 
+def resample_weights(clusters, n_resamples: int, seed: int) -> np.ndarray:
+    """(``n_resamples``, n) how many times each row is drawn in each of :func:`cluster_draws`'s
+    resamples (the same stream, so the same resamples)."""
+    n = len(np.asarray(clusters))
+    weights = np.zeros((n_resamples, n))
+    for b, rows in enumerate(cluster_draws(clusters, n_resamples, seed)):
+        weights[b] = np.bincount(rows, minlength=n)
+    return weights
+
+
+def bootstrap_mean_intervals(
+    values,
+    clusters,
+    n_resamples: int = N_BOOTSTRAP,
+    seed: int = 0,
+    alpha: float = 0.05,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high), each (k,): the interval :func:`bootstrap_interval` gives each column of the (n, k)
+    ``values`` (NaN: a failure, left out of its column's mean) with the same seed, computed at once:
+    one set of resamples shared by every column (paired), each resample's means as a weighted sum.
+    NaN where a column has no finite resampled mean."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 2 or len(values) != len(np.asarray(clusters)):
+        raise ValueError(
+            f"values must be (n, k) with one cluster label per row, got {values.shape} and "
+            f"{len(np.asarray(clusters))} labels"
+        )
+    weights = resample_weights(clusters, n_resamples, seed)
+    finite = np.isfinite(values)
+    # einsum, not a BLAS product: the same sums in the same order whatever the thread count, so the
+    # table job writes the same bytes in the job server, a plain process or a test
+    sums = np.einsum("bn,nk->bk", weights, np.where(finite, values, 0.0))
+    counts = np.einsum("bn,nk->bk", weights, finite.astype(float))
+    means = np.full(sums.shape, np.nan)
+    np.divide(sums, counts, out=means, where=counts > 0)
+    low, high = np.full(values.shape[1], np.nan), np.full(values.shape[1], np.nan)
+    some = np.isfinite(means).any(axis=0)
+    if some.any():
+        bounds = np.nanquantile(means[:, some], [alpha / 2, 1 - alpha / 2], axis=0)
+        low[some], high[some] = bounds
+    return low, high
+
+
 def _finite_mean(values: np.ndarray) -> float:
     finite = values[np.isfinite(values)]
     return float(finite.mean()) if len(finite) else float("nan")
@@ -132,7 +175,9 @@ __all__ = [
     "N_BOOTSTRAP",
     "best_per_setup",
     "bootstrap_interval",
+    "bootstrap_mean_intervals",
     "cluster_draws",
     "degenerate",
     "relative_gain",
+    "resample_weights",
 ]

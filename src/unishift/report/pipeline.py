@@ -10,7 +10,9 @@ from pathlib import Path
 import pandas as pd
 
 from unishift.evaluation.stats import ALPHA
-from unishift.io import write_csv, write_text
+from unishift.io import DamagedFileError, write_csv, write_text
+from unishift.regimes.references import COLUMNS as TRIVIAL_COLUMNS
+from unishift.regimes.references import N_BOOTSTRAP, TASK_COLUMNS
 from unishift.report.appendix import write_accuracy_tex
 from unishift.report.cd import cd_groups_frame, pyplot, save_figure, write_cd
 from unishift.report.paper import (
@@ -47,12 +49,18 @@ def build_table(
     n_samples: int | None = None,
     alpha: float = ALPHA,
     method_info: dict[str, tuple[str, str]] | None = None,
+    trivial_files: Iterable[str | Path] = (),
+    seed: int = 0,
+    n_bootstrap: int = N_BOOTSTRAP,
 ) -> TableResult:
     """Read the per-sample files of one (task, shift) and write ``<name>.csv`` (cells),
-    ``<name>_summary.csv`` (ranks, win rates) and ``<name>.tex`` into ``out_dir``, where name is
-    ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier". With ``classifiers``,
-    ``datasets`` and ``n_samples`` given, every file must hold every setup and sample."""
+    ``<name>_summary.csv`` (ranks, win rates, intervals, tests) and ``<name>.tex`` into ``out_dir``,
+    where name is ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier". With
+    ``classifiers``, ``datasets`` and ``n_samples`` given, every file must hold every setup and
+    sample; with ``trivial_files`` (the trivial rule's, one per setup), the table says whether the
+    task and shift is degenerate (docs/reporting.md §2.7)."""
     records = _read(result_files, methods, classifiers, datasets, n_samples)
+    trivial_files = list(trivial_files)
     result = compute_table(
         records,
         task,
@@ -64,6 +72,9 @@ def build_table(
         n_samples,
         alpha,
         method_info=method_info,
+        trivial=read_trivial_errors(trivial_files, task, shift) if trivial_files else None,
+        seed=seed,
+        n_bootstrap=n_bootstrap,
     )
     out_dir = Path(out_dir)
     name = f"calibration_brier_{shift}" if metric == "brier" else f"{task}_{shift}"
@@ -74,6 +85,23 @@ def build_table(
         width=TABLE_WIDTH.get((task, shift), r"\textwidth"),
     )
     return result
+
+
+def read_trivial_errors(files: Iterable[str | Path], task: str, shift: str) -> pd.DataFrame:
+    """The trivial answer's error of each sample of one task and shift from the trivial rule's files
+    (:data:`unishift.regimes.references.COLUMNS`): classifier, dataset, sample_id, error."""
+    frames = []
+    for path in files:
+        frame = pd.read_csv(path)
+        absent = sorted(set(TRIVIAL_COLUMNS) - set(frame.columns))
+        if absent:
+            raise DamagedFileError(path, f"no columns {absent}", "delete it and rerun snakemake")
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True)
+    frame = frame[frame["shift"] == shift]
+    return frame[["classifier", "dataset", "sample_id"]].assign(
+        error=frame[TASK_COLUMNS[task]].to_numpy(dtype=float)
+    )
 
 
 def with_class_counts(result: TableResult, records: pd.DataFrame) -> TableResult:

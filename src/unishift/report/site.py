@@ -352,9 +352,11 @@ def cells_with_paper(results: Path, spec: TableSpec) -> pd.DataFrame:
     """The cells of a table (tables/<task>_<shift>.csv) with the paper's value and the verdict
     beside each cell the reproduction compares (reproduction/<task>_<shift>.csv), else empty."""
     cells = _read_csv(results / "tables" / f"{spec.key}.csv")
-    columns = ["classifier", "dataset", "method", "group", "mean_error", "n_samples"]
-    columns += ["n_fallbacks", "n_errors", "bold"]
-    cells = cells[columns]
+    columns = ["classifier", "dataset", "method", "group", "mean_error", "ci_low", "ci_high"]
+    columns += ["n_samples", "n_fallbacks", "n_errors", "below_coverage", "bold"]
+    columns += ["best_significantly_better", "degenerate"]
+    # the interval and flags of docs/reporting.md §2.7, where the tables job wrote them
+    cells = cells[[c for c in columns if c in cells.columns]]
     reproduction = results / "reproduction" / f"{spec.key}.csv"
     if reproduction.is_file():
         paper = _read_csv(reproduction)[["classifier", "dataset", "method", "paper", "verdict"]]
