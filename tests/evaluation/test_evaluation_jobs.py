@@ -10,6 +10,7 @@ bytes on the session's per-method run of .test/config.yaml."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 
 import numpy as np
@@ -313,18 +314,21 @@ def test_a_new_method_plans_only_its_evaluations_its_aggregation_and_its_reports
 
 @pytest.mark.workflow
 def test_each_per_method_file_holds_its_setups_in_table_order(finished_test_run):
-    """The session's run is cut per method: each record file is its one job's file, byte for byte,
-    its setups in the tables' row order (classifier-major, then data set)."""
+    """The session's run is cut per method: each method's one evaluation job writes its record
+    files itself (no per-job copy, no aggregation), its setups in the tables' row order
+    (classifier-major, then data set)."""
     results = finished_test_run[0] / "results"
     config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
     assert config["evaluation_jobs"] == "per_method"
+    assert not (results / "eval_setups").exists() and not (results / "runtime_setups").exists()
     label = config["label_shift"]
     order = [(c, d) for c in label["classifiers"] for d in label["datasets"]]
     for task, method in _all_methods(config):
-        for kind, folder in (("eval", "eval_setups"), ("runtime", "runtime_setups")):
-            job_file = results / folder / "label" / task / method / "all.csv"
-            whole = results / kind / "label" / task / f"{method}.csv"
-            assert whole.read_bytes() == job_file.read_bytes(), whole
+        for kind in ("eval", "runtime"):
+            made = json.loads(
+                (results / kind / "label" / task / f".{method}.csv.made.json").read_text()
+            )
+            assert made["rule"] == "evaluate", (kind, task, method)
         records = pd.read_csv(results / "eval" / "label" / task / f"{method}.csv")
         blocks = records[["classifier", "dataset"]].drop_duplicates()
         assert list(blocks.itertuples(index=False, name=None)) == order

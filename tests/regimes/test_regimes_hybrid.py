@@ -12,6 +12,7 @@ from scipy import stats as scipy_stats
 from tests.regimes.test_descriptor_records import _setup
 from tests.regimes.test_regimes_selector import _frame, _shared_rule
 from unishift.evaluation.metrics import ece_top_label
+from unishift.evaluation.trivial import trivial_errors
 from unishift.regimes import hybrid as H
 from unishift.regimes import selector as S
 from unishift.regimes.references import (
@@ -21,7 +22,6 @@ from unishift.regimes.references import (
     degenerate,
     relative_gain,
 )
-from unishift.report.trivial import trivial_errors
 
 
 def _cheap(seed):

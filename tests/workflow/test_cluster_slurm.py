@@ -283,14 +283,14 @@ def test_slurm_run_equals_local_run(tmp_path, slurm_cluster, finished_test_run):
     output = result.stdout + result.stderr
     assert result.returncode == 0, f"{result.stdout[-5000:]}\n{result.stderr[-5000:]}"
     assert "SLURM run ID" in output
-    # each method's evaluate jobs and its aggregation went out as batch jobs of
-    # `group-components` methods each (the rules' group, docs/evaluation-jobs.md)
+    # each method's evaluate job went out in batch jobs of `group-components` methods each (the
+    # rule's group, docs/evaluation-jobs.md; per_method jobs write their record files themselves)
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     group = "evaluation"
     config = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
     n_methods = sum(len(methods) for methods in config["methods"]["label"].values())
     batches = re.findall(
-        rf"submitted with SLURM jobid \d+ \(log: \S*/group_{group}_evaluate_evaluation_records/",
+        rf"submitted with SLURM jobid \d+ \(log: \S*/group_{group}_evaluate/",
         output,
     )
     assert len(batches) == math.ceil(n_methods / profile["group-components"][group])

@@ -129,7 +129,6 @@ def eval_files(work: Path) -> dict[Path, bytes]:
     [
         ("results/samples/label/cmc.3.npz", 0.5),
         ("results/eval/label/cap/ATC.csv", -9),
-        ("results/eval_setups/label/cap/ATC/all.csv", -9),
     ],
 )
 def test_a_damaged_intermediate_stops_the_run_before_any_job(
@@ -152,14 +151,13 @@ def test_a_damaged_intermediate_stops_the_run_before_any_job(
     # a result needs (a missing per-sample file; an intermediate only when a job reads it again)
     path.unlink()
     jobs = planned_jobs(dry_run(work))
-    # the evaluation jobs' record files (results/eval_setups) are intermediates too: their
-    # aggregation is still there, so nothing re-runs until a job reads them again
-    assert not any(r == "evaluate" for r, _ in jobs)
-    aggregations = [w for r, w in jobs if r == "evaluation_records"]
+    # per-method evaluation jobs (.test/config.yaml) write the record files themselves: only the
+    # damaged method's job runs again; a deleted intermediate re-runs nothing until a job reads it
+    evaluations = [w for r, w in jobs if r == "evaluate"]
     if damaged.startswith("results/eval/"):
-        assert aggregations == ["shift=label, task=cap, method=ATC"]
+        assert evaluations == ["shift=label, task=cap, method=ATC"]
     else:
-        assert aggregations == []
+        assert evaluations == []
 
 
 def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test_run, tmp_path):
@@ -170,10 +168,9 @@ def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test
     original_table = table.read_bytes()
     missing.unlink()
     jobs = planned_jobs(dry_run(work))
-    # the evaluation jobs' records are still there: only the aggregation runs again
-    assert ("evaluation_records", "shift=label, task=quantification, method=CC") in jobs
-    assert sum(rule == "evaluation_records" for rule, _ in jobs) == 1
-    assert not any(rule == "evaluate" for rule, _ in jobs)
+    # the method's one evaluation job (evaluation_jobs: per_method) runs again, and only it
+    assert ("evaluate", "shift=label, task=quantification, method=CC") in jobs
+    assert sum(rule == "evaluate" for rule, _ in jobs) == 1
     snakemake("--cores", "2", *CONFIG, cwd=work)
     assert missing.read_bytes() == original
     assert table.read_bytes() == original_table

@@ -308,7 +308,7 @@ def descriptor_file(shift, setup):
 
 
 def trivial_files(shift):
-    """The trivial answers' errors of every setup of one shift (rule trivial), in table order."""
+    """The trivial answers' errors of every setup of one shift (rule descriptors), in table order."""
     return [
         results_file("trivial", shift=shift, setup=setup_name(shift, setup))
         for setup in evaluation_setups(shift)
@@ -368,20 +368,26 @@ def job_setups(shift):
     return [setup_name(shift, setup) for setup in evaluation_setups(shift)]
 
 
+def job_setup(wildcards):
+    """The {setup} wildcard of an evaluation job: `all` for a per-method job, which has none."""
+    return wildcards.get("setup", ALL_SETUPS)
+
+
 def setup_fields(wildcards):
     """The named fields of each setup the job evaluates, in table order: the setup of the {setup}
     wildcard, looked up among the configured setups (a name is never split on separators that a
     data set or domain name could contain), or every setup for `all`."""
-    if wildcards.setup not in job_setups(wildcards.shift):
+    job = job_setup(wildcards)
+    if job not in job_setups(wildcards.shift):
         raise ValueError(
-            f"{wildcards.setup!r} is not a {wildcards.shift}-shift evaluation job of this config "
+            f"{job!r} is not a {wildcards.shift}-shift evaluation job of this config "
             f"(evaluation_jobs: {config['evaluation_jobs']}); its jobs are "
             f"{job_setups(wildcards.shift)}"
         )
     chosen = [
         setup
         for setup in evaluation_setups(wildcards.shift)
-        if wildcards.setup in (ALL_SETUPS, setup_name(wildcards.shift, setup))
+        if job in (ALL_SETUPS, setup_name(wildcards.shift, setup))
     ]
     keys = (
         ("dataset", "classifier")
@@ -429,6 +435,36 @@ def covariate_row_orders():
 
 
 REPOSITORY = str(Path(workflow.basedir))
+
+
+def reliability_diagrams():
+    """Each calibrator's reliability diagram of the run, in target order: its shift, method,
+    display name, the per-job bin statistics it pools (table order) and its two files.
+    """
+    return [
+        {
+            "shift": shift,
+            "method": method,
+            "display": method_info(shift, "calibration")[method][0],
+            "inputs": [
+                results_file(
+                    "setup_reliability",
+                    shift=shift,
+                    task="calibration",
+                    method=method,
+                    setup=setup,
+                )
+                for setup in job_setups(shift)
+            ],
+            "csv": results_file("reliability_csv", shift=shift, method=method),
+            "png": results_file("reliability_png", shift=shift, method=method),
+        }
+        for shift in enabled_shifts()
+        for method in methods_of(shift, "calibration")
+    ]
+
+
+RELIABILITY_DIAGRAMS = reliability_diagrams()
 
 
 def provenance_inputs(wildcards):

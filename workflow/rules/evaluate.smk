@@ -3,9 +3,24 @@
 # table order, into the per-method record file that the tables read (docs/evaluation-jobs.md).
 # Both rules join the group `evaluation`: on a cluster a method's jobs and its aggregation form one
 # connected component, and `--group-components evaluation=N` submits N methods per batch job.
+# Under `evaluation_jobs: per_method` the one job of a method writes its record files itself: an
+# aggregation of one file would only copy it (and cost a job's start-up per method).
 
 
 include: "weights_common.smk"
+
+
+# per_setup: an evaluation job per setup, aggregated per method; per_method: one job per method
+# writes the method's record files itself (the {setup} wildcard is then always `all`)
+EVALUATE_PER_METHOD = config["evaluation_jobs"] == "per_method"
+EVALUATE_SETUP = ALL_SETUPS if EVALUATE_PER_METHOD else "{setup}"
+EVALUATE_OUTPUTS = dict(
+    records=results_file("records" if EVALUATE_PER_METHOD else "setup_records"),
+    runtime=results_file("runtime" if EVALUATE_PER_METHOD else "setup_runtime"),
+    # the reliability diagrams' bin statistics of a calibrator's posteriors, which the records do
+    # not hold (rule reliability); only a header for the other tasks, which return none
+    reliability=results_file("setup_reliability", setup=EVALUATE_SETUP),
+)
 
 
 rule evaluate:
@@ -14,15 +29,11 @@ rule evaluate:
         unpack(evaluation_setup_inputs),
         unpack(domain_weight_inputs),
     output:
-        records=results_file("setup_records"),
-        runtime=results_file("setup_runtime"),
-        # the reliability diagrams' bin statistics of a calibrator's posteriors, which the records
-        # do not hold (rule reliability); only a header for the other tasks, which return none
-        reliability=results_file("setup_reliability"),
+        **EVALUATE_OUTPUTS,
     log:
-        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}/{{setup}}.log",
+        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}/{EVALUATE_SETUP}.log",
     benchmark:
-        f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}/{{setup}}.tsv"
+        f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}/{EVALUATE_SETUP}.tsv"
     group:
         "evaluation"
     conda:
@@ -39,30 +50,36 @@ rule evaluate:
         domain_stream=config["domain_stream"],
         sample_posteriors=config["label_shift"]["sample_posteriors"],
         seed=config["seed"],
+        setup_name=job_setup,
+        # per_method: the job writes the method's record files, so it also refuses a method that
+        # failed on every sample (evaluation_records' check)
+        allow_failed=config["allow_failed_methods"],
         code=evaluation_code_version,
     script:
         "../scripts/evaluate.py"
 
 
-rule evaluation_records:
-    """The per-setup records and timings of one method, concatenated in table order."""
-    input:
-        records=setup_evaluation_files("eval"),
-        runtime=setup_evaluation_files("runtime"),
-    output:
-        records=results_file("records"),
-        runtime=results_file("runtime"),
-    log:
-        f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
-    group:
-        "evaluation"
-    conda:
-        "../../envs/core.yaml"
-    threads: 1
-    resources:
-        mem_mb=1000,
-    params:
-        allow_failed=config["allow_failed_methods"],
-        code=code_version("evaluation_records.py"),
-    script:
-        "../scripts/evaluation_records.py"
+if not EVALUATE_PER_METHOD:
+
+    rule evaluation_records:
+        """The per-setup records and timings of one method, concatenated in table order."""
+        input:
+            records=setup_evaluation_files("eval"),
+            runtime=setup_evaluation_files("runtime"),
+        output:
+            records=results_file("records"),
+            runtime=results_file("runtime"),
+        log:
+            f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
+        group:
+            "evaluation"
+        conda:
+            "../../envs/core.yaml"
+        threads: 1
+        resources:
+            mem_mb=1000,
+        params:
+            allow_failed=config["allow_failed_methods"],
+            code=code_version("evaluation_records.py"),
+        script:
+            "../scripts/evaluation_records.py"

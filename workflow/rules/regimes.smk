@@ -5,11 +5,14 @@
 
 
 rule descriptors:
-    """The shift descriptors of every sample of one setup (the same for every method)."""
+    """The shift descriptors of every sample of one setup (the same for every method), and the
+    trivial answers' errors of the same samples, scored as the methods are (the training
+    prevalence, the validation accuracy, the uncalibrated posteriors)."""
     input:
         unpack(descriptor_inputs),
     output:
-        results_file("descriptors"),
+        descriptors=results_file("descriptors"),
+        trivial=results_file("trivial"),
     log:
         f"{RESULTS}/logs/descriptors/{{shift}}/{{setup}}.log",
     benchmark:
@@ -24,42 +27,23 @@ rule descriptors:
         sample_posteriors=lambda wc: (
             config["label_shift"]["sample_posteriors"] if wc.shift == "label" else None
         ),
+        layout=lambda wc: layout(wc.shift),
+        ece=config["ece"],
+        ece_precision=config["ece_precision"],
         seed=config["seed"],
         code=code_version("descriptors.py"),
     script:
         "../scripts/descriptors.py"
 
 
-rule trivial:
-    """The trivial answers' errors of every sample of one setup, scored as the methods are (the
-    training prevalence, the validation accuracy, the uncalibrated posteriors)."""
-    input:
-        unpack(descriptor_inputs),
-    output:
-        results_file("trivial"),
-    log:
-        f"{RESULTS}/logs/regimes/trivial/{{shift}}/{{setup}}.log",
-    conda:
-        "../../envs/evaluation.yaml"
-    threads: 1
-    resources:
-        mem_mb=4000,
-    params:
-        setup=lambda wc: setup_by_name(wc.shift, wc.setup),
-        sample_posteriors=lambda wc: (
-            config["label_shift"]["sample_posteriors"] if wc.shift == "label" else None
-        ),
-        layout=lambda wc: layout(wc.shift),
-        ece=config["ece"],
-        ece_precision=config["ece_precision"],
-        seed=config["seed"],
-        code=code_version("trivial.py"),
-    script:
-        "../scripts/trivial.py"
+# Selector.csv lies beside the evaluated methods' record files, which evaluation_records writes
+# (evaluate itself under `evaluation_jobs: per_method`).
+ruleorder: selector > evaluate
 
 
-# Selector.csv lies beside the evaluated methods' record files, which evaluation_records writes.
-ruleorder: selector > evaluation_records
+if not EVALUATE_PER_METHOD:
+
+    ruleorder: selector > evaluation_records
 
 
 rule selector:

@@ -94,33 +94,27 @@ rule error_by_shift:
         "../scripts/error_by_shift.py"
 
 
-rule reliability:
-    """A calibrator's reliability diagrams: the bin statistics of its evaluation jobs, pooled over
-    the task's setups, per shift-intensity band (docs/reporting.md, "Reliability diagrams").
-    """
-    input:
-        lambda wc: [
-            results_file(
-                "setup_reliability",
-                shift=wc.shift,
-                task="calibration",
-                method=wc.method,
-                setup=setup,
-            )
-            for setup in job_setups(wc.shift)
-        ],
-    output:
-        csv=results_file("reliability_csv"),
-        png=results_file("reliability_png"),
-    log:
-        f"{RESULTS}/logs/plots/calibration_{{shift}}_reliability_{{method}}.log",
-    conda:
-        "../../envs/core.yaml"
-    params:
-        display=lambda wc: method_info(wc.shift, "calibration")[wc.method][0],
-        code=code_version("reliability.py", registry=True),
-    script:
-        "../scripts/reliability.py"
+if RELIABILITY_DIAGRAMS:
+
+    rule reliability:
+        """Every calibrator's reliability diagrams: the bin statistics of its evaluation jobs,
+        pooled over the task's setups, per shift-intensity band (docs/reporting.md, "Reliability
+        diagrams"). One job draws them all: a job per diagram cost more to start than to draw.
+        """
+        input:
+            [file for diagram in RELIABILITY_DIAGRAMS for file in diagram["inputs"]],
+        output:
+            csv=[diagram["csv"] for diagram in RELIABILITY_DIAGRAMS],
+            png=[diagram["png"] for diagram in RELIABILITY_DIAGRAMS],
+        log:
+            f"{RESULTS}/logs/plots/calibration_reliability.log",
+        conda:
+            "../../envs/core.yaml"
+        params:
+            diagrams=RELIABILITY_DIAGRAMS,
+            code=code_version("reliability.py", registry=True),
+        script:
+            "../scripts/reliability.py"
 
 
 rule reproduction:

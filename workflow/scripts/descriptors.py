@@ -4,6 +4,7 @@ run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/
 
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup, read_splits
+from unishift.evaluation.trivial import trivial_errors
 from unishift.io import read_npz, write_csv
 from unishift.regimes.setups import describe_setup, full_prevalence
 from unishift.workflow.jobs import start_job
@@ -40,4 +41,9 @@ frame, reasons = describe_setup(setup, params.seed, train_prevalence, n_source)
 for reason in reasons:
     log.warning(reason)
 log.info("%s (%s shift): descriptors of %d samples", setup.key, shift, len(frame))
-write_csv(snakemake.output[0], frame)
+write_csv(snakemake.output.descriptors, frame)
+# the trivial answers of the same samples (docs/regimes.md, "Trivial answers"), which need the same
+# setup: one job reads it once for both
+trivial = trivial_errors(setup, params.layout, params.ece, params.ece_precision)
+log.info("%s (%s shift): trivial answers of %d samples", setup.key, shift, len(trivial))
+write_csv(snakemake.output.trivial, trivial)

@@ -5,7 +5,7 @@ run_in_server(snakemake, __file__)  # returns where no job server runs it (docs/
 from unishift.data.covariate import load_covariate_setup
 from unishift.data.label_shift import read_label_setup
 from unishift.evaluation.evaluate import evaluate_method
-from unishift.evaluation.records import join_descriptors, read_descriptors
+from unishift.evaluation.records import check_not_all_failed, join_descriptors, read_descriptors
 from unishift.evaluation.reliability import ReliabilityCollector
 from unishift.io import write_csv
 from unishift.workflow.domain_weight_artifacts import attach_domain_weights
@@ -77,13 +77,16 @@ log.info(
     shift,
     task,
     method,
-    snakemake.wildcards.setup,
+    params.setup_name,
     len(params.setups),
     len(records),
     counts,
 )
 for reason, n in records.loc[records["status"] != "ok", "reason"].value_counts().items():
     log.info("%d samples: %s", n, reason)
+if params.setup_name == "all" and not params.allow_failed:
+    # the method's record files come from this one job (evaluation_jobs: per_method)
+    check_not_all_failed(records, method, f"{task} under {shift} shift")
 write_csv(snakemake.output.records, records)
 write_csv(snakemake.output.runtime, timings)
 write_csv(snakemake.output.reliability, reliability.frame())

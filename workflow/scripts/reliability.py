@@ -6,16 +6,19 @@ from unishift.report.reliability import build_reliability
 from unishift.workflow.jobs import start_job
 
 log = start_job(snakemake)
-frame = build_reliability(
-    snakemake.input,
-    snakemake.output.csv,
-    snakemake.output.png,
-    snakemake.wildcards.method,
-    snakemake.params.display,
-    snakemake.wildcards.shift,
-)
-log.info(
-    "%d predictions in %d bin rows",
-    int(frame.loc[frame["target"] == "top_label", "n"].sum()),
-    len(frame),
-)
+for diagram in snakemake.params.diagrams:
+    frame = build_reliability(
+        diagram["inputs"],
+        diagram["csv"],
+        diagram["png"],
+        diagram["method"],
+        diagram["display"],
+        diagram["shift"],
+    )
+    log.info(
+        "%s under %s shift: %d predictions in %d bin rows",
+        diagram["method"],
+        diagram["shift"],
+        int(frame.loc[frame["target"] == "top_label", "n"].sum()),
+        len(frame),
+    )

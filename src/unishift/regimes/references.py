@@ -12,7 +12,7 @@ import pandas as pd
 
 from unishift.evaluation.stats import MIN_COVERAGE
 
-# The trivial answers' record columns (written by unishift.report.trivial, one file per setup; read
+# The trivial answers' record columns (written by unishift.evaluation.trivial, one file per setup; read
 # by the selection files without importing the methods): the keys of a sample, each task's error of
 # its trivial answer, and the setup facts known at deployment (inputs of the Hybrid, docs/regimes.md)
 KEYS = ("shift", "classifier", "dataset", "sample_id")
