@@ -156,6 +156,50 @@ def _loop_predicted(p):
     return [c / len(p) for c in counts]
 
 
+@pytest.mark.parametrize("case", range(60))
+def test_stratified_group_folds_are_scikit_learns_folds(case):
+    """The hand-written fold assignment against the library it replaces (its oracle): tied class
+    distributions (many groups of one or two items), uneven group sizes, 2 to 7 classes and the
+    domain classifier's own shape (reference items 0, sample items 1, copies sharing a group)."""
+    import warnings
+
+    from sklearn.model_selection import StratifiedGroupKFold
+
+    rng = np.random.default_rng(case)
+    n = int(rng.integers(20, 400))
+    k = 2 if case % 3 == 0 else int(rng.integers(2, 8))
+    if case % 5 == 0:  # domain_auc's input: a reference half and a sample half with copies
+        y = np.r_[np.zeros(n // 2, dtype=int), np.ones(n - n // 2, dtype=int)]
+        groups = np.r_[np.arange(n // 2), n // 2 + rng.integers(0, max(5, n // 4), n - n // 2)]
+    else:
+        y = rng.integers(0, k, n)
+        groups = rng.integers(0, int(rng.integers(10, n + 1)), n)
+    seed = int(rng.integers(0, 2**31 - 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a class with fewer members than folds
+        try:
+            expected = list(
+                StratifiedGroupKFold(5, shuffle=True, random_state=seed).split(
+                    np.zeros(n), y, groups
+                )
+            )
+        except ValueError:
+            pytest.skip("scikit-learn refuses this draw")
+    found = D.stratified_group_folds(y, groups, 5, seed)
+    assert len(found) == len(expected) == 5
+    for (train, test), (train_expected, test_expected) in zip(found, expected):
+        np.testing.assert_array_equal(test, test_expected)
+        np.testing.assert_array_equal(train, train_expected)
+
+
+def test_stratified_group_folds_refuse_what_they_cannot_reproduce():
+    y = np.arange(8).repeat(10)  # eight classes: NumPy sums them pairwise
+    with pytest.raises(ValueError, match="2 to 7 classes"):
+        D.stratified_group_folds(y, np.arange(80), 5, 0)
+    with pytest.raises(ValueError, match="5 folds"):
+        D.stratified_group_folds(np.r_[np.zeros(5), np.ones(5)], np.arange(10) % 4, 5, 0)
+
+
 def test_confidence_drop_and_prediction_shift_against_loops():
     rng = np.random.default_rng(6)
     k = 4
