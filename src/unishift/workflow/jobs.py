@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import resource
 import sys
 from pathlib import Path
 
@@ -27,6 +28,9 @@ def start_job(job) -> logging.Logger:
     logging.captureWarnings(True)
     sys.stderr = handler.stream
     logger = logging.getLogger("unishift")
+    # registered first, so run last: the job's whole CPU, its output records included (a fork of
+    # the job server starts from zero: getrusage counts from the fork)
+    atexit.register(_log_cpu, logger)
     # the workflow sets the kernel profile's variables for every job (docs/determinism.md); a job
     # that computes with other kernels stops here instead of writing other last digits
     profile = os.environ.get(PROFILE_VARIABLE)
@@ -60,6 +64,13 @@ def start_job(job) -> logging.Logger:
     sys.excepthook = note_failure
     atexit.register(record_outputs)
     return logger
+
+
+def _log_cpu(logger: logging.Logger) -> None:
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    user, system = own.ru_utime + children.ru_utime, own.ru_stime + children.ru_stime
+    logger.info("job CPU: %.3f s (%.3f s user, %.3f s sys)", user + system, user, system)
 
 
 def _files(named) -> list[str]:
