@@ -42,7 +42,7 @@ for reason in reasons:
     log.warning(reason)
 log.info("%s (%s shift): descriptors of %d samples", setup.key, shift, len(frame))
 write_csv(snakemake.output.descriptors, frame)
-# the trivial answers of the same samples (docs/regimes.md, "Trivial answers"), which need the same
+# the trivial answers of the same samples (docs/regimes.md §4.4), which need the same
 # setup: one job reads it once for both
 trivial = trivial_errors(setup, params.layout, params.ece, params.ece_precision)
 log.info("%s (%s shift): trivial answers of %d samples", setup.key, shift, len(trivial))
