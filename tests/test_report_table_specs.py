@@ -42,7 +42,8 @@ EXTRA_LAYOUT = {
     "brier_methods_summary": "tables/calibration_brier_methods_{shift}_summary.csv",
     "brier_methods_tex": "tables/calibration_brier_methods_{shift}.tex",
 }
-# One descriptor entry: the sample's number of items, which no other descriptor equals.
+# One descriptor entry, inserted first: the sample's number of items, which no other descriptor
+# equals.
 EXTRA_DESCRIPTOR = """    Descriptor("n_items", lambda reference, s: float(len(s.posteriors))),
 """
 
@@ -154,6 +155,7 @@ def test_a_registered_kind_is_rendered_with_its_metric_into_its_files(tmp_path, 
 
 
 def _copy_repository(target: Path) -> Path:
+    target.mkdir(parents=True)
     for name in (*WORKFLOW_FILES, "src", "pyproject.toml"):
         source = REPO / name
         if source.is_dir():
@@ -212,12 +214,13 @@ from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 from unishift.regimes.setups import describe_setup
 from unishift.report.regimes import map_descriptors
 from tests.test_descriptor_records import _setup
-assert DESCRIPTOR_COLUMNS[-1] == "n_items" and COLUMNS["two_class"][-1] == "n_items"
-assert UNSUPERVISED_DESCRIPTORS[-1] == "n_items"  # a feature of the Selector
-assert map_descriptors("label")[-1] == "n_items" and map_descriptors("covariate")[0] == "true_mixture"
+assert DESCRIPTOR_COLUMNS[0] == "n_items" and COLUMNS["two_class"][-len(DESCRIPTOR_COLUMNS)] == "n_items"
+assert UNSUPERVISED_DESCRIPTORS[0] == "n_items"  # a feature of the Selector
+assert map_descriptors("label")[:2] == ("true_label_shift", "n_items")
+assert map_descriptors("covariate")[:2] == ("true_mixture", "n_items")
 setup, n_source = _setup(size=37)
 frame, _ = describe_setup(setup, seed=0, n_source=n_source)
-assert frame.columns[-1] == "n_items" and (frame["n_items"] == 37).all(), frame
+assert frame.columns[4] == "n_items" and (frame["n_items"] == 37).all(), frame
 assert frame["true_mixture"].between(0, 1).all() and frame["domain_auc"].notna().all()
 print("descriptor ok")
 """
