@@ -15,13 +15,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.test_workflow import SNAKEMAKE, WORKFLOW_FILES
+from tests.workflow.test_workflow import SNAKEMAKE, WORKFLOW_FILES
 from unishift import results_layout
 from unishift.evaluation.records import COLUMNS, TWO_CLASS
 from unishift.report import table_specs
 from unishift.report.table_specs import TABLE_KINDS, TableKind, register_table
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # The worked example of docs/developing.md, "Adding a table": one entry and three layout lines.
 EXTRA_KIND = """
@@ -213,7 +213,7 @@ from unishift.evaluation.records import COLUMNS, DESCRIPTOR_COLUMNS
 from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
 from unishift.regimes.setups import describe_setup
 from unishift.report.regimes import map_descriptors
-from tests.test_descriptor_records import _setup
+from tests.regimes.test_descriptor_records import _setup
 assert DESCRIPTOR_COLUMNS[0] == "n_items" and COLUMNS["two_class"][-len(DESCRIPTOR_COLUMNS)] == "n_items"
 assert UNSUPERVISED_DESCRIPTORS[0] == "n_items"  # a feature of the Selector
 assert map_descriptors("label")[:2] == ("true_label_shift", "n_items")
