@@ -138,9 +138,9 @@ def table_files(shift, task, kind=None):
 
 
 def table_param(kind, value):
-    """An input or params function of a kind's rule (report.smk): value(shift, task, kind) of the
-    job's wildcards; ``kind`` is bound here, not read from the loop that makes the rules.
-    """
+    """An input or params function of the rule of a kind of table, made in report.smk; it returns
+    value(shift, task, kind) of the job's wildcards; ``kind`` is bound here, not read from the loop
+    that makes the rules."""
     return lambda wildcards: value(
         wildcards.shift, kind.task_of(dict(wildcards.items())), kind
     )
