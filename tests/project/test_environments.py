@@ -108,8 +108,9 @@ def _rules():
     """(rule name, conda env file, script file) of every rule that runs a script."""
     found = []
     for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
-        for block in re.split(r"\n(?=rule )", smk.read_text()):
-            name = re.match(r"rule (\w+):", block)
+        # a rule of its own, or one made in a loop (rule: name: ...; report.smk's tables)
+        for block in re.split(r"\n(?= *rule\b)", smk.read_text()):
+            name = re.match(r" *rule (\w+):", block) or re.match(r" *rule:\s*name:\s*(\S+)", block)
             conda = re.search(r'conda:\s*\n\s*"([^"]+)"', block)
             script = re.search(r'script:\s*\n\s*"([^"]+)"', block)
             if name and script:

@@ -10,6 +10,7 @@ from unishift.methods.base import SHIFTS, TASKS
 from unishift.methods.registry import get_method
 from unishift.report.regimes import SELECTION_GROUP, SELECTOR
 from unishift.report.summary import run_summary
+from unishift.report.table_specs import TABLE_KINDS
 from unishift.workflow.code_version import library_version, method_code_version
 from unishift.workflow.config_access import record_layout, reproduction_caveat
 from unishift.workflow.prepare import prepare_run, start_run
@@ -118,14 +119,72 @@ def table_methods(shift, task):
     return methods_of(shift, task) + ([SELECTOR] if selector_on(shift, task) else [])
 
 
-def table_files(shift, task):
+def table_columns(shift, task, kind=None):
+    """The columns of a table of a kind (unishift.report.table_specs): its configured methods, then
+    the Selector unless the kind reads the methods only."""
+    if kind is not None and kind.columns == "methods":
+        return methods_of(shift, task)
+    return table_methods(shift, task)
+
+
+def table_files(shift, task, kind=None):
     """The per-sample record files a table reads: one per column."""
     return expand(
         results_file("records"),
         shift=shift,
         task=task,
-        method=table_methods(shift, task),
+        method=table_columns(shift, task, kind),
     )
+
+
+def table_param(kind, value):
+    """An input or params function of the rule of a kind of table, made in report.smk; it returns
+    value(shift, task, kind) of the job's wildcards; ``kind`` is bound here, not read from the loop
+    that makes the rules."""
+    return lambda wildcards: value(
+        wildcards.shift, kind.task_of(dict(wildcards.items())), kind
+    )
+
+
+def table_inputs(kind):
+    """The named inputs of a kind's jobs: the records of its columns and, for a kind that says
+    whether its task and shift is degenerate (docs/reporting.md §2.7), the trivial answers' files
+    (the Selector's job reads the same)."""
+
+    def inputs(wildcards):
+        files = {"records": table_param(kind, table_files)(wildcards)}
+        if kind.trivial:
+            files["trivial"] = trivial_files(wildcards.shift)
+        return files
+
+    return inputs
+
+
+def table_outputs(kind):
+    """The named outputs of a kind's rule: its layout entries' patterns, those it shows in
+    Snakemake's report wrapped with their caption."""
+    paths = kind.paths(RESULTS)
+    category = "{task}" if "{task}" in paths["cells"] else kind.tasks[0]
+    captions = {"cells": kind.caption, "cd_png": "cd.rst" if kind.cd else None}
+    outputs = {}
+    for role, path in paths.items():
+        caption = captions.get(role)
+        outputs[role] = path if caption is None else in_report(path, caption, category)
+    return outputs
+
+
+def in_report(path, caption, category):
+    """``path`` shown in Snakemake's report with ``workflow/report/<caption>``."""
+    return snakemake_report(
+        path,
+        caption=f"../report/{caption}",
+        category=category,
+        subcategory="{shift} shift",
+    )
+
+
+# Snakemake's report() under a name its parser does not take for the report keyword
+snakemake_report = report
 
 
 def label_datasets():
@@ -211,12 +270,15 @@ def table_targets(shift):
     for task in TASKS:
         if not methods_of(shift, task):
             continue
-        targets["tables"].append(results_file("table_tex", task=task, shift=shift))
-        targets["cd"].append(results_file("cd_tex", task=task, shift=shift))
+        for kind in TABLE_KINDS.values():
+            if kind.has(task, shift):
+                # the LaTeX table and diagram go into the PDF; every file is a target
+                for role, path in kind.paths(RESULTS, task, shift).items():
+                    section = {"tex": kind.section, "cd_tex": "cd"}.get(role, "other")
+                    targets[section].append(path)
         targets["figures"].append(
             results_file("error_by_shift_pdf", task=task, shift=shift)
         )
-        targets["other"].append(results_file("table_cells", task=task, shift=shift))
         targets["regimes"].append(results_file("regime_tex", task=task, shift=shift))
         targets["regime_figures"].append(
             results_file("regime_png", task=task, shift=shift)
@@ -240,7 +302,6 @@ def table_targets(shift):
                 results_file("reproduction_md", task=task, shift=shift)
             )
         if task == "calibration":
-            targets["tables"].append(results_file("brier_tex", shift=shift))
             targets["reliability"] += [
                 results_file("reliability_png", shift=shift, method=method)
                 for method in methods_of(shift, task)
@@ -258,20 +319,13 @@ def companion_outputs(shift, task):
     """The report files written beside a target by the same job (a PNG beside its PDF, a summary
     beside its table): targets too, because Snakemake rebuilds a deleted output of a finished job
     only when something asks for it."""
-    files = [
-        results_file("table_summary", task=task, shift=shift),
-        results_file("cd_png", task=task, shift=shift),
-        results_file("cd_groups", task=task, shift=shift),
-        results_file("error_by_shift_png", task=task, shift=shift),
-    ]
+    files = [results_file("error_by_shift_png", task=task, shift=shift)]
     if selector_on(shift, task):
         files.append(results_file("selection_choices", task=task, shift=shift))
         files.append(results_file("records", shift=shift, task=task, method=SELECTOR))
     if layout(shift) == TWO_CLASS and shift in PAPER_SHIFTS:
         files.append(results_file("reproduction_csv", task=task, shift=shift))
     if task == "calibration":
-        files.append(results_file("brier_cells", shift=shift))
-        files.append(results_file("brier_summary", shift=shift))
         files += [
             results_file("reliability_csv", shift=shift, method=method)
             for method in methods_of(shift, task)
@@ -283,8 +337,10 @@ def companion_outputs(shift, task):
 PAPER_SHIFTS = ("label", "covariate")
 
 
-def report_pdf_inputs(kind):
-    return [path for shift in enabled_shifts() for path in table_targets(shift)[kind]]
+def report_pdf_inputs(section):
+    return [
+        path for shift in enabled_shifts() for path in table_targets(shift)[section]
+    ]
 
 
 def setup_by_name(shift, name):
@@ -529,10 +585,6 @@ def site_inputs(wildcards):
             files["records"] += [
                 results_file("records", shift=shift, task=task, method=method)
                 for method in table_methods(shift, task)
-            ]
-            files["targets"] += [
-                results_file("table_summary", task=task, shift=shift),
-                results_file("cd_png", task=task, shift=shift),
             ]
             if layout(shift) == TWO_CLASS and shift in PAPER_SHIFTS:
                 files["targets"].append(

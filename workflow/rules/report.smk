@@ -1,70 +1,38 @@
-rule tables:
-    """The paper-grade table of one task and shift: cells, colours, bold, win rates, average
-    ranks (csv + LaTeX), and its CD diagram, all from one computed result; the Selector is a
-    column like the methods."""
-    input:
-        records=lambda wc: table_files(wc.shift, wc.task),
-        # the degenerate flag (docs/reporting.md §2.7); the Selector's job reads the same files
-        trivial=lambda wc: trivial_files(wc.shift),
-    output:
-        cells=report(
-            results_file("table_cells"),
-            caption="../report/tables.rst",
-            category="{task}",
-            subcategory="{shift} shift",
-        ),
-        summary=results_file("table_summary"),
-        tex=results_file("table_tex"),
-        cd_tex=results_file("cd_tex"),
-        cd_png=report(
-            results_file("cd_png"),
-            caption="../report/cd.rst",
-            category="{task}",
-            subcategory="{shift} shift",
-        ),
-        cd_groups=results_file("cd_groups"),
-    log:
-        f"{RESULTS}/logs/tables/{{task}}_{{shift}}.log",
-    conda:
-        "../../envs/core.yaml"
-    params:
-        methods=lambda wc: table_methods(wc.shift, wc.task),
-        classifiers=lambda wc: row_orders(wc.shift)[0],
-        datasets=lambda wc: row_orders(wc.shift)[1],
-        n_samples=lambda wc: samples_per_setup(wc.shift),
-        method_info=lambda wc: method_info(wc.shift, wc.task),
-        alpha=config["alpha"],
-        seed=config["seed"],
-        n_bootstrap=config["regimes"]["n_bootstrap"],
-        code=code_version("tables.py", registry=True),
-    script:
-        "../scripts/tables.py"
+# One rule per kind of result table, declared once in unishift.report.table_specs (its name, files,
+# metric, tasks and shifts, columns, caption): a new kind of table gets its rule from there.
+for kind in TABLE_KINDS.values():
 
-
-rule brier_table:
-    """The appendix Brier-score table of the calibration methods."""
-    input:
-        lambda wc: table_files(wc.shift, "calibration"),
-    output:
-        cells=results_file("brier_cells"),
-        summary=results_file("brier_summary"),
-        tex=results_file("brier_tex"),
-    log:
-        f"{RESULTS}/logs/tables/calibration_brier_{{shift}}.log",
-    conda:
-        "../../envs/core.yaml"
-    params:
-        methods=lambda wc: table_methods(wc.shift, "calibration"),
-        classifiers=lambda wc: row_orders(wc.shift)[0],
-        datasets=lambda wc: row_orders(wc.shift)[1],
-        n_samples=lambda wc: samples_per_setup(wc.shift),
-        method_info=lambda wc: method_info(wc.shift, "calibration"),
-        alpha=config["alpha"],
-        seed=config["seed"],
-        n_bootstrap=config["regimes"]["n_bootstrap"],
-        code=code_version("brier_table.py", registry=True),
-    script:
-        "../scripts/brier_table.py"
+    rule:
+        name:
+            kind.name
+        input:
+            unpack(table_inputs(kind)),
+        output:
+            **table_outputs(kind),
+        log:
+            f"{RESULTS}/logs/tables/{kind.log_stem()}.log",
+        conda:
+            "../../envs/core.yaml"
+        params:
+            table=kind.name,
+            task=table_param(kind, lambda shift, task, kind: task),
+            methods=table_param(kind, table_columns),
+            classifiers=table_param(
+                kind, lambda shift, task, kind: row_orders(shift)[0]
+            ),
+            datasets=table_param(kind, lambda shift, task, kind: row_orders(shift)[1]),
+            n_samples=table_param(
+                kind, lambda shift, task, kind: samples_per_setup(shift)
+            ),
+            method_info=table_param(
+                kind, lambda shift, task, kind: method_info(shift, task)
+            ),
+            alpha=config["alpha"],
+            seed=config["seed"],
+            n_bootstrap=config["regimes"]["n_bootstrap"],
+            code=code_version("tables.py", registry=True),
+        script:
+            "../scripts/tables.py"
 
 
 rule error_by_shift:

@@ -5,6 +5,7 @@ estimates, plain functions on NumPy arrays (docs/regimes.md §1).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,13 +14,6 @@ from unishift.data.quapy_loader import load_quapy
 from unishift.evaluation.metrics import check_prevalence
 from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
 
-UNSUPERVISED_DESCRIPTORS = (
-    "est_prevalence_shift",
-    "domain_auc",
-    "confidence_drop",
-    "prediction_shift",
-)
-DESCRIPTORS = ("true_label_shift", "true_mixture", *UNSUPERVISED_DESCRIPTORS)
 N_FOLDS = 5  # domain_auc's cross-validation folds
 
 
@@ -237,24 +231,124 @@ def make_reference(validation_posteriors, validation_labels, train_prevalence) -
     )
 
 
+@dataclass(frozen=True)
+class SampleInputs:
+    """What one sample's descriptors are computed from: its posteriors, and, where the setup has
+    them, its labels, which of its items come from the target domain, its features with the
+    reference items' features (the domain classifier's), and the sample's seed."""
+
+    posteriors: np.ndarray
+    labels: np.ndarray | None = None
+    is_target: np.ndarray | None = None
+    features: np.ndarray | None = None
+    reference_features: np.ndarray | None = None
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """One shift descriptor: a column of the descriptor files and of every record.
+
+    ``compute(reference, sample)`` returns its value on one sample (:class:`SampleInputs`);
+    ``needs`` names the :class:`SampleInputs` fields without which it is left empty (NaN);
+    ``true_intensity_of`` the shifts whose protocol sets it (a true intensity, which the regime maps
+    of those shifts bin first and the Selector never reads, docs/regimes.md §4.2; empty: an
+    unsupervised estimate, binned by every map and a feature of the Selector);
+    ``may_fail``: a ``ValueError`` leaves it empty with its reason and the sample keeps the others
+    (otherwise the error stops the job)."""
+
+    name: str
+    compute: Callable[[Reference, SampleInputs], float]
+    needs: tuple[str, ...] = ()
+    true_intensity_of: tuple[str, ...] = ()
+    may_fail: bool = False
+
+    def applies(self, sample: SampleInputs) -> bool:
+        return all(getattr(sample, field) is not None for field in self.needs)
+
+
+# Every shift descriptor, declared once, in column order: the records' and descriptor files'
+# columns, the regime maps' descriptors and the Selector's features all derive from this tuple,
+# so a new descriptor is one entry here (docs/developing.md, "Adding a descriptor").
+REGISTRY: tuple[Descriptor, ...] = (
+    Descriptor(
+        "true_label_shift",
+        lambda reference, s: true_label_shift(reference.train_prevalence, s.labels),
+        needs=("labels",),
+        true_intensity_of=("label", "compound"),
+    ),
+    Descriptor(
+        "true_mixture",
+        lambda reference, s: true_mixture(s.is_target),
+        needs=("is_target",),
+        true_intensity_of=("covariate", "compound"),
+    ),
+    Descriptor(
+        "est_prevalence_shift",
+        lambda reference, s: est_prevalence_shift(
+            reference.train_prevalence, reference.quantifier, s.posteriors
+        ),
+    ),
+    Descriptor(
+        "domain_auc",
+        lambda reference, s: domain_auc(s.reference_features, s.features, seed=s.seed),
+        needs=("features", "reference_features", "seed"),
+        may_fail=True,
+    ),
+    Descriptor(
+        "confidence_drop",
+        lambda reference, s: (
+            reference.validation_confidence - float(s.posteriors.max(axis=1).mean())
+        ),
+    ),
+    Descriptor(
+        "prediction_shift",
+        lambda reference, s: l1(
+            reference.validation_predicted, predicted_distribution(s.posteriors)
+        ),
+    ),
+)
+DESCRIPTORS = tuple(d.name for d in REGISTRY)
+UNSUPERVISED_DESCRIPTORS = tuple(d.name for d in REGISTRY if not d.true_intensity_of)
+
+
+def true_intensities(shift: str) -> tuple[str, ...]:
+    """The true intensities a shift's protocol sets, in column order."""
+    return tuple(d.name for d in REGISTRY if shift in d.true_intensity_of)
+
+
+def describe(reference: Reference, sample: SampleInputs) -> tuple[dict[str, float], list[str]]:
+    """The descriptors ``sample`` has the inputs of, keyed by name in :data:`DESCRIPTORS` order, and
+    the reasons of those left empty by an error (``may_fail``)."""
+    p = _posteriors(sample.posteriors, len(reference.train_prevalence), "sample_posteriors")
+    for field, what in (("labels", "sample labels"), ("is_target", "domain flags")):
+        given = getattr(sample, field)
+        if given is not None and len(given) != len(p):
+            raise ValueError(f"{len(p)} sample posteriors but {len(given)} {what}")
+    sample = SampleInputs(
+        p, sample.labels, sample.is_target, sample.features, sample.reference_features, sample.seed
+    )
+    values: dict[str, float] = {}
+    reasons: list[str] = []
+    for descriptor in REGISTRY:
+        if not descriptor.applies(sample):
+            continue
+        try:
+            values[descriptor.name] = descriptor.compute(reference, sample)
+        except ValueError as err:
+            if not descriptor.may_fail:
+                raise
+            reasons.append(f"{descriptor.name} left empty ({err})")
+    return values, reasons
+
+
 def describe_sample(
     reference: Reference, sample_posteriors, *, sample_labels=None, sample_is_target=None
 ) -> dict[str, float]:
-    """The descriptors its inputs allow of one sample but ``domain_auc`` (:func:`domain_auc`),
-    keyed by column name in :data:`DESCRIPTORS` order (docs/regimes.md §1)."""
-    p = _posteriors(sample_posteriors, len(reference.train_prevalence), "sample_posteriors")
-    out: dict[str, float] = {}
-    if sample_labels is not None:
-        if len(sample_labels) != len(p):
-            raise ValueError(f"{len(p)} sample posteriors but {len(sample_labels)} sample labels")
-        out["true_label_shift"] = true_label_shift(reference.train_prevalence, sample_labels)
-    if sample_is_target is not None:
-        if len(sample_is_target) != len(p):
-            raise ValueError(f"{len(p)} sample posteriors but {len(sample_is_target)} domain flags")
-        out["true_mixture"] = true_mixture(sample_is_target)
-    out["est_prevalence_shift"] = est_prevalence_shift(
-        reference.train_prevalence, reference.quantifier, p
+    """The descriptors its inputs allow of one sample but ``domain_auc`` (:func:`domain_auc`, which
+    needs features), keyed by column name in :data:`DESCRIPTORS` order (docs/regimes.md §1)."""
+    values, _ = describe(
+        reference,
+        SampleInputs(sample_posteriors, labels=sample_labels, is_target=sample_is_target),
     )
-    out["confidence_drop"] = reference.validation_confidence - float(p.max(axis=1).mean())
-    out["prediction_shift"] = l1(reference.validation_predicted, predicted_distribution(p))
-    return out
+    return values

@@ -9,7 +9,7 @@ import pandas as pd
 
 from unishift.data.containers import derive_seed
 from unishift.data.setups import SetupData
-from unishift.regimes.descriptors import DESCRIPTORS, describe_sample, domain_auc, make_reference
+from unishift.regimes.descriptors import DESCRIPTORS, SampleInputs, describe, make_reference
 
 KEYS = ("shift", "classifier", "dataset", "sample_id")
 COLUMNS = (*KEYS, *DESCRIPTORS)
@@ -41,15 +41,19 @@ def describe_setup(
         indices = np.asarray(setup.sample_indices[sample_id])
         is_target = None if n_source is None else indices >= n_source
         sample_seed = derive_seed(seed, setup.shift, setup.key, "descriptors", sample_id)
-        values = describe_sample(
-            reference, sample.posteriors, sample_labels=labels, sample_is_target=is_target
+        values, errors = describe(
+            reference,
+            SampleInputs(
+                sample.posteriors,
+                labels=labels,
+                is_target=is_target,
+                features=sample.features,
+                reference_features=features,
+                seed=sample_seed,
+            ),
         )
-        # domain_auc apart: a sample it cannot score keeps the other descriptors
-        if features is not None and sample.features is not None:
-            try:
-                values["domain_auc"] = domain_auc(features, sample.features, seed=sample_seed)
-            except ValueError as err:
-                reasons.append(f"{setup.key} sample {sample_id}: domain_auc left empty ({err})")
+        # a descriptor that cannot score this sample (domain_auc) is left empty; the others stay
+        reasons += [f"{setup.key} sample {sample_id}: {error}" for error in errors]
         key = (setup.shift, setup.classifier, setup.dataset, sample_id)
         rows.append([*key, *(values.get(name, np.nan) for name in DESCRIPTORS)])
     return pd.DataFrame(rows, columns=list(COLUMNS)), reasons

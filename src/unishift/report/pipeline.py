@@ -52,13 +52,15 @@ def build_table(
     trivial_files: Iterable[str | Path] = (),
     seed: int = 0,
     n_bootstrap: int = N_BOOTSTRAP,
+    name: str | None = None,
 ) -> TableResult:
     """Read the per-sample files of one (task, shift) and write ``<name>.csv`` (cells),
     ``<name>_summary.csv`` (ranks, win rates, intervals, tests) and ``<name>.tex`` into ``out_dir``,
-    where name is ``{task}_{shift}`` or ``calibration_brier_{shift}`` for metric="brier". With
-    ``classifiers``, ``datasets`` and ``n_samples`` given, every file must hold every setup and
-    sample; with ``trivial_files`` (the trivial rule's, one per setup), the table says whether the
-    task and shift is degenerate (docs/reporting.md §2.7)."""
+    where name is given (the workflow's: :mod:`unishift.report.table_specs`) or ``{task}_{shift}``,
+    or ``calibration_brier_{shift}`` for metric="brier". With ``classifiers``, ``datasets`` and
+    ``n_samples`` given, every file must hold every setup and sample; with ``trivial_files`` (the
+    trivial rule's, one per setup), the table says whether the task and shift is degenerate
+    (docs/reporting.md §2.7)."""
     records = _read(result_files, methods, classifiers, datasets, n_samples)
     trivial_files = list(trivial_files)
     result = compute_table(
@@ -77,7 +79,8 @@ def build_table(
         n_bootstrap=n_bootstrap,
     )
     out_dir = Path(out_dir)
-    name = f"calibration_brier_{shift}" if metric == "brier" else f"{task}_{shift}"
+    if name is None:
+        name = f"calibration_brier_{shift}" if metric == "brier" else f"{task}_{shift}"
     write_table_csv(result, out_dir / f"{name}.csv")
     write_table_tex(
         with_class_counts(result, records),

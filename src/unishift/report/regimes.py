@@ -15,7 +15,8 @@ from unishift.data.containers import derive_seed
 from unishift.evaluation.records import COLUMNS, DESCRIPTOR_COLUMNS
 from unishift.evaluation.stats import MIN_COVERAGE
 from unishift.io import write_csv
-from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS
+from unishift.methods.base import SHIFTS
+from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS, true_intensities
 from unishift.regimes.maps import (
     regime_map,
     regime_map_2d,
@@ -81,11 +82,7 @@ SAMPLE = ["classifier", "dataset", "sample_id"]  # one sample of a task and shif
 
 # The descriptors each shift's maps bin: its true intensities (what the protocol set), then the
 # unsupervised estimates (what a user can compute from an unlabelled sample).
-TRUE_INTENSITIES = {
-    "label": ("true_label_shift",),
-    "covariate": ("true_mixture",),
-    "compound": ("true_label_shift", "true_mixture"),
-}
+TRUE_INTENSITIES = {shift: true_intensities(shift) for shift in SHIFTS}
 
 
 def map_descriptors(shift: str) -> tuple[str, ...]:
