@@ -24,7 +24,7 @@ import pandas as pd
 from unishift.classifiers import one_thread
 from unishift.evaluation.stats import MIN_COVERAGE
 from unishift.regimes import selector as _selector
-from unishift.regimes.selector import SAMPLE_KEY, _best, _wide, eligible_methods
+from unishift.regimes.selector import SAMPLE_KEY, best_method, complete_errors, eligible_methods
 
 THRESHOLDS = (0.0, 0.1, 0.25)
 TOP_K = 3
@@ -97,7 +97,7 @@ class _Fold:
 
     def __init__(self, errors, E, X, setups, train, methods, seed, model, min_coverage, label):
         self.methods = methods
-        self.best = _best(errors[train], methods, min_coverage, label)
+        self.best = best_method(errors[train], methods, min_coverage, label)
         candidates = eligible_methods(errors[train], methods, min_coverage, label)
         complete = errors[train][candidates]
         complete = complete[np.isfinite(complete.to_numpy(dtype=float)).all(axis=1)]
@@ -164,7 +164,7 @@ def hybrid_records(
     validation accuracy), the same on every method's row of a sample."""
     features = _selector.check_features(features)
     facts = list(facts)
-    methods, info, errors = _wide(records, methods, ["group", *features, *facts])
+    methods, info, errors = complete_errors(records, methods, ["group", *features, *facts])
     keys = errors.index.to_frame(index=False)
     info = info.reset_index(drop=True).assign(classifier=keys["classifier"].to_numpy())
     E = errors.to_numpy(dtype=float)

@@ -97,7 +97,7 @@ def method_errors(records: pd.DataFrame, methods, columns=(), what: str = "the s
     return methods, frame, errors.reindex(columns=methods)
 
 
-def _wide(records: pd.DataFrame, methods, shared: list[str] = ()):
+def complete_errors(records: pd.DataFrame, methods, shared: list[str] = ()):
     """:func:`method_errors` with a record of every method for every sample, and per sample the
     ``shared`` columns, which must be equal in its methods' records."""
     methods, frame, errors = method_errors(records, methods, shared)
@@ -135,7 +135,9 @@ def eligible_methods(
     return [m for m, keep in zip(methods, mask, strict=True) if keep]
 
 
-def _pick(records: pd.DataFrame, key_index, chosen: list, name: str, is_method: bool, **extra):
+def chosen_records(
+    records: pd.DataFrame, key_index, chosen: list, name: str, is_method: bool, **extra
+):
     """The chosen method's row of each sample, renamed ``name``, with ``is_method`` and ``extra``."""
     lookup = records[records["method"].isin(set(chosen))].set_index([*SAMPLE_KEY, "method"])
     keys = [(*k, m) for k, m in zip(key_index, chosen, strict=True)]
@@ -157,7 +159,7 @@ def select_methods(
     if features is None:
         features = [f for f in UNSUPERVISED_DESCRIPTORS if f in records.columns]
     features = check_features(features)
-    methods, info, errors = _wide(records, methods, ["group", *features])
+    methods, info, errors = complete_errors(records, methods, ["group", *features])
     groups = info["group"].to_numpy()
     unique_groups = sorted(pd.unique(groups), key=str)
     if len(unique_groups) < 2:
@@ -181,7 +183,7 @@ def select_methods(
     choice = np.argmin(predicted, axis=1)  # first minimum: the earlier-listed method wins ties
     lowest = predicted[np.arange(len(choice)), choice]
     chosen = [methods[c] for c in choice]
-    return _pick(records, errors.index, chosen, "Selector", True, predicted_error=lowest)
+    return chosen_records(records, errors.index, chosen, "Selector", True, predicted_error=lowest)
 
 
 def oracle_records(
@@ -190,11 +192,13 @@ def oracle_records(
     """Per sample, the row of the method with the lowest finite error among those scored on
     ``min_coverage`` of the samples (NaN error if none has one), flagged ``is_method`` False: an
     upper bound, not a method."""
-    methods, _, errors = _wide(records, methods)
+    methods, _, errors = complete_errors(records, methods)
     candidates = [methods.index(m) for m in eligible_methods(errors, methods, min_coverage)]
     E = errors.to_numpy(dtype=float)[:, candidates]
     choice = np.argmin(np.where(np.isfinite(E), E, np.inf), axis=1)
-    return _pick(records, errors.index, [methods[candidates[c]] for c in choice], "Oracle", False)
+    return chosen_records(
+        records, errors.index, [methods[candidates[c]] for c in choice], "Oracle", False
+    )
 
 
 def best_single_method(
@@ -204,11 +208,15 @@ def best_single_method(
     ``min_coverage`` of the samples has a finite error (paired); means rounded to 12 places, ties
     to the earlier-listed method. A method below the share is never the best, and its failures
     drop no other method's samples."""
-    methods, _, errors = _wide(records, methods)
-    return _best(errors, methods, min_coverage)
+    methods, _, errors = complete_errors(records, methods)
+    return best_method(errors, methods, min_coverage)
 
 
-def _best(errors: pd.DataFrame, methods: list[str], min_coverage: float, what: str = "") -> str:
+def best_method(
+    errors: pd.DataFrame, methods: list[str], min_coverage: float, what: str = ""
+) -> str:
+    """The method of lowest mean error over the samples where every eligible method (scored on at
+    least ``min_coverage`` of its samples) has an error; ``what`` names the samples in errors."""
     methods = eligible_methods(errors, methods, min_coverage, what)
     errors = errors[methods]
     complete = errors[np.isfinite(errors.to_numpy(dtype=float)).all(axis=1)]
@@ -225,12 +233,14 @@ def best_single_records(
 ) -> pd.DataFrame:
     """For each group, :func:`best_single_method` of the other groups' samples applied to the
     group's samples (leave-one-group-out, as the Selector); ``is_method`` True."""
-    methods, info, errors = _wide(records, methods, ["group"])
+    methods, info, errors = complete_errors(records, methods, ["group"])
     groups = info["group"].to_numpy()
     chosen = np.empty(len(groups), dtype=object)
     for g in sorted(pd.unique(groups), key=str):
         train = training_mask(groups, g)
         if not train.any():
             raise ValueError(f"no training samples outside group {g!r}")
-        chosen[groups == g] = _best(errors[train], methods, min_coverage, f"outside group {g!r}")
-    return _pick(records, errors.index, list(chosen), "BestSingle", True)
+        chosen[groups == g] = best_method(
+            errors[train], methods, min_coverage, f"outside group {g!r}"
+        )
+    return chosen_records(records, errors.index, list(chosen), "BestSingle", True)

@@ -34,12 +34,12 @@ from unishift.regimes.references import (
     relative_gain,
 )
 from unishift.regimes.selector import (
-    _best,
-    _pick,
-    _wide,
     add_groups,
+    best_method,
     best_single_method,
     best_single_records,
+    chosen_records,
+    complete_errors,
     oracle_records,
     select_methods,
 )
@@ -270,12 +270,14 @@ def build_selection(
     oracle = oracle_records(records, methods)
     best = best_single_records(records, methods)
     overall = best_single_method(records, methods)
-    _, info, errors = _wide(records, methods, ["group"])
+    _, info, errors = complete_errors(records, methods, ["group"])
     per_setup = best_per_setup(
-        errors, methods, lambda part, names: _best(part, names, MIN_COVERAGE, "in one setup")
+        errors, methods, lambda part, names: best_method(part, names, MIN_COVERAGE, "in one setup")
     )
-    setup_oracle = _pick(records, errors.index, per_setup, "SetupOracle", False)
-    hindsight = _pick(records, errors.index, [overall] * len(errors), "BestInHindsight", False)
+    setup_oracle = chosen_records(records, errors.index, per_setup, "SetupOracle", False)
+    hindsight = chosen_records(
+        records, errors.index, [overall] * len(errors), "BestInHindsight", False
+    )
     pseudo = [selected, best, oracle, setup_oracle, hindsight]
     facts = None
     trivial = None
