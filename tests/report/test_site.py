@@ -2,7 +2,7 @@
 from disk in headless Chromium (Debian's chromium and chromium-driver, driven by selenium): every
 page loads offline without a console error, every figure renders, sorting reorders rows, and the
 numbers the pages show are the CSVs'. Set UNISHIFT_SITE_SCREENSHOTS to a folder to keep the
-screenshots (docs/site/ holds a few)."""
+screenshots (docs/site/ holds a few), UNISHIFT_SITE_RESULTS to check another finished run's site."""
 
 import json
 import os
@@ -39,8 +39,14 @@ def _browser_paths():
 
 
 @pytest.fixture(scope="module")
-def site(finished_test_run):
-    work, _ = finished_test_run
+def site(request):
+    """The `.test` run's results folder; or a finished run's results folder named by
+    UNISHIFT_SITE_RESULTS, so that the same checks open another run's site (the default run's:
+    docs/reporting.md, "The results site")."""
+    other = os.environ.get("UNISHIFT_SITE_RESULTS")
+    if other:
+        return Path(other)
+    work, _ = request.getfixturevalue("finished_test_run")
     return work / "results"
 
 
