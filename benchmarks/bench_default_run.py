@@ -209,8 +209,10 @@ def main() -> None:
         extra = ["--config", *args.config] if args.config else []
         plan = measured_run([*SNAKEMAKE, "-n", "--quiet", "rules", *extra], clone, env)
         run = measured_run([*SNAKEMAKE, "--cores", str(args.cores), *extra], clone, env)
+        if args.keep:  # first, so that a failed run can still be looked at
+            shutil.copytree(clone, args.keep, symlinks=True, dirs_exist_ok=True)
         if run["status"] != 0:
-            raise SystemExit(f"the run failed:\n{run['output'][-5000:]}")
+            print(f"THE RUN FAILED (exit status {run['status']}):\n{run['output'][-3000:]}")
         results = clone / "results"
         rules = by_rule(rule_of_logs(run["output"], results))
         report = markdown(run, rules, plan)
@@ -222,6 +224,7 @@ def main() -> None:
             json.dumps(
                 {
                     "commit": commit,
+                    "config": args.config,
                     "cores": args.cores,
                     "cpu": os.cpu_count(),
                     **{k: v for k, v in run.items() if k != "output"},
@@ -232,10 +235,8 @@ def main() -> None:
                 indent=1,
             )
         )
-        print(f"commit {commit}, --cores {args.cores}")
+        print(f"commit {commit}, --cores {args.cores}, exit status {run['status']}")
         print(report)
-        if args.keep:
-            shutil.copytree(clone, args.keep, symlinks=True, dirs_exist_ok=True)
 
 
 if __name__ == "__main__":
