@@ -14,7 +14,7 @@ from unishift.report import findings
 from unishift.results_layout import results_path
 
 # the heading's name of the committed run: what `--name` was given when the README's block was made
-README_RUN_NAME = "the default run (`snakemake --cores 2`)"
+README_RUN_NAME = "the .test run (`.test/config.yaml`; its maps, selection files and tables re-made by this code on that run's records), not the default run,"
 METHODS = ["Alpha", "Beta", "Gamma"]
 
 
@@ -170,7 +170,11 @@ def test_the_lowest_and_highest_regions_of_the_measured_intensity(tmp_path):
             "10.0% [-5.0%, 30.0%], not decidable |",
             "is not decidable (gain 10.0%",
         ),
-        ((-0.2, -0.3, -0.1), "-20.0% [-30.0%, -10.0%] |", "The Hybrid adds 20.0% to BestSingle"),
+        (
+            (-0.2, -0.3, -0.1),
+            "-20.0% [-30.0%, -10.0%] |",
+            "The Hybrid adds 20.0% to BestSingle's error [10.0%, 30.0%]",
+        ),
         # a Hybrid that chose BestSingle everywhere: no difference, which is decided
         ((0.0, 0.0, 0.0), "0.0% [0.0%, 0.0%], BestSingle's choices |", "makes BestSingle's"),
     ],
@@ -181,10 +185,12 @@ def test_the_hybrid_gain_and_whether_its_interval_decides(tmp_path, gain, cell, 
     block = findings.render([pair], "x")
     assert cell in block and sentence in block
     if gain[1] > 0:
-        assert "Use the Hybrid." in block and "on no pair" in block
+        assert "Use the Hybrid. `Beta` is top-ranked in the tables" in block
+        assert "on no pair" in block
     else:
         # without a decided Hybrid, the table's winner when it beats every other method
-        assert "Use `Beta`." in block
+        assert "Use `Beta`: top-ranked in the tables (mean error 0.101 [0.05, 0.2]), " \
+            "significantly better than every other method." in block  # fmt: skip
         undecided = gain[1] <= 0 <= gain[2] and gain != (0.0, 0.0, 0.0)
         assert ("BestSingle on cap/label;" in block) == undecided
 
@@ -194,14 +200,14 @@ def test_per_group_gains_are_counted_by_their_intervals(tmp_path):
     pair = findings.read_pair(tmp_path, "cap", "label")
     # Hybrid: g1 and g3 above 0, g2 includes 0; Selector: g1 below 0, g2 includes 0
     assert pair.group_gains == {"Selector": (0, 1, 1, 0), "Hybrid": (2, 0, 1, 0)}
-    assert "better in 2, worse in 0, undecided in 1 of 3" in findings.pair_text(pair)
+    assert "per held-out group better in 2, undecided in 1 of 3." in findings.pair_text(pair)
 
 
 def test_a_leader_not_significantly_better_is_no_recommendation(tmp_path):
     make_run(tmp_path, gain=(0.1, -0.1, 0.2), not_beaten=("Gamma",))
     text = findings.pair_text(findings.read_pair(tmp_path, "cap", "label"))
-    assert "No single method is decided: `Beta` leads but is not significantly better than " \
-        "`Gamma`." in text  # fmt: skip
+    assert "No single method is decided: `Beta` is top-ranked in the tables (mean error 0.101 " \
+        "[0.05, 0.2]) but not significantly better than `Gamma`." in text  # fmt: skip
     assert "Use `Beta`" not in text
 
 
@@ -261,7 +267,7 @@ def test_the_copied_inputs_give_the_same_block(tmp_path):
     assert len(maps) == 5  # one row per region of each descriptor
     full = findings.findings_block(tmp_path / "run", "a run")
     assert findings.findings_block(tmp_path / "copy", "a run") == full
-    assert "from a run (code version `abc`)" in full
+    assert "from a run; code version `abc`." in full
     # the level and resamples from the run's config, not typed in
     assert "Intervals: 90% cluster-bootstrap intervals of 50 resamples (setups" in full
 
@@ -275,7 +281,7 @@ def test_the_command_replaces_only_the_block(tmp_path):
     text = readme.read_text()
     block = findings.findings_block(tmp_path / "run", "r")
     assert text == f"before\n{block}\nafter\n"
-    assert (tmp_path / "run" / "findings.md").read_text() == block + "\n"
+    assert (tmp_path / "run" / findings.STEM).read_text() == block + "\n"
     assert findings.main([str(tmp_path / "run"), "--check", str(readme), "--name", "r"]) == 0
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="findings:start"):
