@@ -14,7 +14,10 @@ from unishift.report import findings
 from unishift.results_layout import results_path
 
 # the heading's name of the committed run: what `--name` was given when the README's block was made
-README_RUN_NAME = "the .test run (`.test/config.yaml`; its maps, selection files and tables re-made by this code on that run's records), not the default run,"
+README_RUN_NAME = (
+    "the .test run (`.test/config.yaml`), not the default run (maps, selection files and tables "
+    "re-made by this branch's code from that run's records)"
+)
 METHODS = ["Alpha", "Beta", "Gamma"]
 
 
