@@ -111,8 +111,10 @@ def _flag(value) -> bool | None:
     text = str(value).strip()
     if text in ("True", "true", "1"):
         return True
-    if text in ("False", "false", "0", ""):
-        return False if text else None
+    if text in ("False", "false", "0"):
+        return False
+    if not text:
+        return None
     raise ValueError(f"not a boolean: {value!r}")
 
 
@@ -137,6 +139,10 @@ def _names(text, limit: int = 4) -> str:
     return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
 
 
+def _share(value: float) -> str:
+    return f"{value:.0%}" if np.isfinite(value) else "none (no bootstrap)"
+
+
 @dataclass(frozen=True)
 class Region:
     """One end of a map's measured intensity: its range and verdict."""
@@ -154,7 +160,7 @@ class Region:
     def cell(self) -> str:
         """The table's short form."""
         if self.verdict == "winner":
-            return f"`{self.winner}` ({self.share:.0%})"
+            return f"`{self.winner}` ({_share(self.share)})"
         if self.verdict == "no clear winner":
             return f"no clear winner ({self.n_tied} tied)"
         return self.verdict
@@ -163,7 +169,7 @@ class Region:
         close = "]" if self.upper_closed else ")"
         where = f"[{_number(self.lower)}, {_number(self.upper)}{close}, {self.n_samples} samples"
         if self.verdict == "winner":
-            kept = f"kept in {self.share:.0%} of the resamples"
+            kept = f"kept in {_share(self.share)} of the resamples"
             if self.share < STABLE_SHARE:
                 kept += ", so it rests on few setups"
             return f"`{self.winner}` wins on {where} ({kept})"
@@ -201,7 +207,7 @@ class Pair:
     best_ci: tuple[float, float]
     best_not_beaten: tuple[str, ...]  # methods the winner is not significantly better than
     gains: dict  # name -> (gain, low, high) of the Selector and the Hybrid
-    group_gains: dict  # name -> (n better, n worse, n undecided)
+    group_gains: dict  # name -> how many held-out groups are (better, worse, undecided, same)
     best_single: str  # BestSingle's note: the method of each held-out group
     degenerate: bool
     trivial: tuple[float, float, float] | None  # mean, ci_low, ci_high
