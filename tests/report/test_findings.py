@@ -277,23 +277,31 @@ def test_the_copied_inputs_give_the_same_block(tmp_path):
 
 def test_the_command_replaces_only_the_block(tmp_path):
     make_run(tmp_path / "run")
-    readme = tmp_path / "README.md"
+    readme, doc = tmp_path / "README.md", tmp_path / "regimes.md"
     readme.write_text(f"before\n{findings.START}\nstale\n{findings.END}\nafter\n")
-    assert findings.main([str(tmp_path / "run"), "--check", str(readme)]) == 1
-    assert findings.main([str(tmp_path / "run"), "--write", str(readme), "--name", "r"]) == 0
-    text = readme.read_text()
+    doc.write_text(f"# doc\n{findings.START}\n{findings.END}\n")
+    run = str(tmp_path / "run")
+    assert findings.main([run, "--check", str(readme)]) == 1
+    assert findings.main([run, "--write", str(readme), "--write", str(doc), "--name", "r"]) == 0
     block = findings.findings_block(tmp_path / "run", "r")
-    assert text == f"before\n{block}\nafter\n"
+    assert readme.read_text() == f"before\n{block}\nafter\n"
+    assert doc.read_text() == f"# doc\n{block}\n"
     assert (tmp_path / "run" / findings.STEM).read_text() == block + "\n"
-    assert findings.main([str(tmp_path / "run"), "--check", str(readme), "--name", "r"]) == 0
-    readme.write_text("no markers\n")
+    assert findings.main([run, "--check", str(readme), "--check", str(doc), "--name", "r"]) == 0
+    assert findings.main([run, "--check", str(readme), "--name", "other"]) == 1
+    # a file without the markers stops the command before any file is written
+    unmarked = tmp_path / "plain.md"
+    unmarked.write_text("no markers\n")
     with pytest.raises(ValueError, match="findings:start"):
-        findings.main([str(tmp_path / "run"), "--write", str(readme)])
+        findings.main([run, "--write", str(readme), "--write", str(unmarked), "--name", "x"])
+    assert readme.read_text() == f"before\n{block}\nafter\n"
 
 
-def test_the_readme_block_is_the_committed_run_s():
-    """The README's findings equal, byte for byte, the block generated from docs/findings/ (the
-    files copied from the run with --inputs-to): no figure in it is typed by hand."""
-    inputs = REPO / "docs" / "findings"
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert findings.block_in(readme) == findings.findings_block(inputs, README_RUN_NAME)
+@pytest.mark.parametrize("document", ["README.md", "docs/regimes.md"])
+def test_the_documents_block_is_the_committed_run_s(document):
+    """The findings in the README and in docs/regimes.md §6 equal, byte for byte, the block
+    generated from docs/findings/ (the files copied from the run with --inputs-to): no figure in
+    them is typed by hand."""
+    text = (REPO / document).read_text(encoding="utf-8")
+    expected = findings.findings_block(REPO / "docs" / "findings", README_RUN_NAME)
+    assert findings.block_in(text) == expected

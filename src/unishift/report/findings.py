@@ -541,8 +541,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", help="a finished run's results folder")
     parser.add_argument("--name", default="the run", help="what the heading calls the run")
-    parser.add_argument("--write", metavar="README", help="replace the block in this file")
-    parser.add_argument("--check", metavar="README", help="exit 1 when this file's block differs")
+    parser.add_argument(
+        "--write", metavar="FILE", action="append", default=[],
+        help="replace the block in this file (repeatable: README.md, docs/regimes.md)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--check", metavar="FILE", action="append", default=[],
+        help="exit 1 when this file's block differs (repeatable)",
+    )  # fmt: skip
     parser.add_argument("--inputs-to", metavar="DIR", help="copy the files the block reads to DIR")
     parser.add_argument(
         "--out", help=f"also write the block here (default: {STEM} in RESULTS; '-' for none)"
@@ -556,16 +562,17 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or str(Path(args.results) / STEM)
     if out != "-":
         write_text(out, block + "\n")
-    for readme, write in ((args.write, True), (args.check, False)):
-        if readme is None:
-            continue
-        text = Path(readme).read_text(encoding="utf-8")
-        fresh = text.replace(block_in(text), block)
-        if write:
-            Path(readme).write_text(fresh, encoding="utf-8")
-        elif fresh != text:
-            print(f"{readme}: the findings block differs from {args.results}'s")
-            return 1
+    # every file's markers are found before any file is written
+    texts = {f: Path(f).read_text(encoding="utf-8") for f in [*args.write, *args.check]}
+    fresh = {f: text.replace(block_in(text), block) for f, text in texts.items()}
+    for name in args.write:
+        if fresh[name] != texts[name]:
+            Path(name).write_text(fresh[name], encoding="utf-8")
+    stale = [name for name in args.check if fresh[name] != texts[name]]
+    for name in stale:
+        print(f"{name}: the findings block differs from {args.results}'s")
+    if stale:
+        return 1
     if not (args.write or args.check):
         print(block)
     return 0
