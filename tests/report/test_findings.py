@@ -278,13 +278,15 @@ def test_the_copied_inputs_give_the_same_block(tmp_path):
 def test_the_command_replaces_only_the_block(tmp_path):
     make_run(tmp_path / "run")
     readme, doc = tmp_path / "README.md", tmp_path / "regimes.md"
-    readme.write_text(f"before\n{findings.START}\nstale\n{findings.END}\nafter\n")
+    # the markers quoted in prose are no markers: only the lines that are exactly them
+    quoted = f"Between `{findings.START}` and `{findings.END}`.\n"
+    readme.write_text(f"{quoted}before\n{findings.START}\nstale\n{findings.END}\nafter\n")
     doc.write_text(f"# doc\n{findings.START}\n{findings.END}\n")
     run = str(tmp_path / "run")
     assert findings.main([run, "--check", str(readme)]) == 1
     assert findings.main([run, "--write", str(readme), "--write", str(doc), "--name", "r"]) == 0
     block = findings.findings_block(tmp_path / "run", "r")
-    assert readme.read_text() == f"before\n{block}\nafter\n"
+    assert readme.read_text() == f"{quoted}before\n{block}\nafter\n"
     assert doc.read_text() == f"# doc\n{block}\n"
     assert (tmp_path / "run" / findings.STEM).read_text() == block + "\n"
     assert findings.main([run, "--check", str(readme), "--check", str(doc), "--name", "r"]) == 0
@@ -294,7 +296,7 @@ def test_the_command_replaces_only_the_block(tmp_path):
     unmarked.write_text("no markers\n")
     with pytest.raises(ValueError, match="findings:start"):
         findings.main([run, "--write", str(readme), "--write", str(unmarked), "--name", "x"])
-    assert readme.read_text() == f"before\n{block}\nafter\n"
+    assert readme.read_text() == f"{quoted}before\n{block}\nafter\n"
 
 
 @pytest.mark.parametrize("document", ["README.md", "docs/regimes.md"])

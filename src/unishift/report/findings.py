@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -495,14 +496,18 @@ def findings_block(results: str | Path, name: str) -> str:
 
 
 def block_in(text: str) -> str:
-    """The block of a README's text, markers included; a ValueError without them."""
-    start, end = text.find(START), text.find(END)
-    if start < 0 or end < start:
+    """The block of a document's text, markers included: from the first line that is exactly
+    :data:`START` to the next line that is exactly :data:`END` (a marker quoted inside a line of
+    prose is no marker); a ValueError without them."""
+    found = re.search(
+        rf"^{re.escape(START)}$.*?^{re.escape(END)}$", text, flags=re.MULTILINE | re.DOTALL
+    )
+    if found is None:
         raise ValueError(
-            f"no findings block: the README needs the lines {START!r} and {END!r} "
-            f"({COMMAND} RESULTS_DIR --write README.md fills what lies between them)"
+            f"no findings block: the document needs the lines {START!r} and {END!r}, each on a "
+            f"line of its own ({COMMAND} RESULTS_DIR --write FILE fills what lies between them)"
         )
-    return text[start : end + len(END)]
+    return found.group(0)
 
 
 def copy_inputs(results: str | Path, target: str | Path) -> list[Path]:
