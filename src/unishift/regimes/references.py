@@ -159,6 +159,9 @@ def best_per_setup(errors: pd.DataFrame, methods: list[str], best: Callable) -> 
     return list(chosen)
 
 
+DECIMALS = 12  # the means' comparison in degenerate()
+
+
 def degenerate(trivial_mean: float, method_means: dict[str, float]) -> tuple[bool, int]:
     """Whether a task and shift is degenerate (docs/regimes.md §4.4): the trivial answer's overall
     mean error is strictly below the overall mean error of more than half of ``method_means`` (the
@@ -166,7 +169,10 @@ def degenerate(trivial_mean: float, method_means: dict[str, float]) -> tuple[boo
     means = [m for m in method_means.values() if np.isfinite(m)]
     if not means or not np.isfinite(trivial_mean):
         return False, 0
-    beaten = sum(trivial_mean < m for m in means)
+    # compared at 12 decimals: a method that answers the trivial answer (Naive for CAP) ties with
+    # it, and two summation orders of the same errors must not make the tie a win
+    trivial = round(float(trivial_mean), DECIMALS)
+    beaten = sum(trivial < round(float(m), DECIMALS) for m in means)
     return beaten > len(means) / 2, beaten
 
 
