@@ -35,6 +35,7 @@ from unishift.evaluation.stats import (
 from unishift.io import DamagedFileError, write_csv, write_text
 from unishift.regimes.references import (
     ANSWERS,
+    DECIMALS,
     N_BOOTSTRAP,
     bootstrap_mean_intervals,
     degenerate,
@@ -503,7 +504,8 @@ def _cell_checks(result: TableResult) -> dict[str, object]:
         "best_significantly_better": _flags(better, np.isfinite(holm_p)),
         "trivial_error": trivial.ravel(),
         "beaten_by_trivial": _flags(
-            trivial < result.means, known_trivial & np.isfinite(result.means)
+            np.round(trivial, DECIMALS) < np.round(result.means, DECIMALS),
+            known_trivial & np.isfinite(result.means),
         ),
         "degenerate": _flags(np.full(shape, bool(result.degenerate)), known_trivial),
     }
@@ -567,7 +569,8 @@ def _method_checks(result: TableResult) -> dict[str, object]:
         "winner_significantly_better": _flags(better, np.isfinite(holm_p)),
         "trivial_error": np.full(k, result.trivial_overall),
         "beaten_by_trivial": _flags(
-            result.trivial_overall < means, known_trivial & np.isfinite(means)
+            np.round(result.trivial_overall, DECIMALS) < np.round(means, DECIMALS),
+            known_trivial & np.isfinite(means),
         ),
         "degenerate": _flags(np.full(k, bool(result.degenerate)), known_trivial),
     }
