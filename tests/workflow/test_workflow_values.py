@@ -208,7 +208,7 @@ def expected_table(ours, task, metric, results):
     trivial = None
     if metric == "error":  # the Brier tables have no trivial answer
         trivial = read_trivial_errors(
-            sorted((results / "regimes" / "trivial" / "label").glob("*.csv")), task, "label"
+            sorted((results / "regimes" / "trivial" / "label").glob("*/*.csv")), task, "label"
         )
     return compute_table(
         frame,
