@@ -20,15 +20,9 @@ from unishift.option_checks import check_choice, check_positive_int
 from unishift.regimes.references import N_BOOTSTRAP, cluster_draws
 from unishift.regimes.selector import REQUIRED, SAMPLE_KEY, eligible_methods, method_errors
 
-CSV_COLUMNS = (
-    "task",
-    "descriptor",
-    "bin",
-    "first_bin",
-    "last_bin",
-    "lower",
-    "upper",
-    "upper_closed",
+# a region's (or cell's) columns per method: its samples, the method's errors, the test of its
+# leader and the verdict; the same in the 1-D and the 2-D maps
+_PER_METHOD_COLUMNS = (
     "n_samples",
     "n_setups",
     "method",
@@ -44,6 +38,18 @@ CSV_COLUMNS = (
     "tied",
     "n_tied",
     "bootstrap_share",
+)
+
+CSV_COLUMNS = (
+    "task",
+    "descriptor",
+    "bin",
+    "first_bin",
+    "last_bin",
+    "lower",
+    "upper",
+    "upper_closed",
+    *_PER_METHOD_COLUMNS,
     "winner_changed",
     "ranking_changed",
     "trivial_error",
@@ -609,21 +615,7 @@ CSV_2D_COLUMNS = (
     "y_bin",
     "y_lower",
     "y_upper",
-    "n_samples",
-    "n_setups",
-    "method",
-    "mean_error",
-    "normalised_error",
-    "rank",
-    "p_value",
-    "p_holm",
-    "is_winner",
-    "leader",
-    "winner",
-    "verdict",
-    "tied",
-    "n_tied",
-    "bootstrap_share",
+    *_PER_METHOD_COLUMNS,
     "trivial_error",
     "degenerate",
 )
