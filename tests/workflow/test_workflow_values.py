@@ -26,7 +26,7 @@ from unishift.evaluation.metrics import ece_positive_class, ece_top_label
 from unishift.methods.base import Sample, SampleContext
 from unishift.methods.registry import get_method
 from unishift.regimes.references import N_BOOTSTRAP
-from unishift.report.pipeline import read_trivial_errors
+from unishift.report.regimes import read_trivial
 from unishift.report.tables import compute_table, summary_frame, table_frame
 
 pytestmark = pytest.mark.workflow
@@ -207,7 +207,7 @@ def expected_table(ours, task, metric, results):
     methods = CONFIG["methods"]["label"][task]
     trivial = None
     if metric == "error":  # the Brier tables have no trivial answer
-        trivial = read_trivial_errors(
+        trivial = read_trivial(
             sorted((results / "regimes" / "trivial" / "label").glob("*/*.csv")), task, "label"
         )
     return compute_table(

@@ -10,9 +10,8 @@ from pathlib import Path
 import pandas as pd
 
 from unishift.evaluation.stats import ALPHA
-from unishift.io import DamagedFileError, write_csv, write_text
-from unishift.regimes.references import COLUMNS as TRIVIAL_COLUMNS
-from unishift.regimes.references import N_BOOTSTRAP, TASK_COLUMNS
+from unishift.io import write_csv, write_text
+from unishift.regimes.references import N_BOOTSTRAP
 from unishift.report.appendix import write_accuracy_tex
 from unishift.report.cd import cd_groups_frame, pyplot, save_figure, write_cd
 from unishift.report.paper import (
@@ -24,6 +23,7 @@ from unishift.report.paper import (
     wins_long,
 )
 from unishift.report.plots import FALLBACK_COLOURS, PLOT_METHODS, plot_error_by_shift
+from unishift.report.regimes import read_trivial
 from unishift.report.tables import (
     TableResult,
     check_complete,
@@ -74,7 +74,7 @@ def build_table(
         n_samples,
         alpha,
         method_info=method_info,
-        trivial=read_trivial_errors(trivial_files, task, shift) if trivial_files else None,
+        trivial=read_trivial(trivial_files, task, shift) if trivial_files else None,
         seed=seed,
         n_bootstrap=n_bootstrap,
     )
@@ -88,23 +88,6 @@ def build_table(
         width=TABLE_WIDTH.get((task, shift), r"\textwidth"),
     )
     return result
-
-
-def read_trivial_errors(files: Iterable[str | Path], task: str, shift: str) -> pd.DataFrame:
-    """The trivial answer's error of each sample of one task and shift from the trivial rule's files
-    (:data:`unishift.regimes.references.COLUMNS`): classifier, dataset, sample_id, error."""
-    frames = []
-    for path in files:
-        frame = pd.read_csv(path)
-        absent = sorted(set(TRIVIAL_COLUMNS) - set(frame.columns))
-        if absent:
-            raise DamagedFileError(path, f"no columns {absent}", "delete it and rerun snakemake")
-        frames.append(frame)
-    frame = pd.concat(frames, ignore_index=True)
-    frame = frame[frame["shift"] == shift]
-    return frame[["classifier", "dataset", "sample_id"]].assign(
-        error=frame[TASK_COLUMNS[task]].to_numpy(dtype=float)
-    )
 
 
 def with_class_counts(result: TableResult, records: pd.DataFrame) -> TableResult:

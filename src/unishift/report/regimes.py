@@ -14,7 +14,7 @@ import pandas as pd
 from unishift.data.containers import derive_seed
 from unishift.evaluation.records import COLUMNS, DESCRIPTOR_COLUMNS
 from unishift.evaluation.stats import MIN_COVERAGE
-from unishift.io import write_csv
+from unishift.io import DamagedFileError, write_csv
 from unishift.methods.base import SHIFTS
 from unishift.regimes.descriptors import UNSUPERVISED_DESCRIPTORS, true_intensities
 from unishift.regimes.maps import (
@@ -33,6 +33,7 @@ from unishift.regimes.references import (
     degenerate,
     relative_gain,
 )
+from unishift.regimes.references import COLUMNS as TRIVIAL_COLUMNS
 from unishift.regimes.selector import (
     add_groups,
     best_method,
@@ -123,6 +124,16 @@ def degenerate_of(records: pd.DataFrame, methods: list[str], trivial: pd.DataFra
     return flag, f"the trivial answer beats {beaten} of the {len(eligible)} methods' mean error"
 
 
+def _trivial_and_flag(records, methods, trivial_files, task, shift):
+    """The trivial answers of a map's samples and its degenerate flag and note (None, None and ""
+    without trivial files)."""
+    trivial_files = list(trivial_files)
+    if not trivial_files:
+        return None, None, ""
+    trivial = read_trivial(trivial_files, task, shift)
+    return (trivial, *degenerate_of(records, methods, trivial))
+
+
 def build_regime_maps(
     files: Iterable[str | Path],
     task: str,
@@ -138,13 +149,11 @@ def build_regime_maps(
 ) -> tuple[list, dict[str, int]]:
     """The regime maps of one task and shift (docs/regimes.md §5.3), written to ``<stem>.csv``,
     ``.png`` and ``.tex``; returns the maps and, per descriptor, the samples left out as empty.
-    With ``trivial_files`` (rule trivial) the maps show the trivial answer and the degenerate
+    With ``trivial_files`` (written by rule descriptors) the maps show the trivial answer and the degenerate
     flag; the maps' bootstrap is seeded by ``seed``, the task and the shift (the maps of samples
     with every descriptor draw the same resamples)."""
     records = _records(files, task, shift, methods)
-    trivial_files = list(trivial_files)
-    trivial = read_trivial(trivial_files, task, shift) if trivial_files else None
-    flag, note = degenerate_of(records, methods, trivial) if trivial is not None else (None, "")
+    trivial, flag, note = _trivial_and_flag(records, methods, trivial_files, task, shift)
     maps, undefined = [], {}
     for descriptor in map_descriptors(shift):
         defined = np.isfinite(records[descriptor].to_numpy(dtype=float))
@@ -193,9 +202,7 @@ def build_regime_map_2d(
     defined = np.isfinite(records[list(COMPOUND_AXES)].to_numpy(dtype=float)).all(axis=1)
     if not defined.any():
         raise ValueError(f"no {shift}-shift sample has both {COMPOUND_AXES}")
-    trivial_files = list(trivial_files)
-    trivial = read_trivial(trivial_files, task, shift) if trivial_files else None
-    flag, note = degenerate_of(records, methods, trivial) if trivial is not None else (None, "")
+    trivial, flag, note = _trivial_and_flag(records, methods, trivial_files, task, shift)
     rmap = regime_map_2d(
         records[defined],
         *COMPOUND_AXES,
@@ -218,9 +225,16 @@ def _counts(choices: pd.Series) -> str:
 
 
 def read_trivial(files: Iterable[str | Path], task: str, shift: str) -> pd.DataFrame:
-    """The trivial answer's error of each sample of one task and shift (:mod:`unishift.regimes.
-    trivial`'s files), with :data:`SAMPLE` and ``error``."""
-    frames = [pd.read_csv(f) for f in files]
+    """The trivial answer's error of each sample of one task and shift (:mod:`unishift.evaluation.
+    trivial`'s files, :data:`unishift.regimes.references.COLUMNS`), with :data:`SAMPLE` and
+    ``error``; a file without those columns is named as damaged."""
+    frames = []
+    for path in files:
+        frame = pd.read_csv(path)
+        absent = sorted(set(TRIVIAL_COLUMNS) - set(frame.columns))
+        if absent:
+            raise DamagedFileError(path, f"no columns {absent}", "delete it and rerun snakemake")
+        frames.append(frame)
     if not frames:
         raise ValueError(f"no trivial-answer files for {shift} shift")
     frame = pd.concat(frames, ignore_index=True)
