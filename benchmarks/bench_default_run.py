@@ -200,6 +200,14 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=REPO / "benchmarks/output/default_run.json")
     parser.add_argument("--keep", type=Path, help="copy the finished clone here")
     parser.add_argument("--config", nargs="*", default=[], help="extra --config KEY=VALUE items")
+    parser.add_argument(
+        "--configfile",
+        help="another config instead of the embedded default (e.g. config/paper.yaml, with "
+        "--config shifts=[label] data_root=...: the paper's label-shift grid)",
+    )
+    parser.add_argument(
+        "--results", default="results", help="the results folder the config writes (its `results:`)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         clone = Path(tmp) / "clone"
@@ -207,13 +215,15 @@ def main() -> None:
         subprocess.run(["git", "checkout", "-q", args.commit], cwd=clone, check=True)
         env = dict(os.environ, PYTHONPATH=str(clone / "src"))
         extra = ["--config", *args.config] if args.config else []
+        if args.configfile:
+            extra = ["--configfile", args.configfile, *extra]
         plan = measured_run([*SNAKEMAKE, "-n", "--quiet", "rules", *extra], clone, env)
         run = measured_run([*SNAKEMAKE, "--cores", str(args.cores), *extra], clone, env)
         if args.keep:  # first, so that a failed run can still be looked at
             shutil.copytree(clone, args.keep, symlinks=True, dirs_exist_ok=True)
         if run["status"] != 0:
             print(f"THE RUN FAILED (exit status {run['status']}):\n{run['output'][-3000:]}")
-        results = clone / "results"
+        results = clone / args.results
         rules = by_rule(rule_of_logs(run["output"], results))
         report = markdown(run, rules, plan)
         commit = subprocess.run(
@@ -224,6 +234,7 @@ def main() -> None:
             json.dumps(
                 {
                     "commit": commit,
+                    "configfile": args.configfile,
                     "config": args.config,
                     "cores": args.cores,
                     "cpu": os.cpu_count(),

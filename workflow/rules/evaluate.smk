@@ -21,10 +21,13 @@ EVALUATE_OUTPUTS = dict(
     # not hold (rule reliability); only a header for the other tasks, which return none
     reliability=results_file("setup_reliability", setup=EVALUATE_SETUP),
 )
+# an evaluated method is any method but the Selector, whose records rule selector writes: without
+# the constraint Snakemake also tries evaluate for Selector.csv, and the registry's "unknown method
+# 'Selector'" from that try's input functions fills the log of every run with tracebacks
+EVALUATED_METHOD = rf"(?!{SELECTOR}(?![A-Za-z0-9_]))[A-Za-z0-9_]+"
 
 
 rule evaluate:
-    """Fit one method on one setup and apply it to every persisted sample; one row per sample."""
     input:
         unpack(evaluation_setup_inputs),
         unpack(domain_weight_inputs),
@@ -34,6 +37,9 @@ rule evaluate:
         f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}/{EVALUATE_SETUP}.log",
     benchmark:
         f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}/{EVALUATE_SETUP}.tsv"
+    """Fit one method on one setup and apply it to every persisted sample; one row per sample."""
+    wildcard_constraints:
+        method=EVALUATED_METHOD,
     group:
         "evaluation"
     conda:
@@ -62,7 +68,6 @@ rule evaluate:
 if not EVALUATE_PER_METHOD:
 
     rule evaluation_records:
-        """The per-setup records and timings of one method, concatenated in table order."""
         input:
             records=setup_evaluation_files("eval"),
             runtime=setup_evaluation_files("runtime"),
@@ -71,6 +76,9 @@ if not EVALUATE_PER_METHOD:
             runtime=results_file("runtime"),
         log:
             f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
+        """The per-setup records and timings of one method, concatenated in table order."""
+        wildcard_constraints:
+            method=EVALUATED_METHOD,
         group:
             "evaluation"
         conda:
