@@ -189,11 +189,14 @@ def test_the_pages_numbers_are_the_csvs(site, browser):
 
 def test_reliability_figures_show_the_pooled_statistics(site, browser):
     """The plotly diagram's bars are the accuracies pooled from results/reliability, and that file
-    counts every item of every scored sample (50 items a sample in .test)."""
+    counts every item of every scored sample (the run's label_shift.sample_size items a sample, as
+    its provenance records the config: 50 in .test, 250 in the default run)."""
+    config = json.loads((site / "provenance.json").read_text())["config"]
+    sample_size = config["label_shift"]["sample_size"]
     records = pd.read_csv(site / "eval" / "label" / "calibration" / "LasCal.csv")
     frame = read_reliability([site / "reliability" / "label" / "LasCal.csv"])
     scored = records["status"] != "error"
-    assert frame.loc[frame["target"] == "top_label", "n"].sum() == 50 * scored.sum()
+    assert frame.loc[frame["target"] == "top_label", "n"].sum() == sample_size * scored.sum()
     _open(browser, site / "site" / "method_calibration_label_LasCal.html")
     traces = browser.execute_script(
         "return JSON.parse(JSON.stringify("
