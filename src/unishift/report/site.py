@@ -20,7 +20,13 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from unishift.evaluation.reliability import BANDS, _target_order, pool, read_reliability
+from unishift.evaluation.reliability import (
+    BANDS,
+    _target_order,
+    comparable_targets,
+    pool,
+    read_reliability,
+)
 from unishift.report.plots import N_BINS, error_by_shift, shift_bins
 from unishift.report.summary import run_summary
 
@@ -563,7 +569,7 @@ def _method_page(site: _Site, spec: TableSpec, method: str, records: pd.DataFram
     )
     reliability = site.results / "reliability" / spec.shift / f"{method}.csv"
     if spec.task == "calibration" and reliability.is_file():
-        frame = read_reliability([reliability])
+        frame = comparable_targets(read_reliability([reliability]), spec.shift)
         for target in sorted(set(frame["target"]), key=_target_order):
             sections.append(
                 {
