@@ -180,8 +180,10 @@ def test_evaluation_observes_each_scored_calibration_sample():
 def test_the_report_has_a_reliability_section_when_given_diagrams(tmp_path):
     from unishift.report.document import ReportContent, report_tex
 
+    from PIL import Image
+
     png = tmp_path / "calibration_label_reliability_Platt.png"
-    png.write_bytes(b"")
+    Image.new("RGB", (90, 40), "white").save(png)  # the report reads its size (a page's share)
     tex = report_tex(ReportContent(reliability=[("Platt reliability", png)]))
     assert r"\section{Reliability diagrams}" in tex
     assert png.resolve().as_posix() in tex and "Platt reliability" in tex

@@ -160,3 +160,20 @@ def test_a_classifiers_label_fits_a_block_of_four_data_sets(tmp_path):
     assert "Overfull \\vbox" not in log
     for name in names:
         assert name in table
+
+
+def test_wide_reliability_figures_go_two_to_a_page_and_tall_ones_alone(tmp_path):
+    """Two classes draw a column per band (wide: half a page each); k classes a row per band and a
+    column per class (tall: squeezed to half a page, its panels would be unreadable). The section's
+    first page holds one figure under the section's text. A page of three floats, or a tall figure
+    paired, would show in the pages' figure counts and heights."""
+    wide = _blank_png(tmp_path / "wide.png", (900, 400))
+    tall = _blank_png(tmp_path / "tall.png", (1200, 1100))
+    order = [wide, wide, wide, wide, wide, tall, wide, wide]
+    tex = report_tex(ReportContent(reliability=[(f"r{i}", p) for i, p in enumerate(order)]))
+    section = tex.split(r"\section{Reliability diagrams}")[1]
+    pages = [p for p in section.split(r"\clearpage") if r"\includegraphics" in p]
+    heights = [re.findall(r"height=([0-9.]+)\\textheight", page) for page in pages]
+    assert heights == [["0.4"], ["0.4", "0.4"], ["0.4", "0.4"], ["0.8"], ["0.4", "0.4"]]
+    captions = [re.findall(r"\\caption\{(r\d)\}", page) for page in pages]
+    assert captions == [["r0"], ["r1", "r2"], ["r3", "r4"], ["r5"], ["r6", "r7"]]
