@@ -180,8 +180,10 @@ def test_evaluation_observes_each_scored_calibration_sample():
 def test_the_report_has_a_reliability_section_when_given_diagrams(tmp_path):
     from unishift.report.document import ReportContent, report_tex
 
+    from PIL import Image
+
     png = tmp_path / "calibration_label_reliability_Platt.png"
-    png.write_bytes(b"")
+    Image.new("RGB", (90, 40), "white").save(png)  # the report reads its size (a page's share)
     tex = report_tex(ReportContent(reliability=[("Platt reliability", png)]))
     assert r"\section{Reliability diagrams}" in tex
     assert png.resolve().as_posix() in tex and "Platt reliability" in tex
@@ -231,3 +233,40 @@ def test_k_classes_draw_one_diagram_per_band_and_class(monkeypatch):
         (0, 0): "low shift, top label",
         (0, 1): "high shift, top label",
     }
+
+
+def test_classes_of_different_data_sets_are_not_pooled_as_one_class(monkeypatch):
+    """Label shift, two data sets of three classes each: class 0 of cmc is not class 0 of yeast, so
+    their class-wise statistics pool over every class (every_class: its counts are all the
+    class-wise rows'), never class by class across the data sets; one data set, or covariate
+    shift's domain pairs of one text source, keep a diagram per class."""
+    from unishift.evaluation.reliability import EVERY_CLASS, comparable_targets
+
+    rng = np.random.default_rng(11)
+    collector = ReliabilityCollector()
+    for dataset in ("cmc", "yeast"):
+        setup = _setup([0.1], dataset=dataset)
+        p, y = _posteriors(rng, 60, 3)
+        collector(setup, 0, p, y)
+    frame = collector.frame()
+    pooled = comparable_targets(frame, "label")
+    assert sorted(set(pooled["target"])) == [EVERY_CLASS, "top_label"]
+    classwise = frame["target"] != "top_label"
+    every = pool(pooled).query("target == @EVERY_CLASS")
+    assert every["n"].sum() == frame.loc[classwise, "n"].sum() == 2 * 60 * 3
+    assert every["accuracy"].mul(every["n"]).sum() == pytest.approx(
+        frame.loc[classwise, "n_correct"].sum()
+    )
+    assert set(_drawn_titles(monkeypatch, frame).values()) == {
+        "low shift, top label",
+        "low shift, every class",
+    }
+    # one data set, or domains of one text source: the classes are the same, one diagram each
+    one = frame[frame["dataset"] == "cmc"]
+    assert set(comparable_targets(one, "label")["target"]) == {
+        "top_label",
+        "class_0",
+        "class_1",
+        "class_2",
+    }
+    assert comparable_targets(frame, "covariate").equals(frame)

@@ -155,13 +155,15 @@ def test_tex_layout():
     assert lines[3].startswith(r"\multicolumn{2}{c}{} & \begin{sideways}Naive\;\end{sideways} & ")
     assert lines[3].endswith(r"\begin{sideways}DMCal\;\end{sideways} \\\midrule")
     assert lines[4].startswith(
-        r"\multirow{2}{*}{\begin{sideways}Logistic Regression\;\end{sideways}} & \texttt{cmc.3} & $"
+        r"\multirow{2}{*}{\begin{sideways}\parbox{\dimexpr2\normalbaselineskip-4pt\relax}{\centering\scriptsize Logistic Regression}\end{sideways}} & \texttt{cmc.3} & $"
     )
     assert lines[5].startswith(r" & \texttt{yeast} & ") and lines[5].endswith(r"\\\midrule")
-    assert lines[6].startswith(r"\multirow{2}{*}{\begin{sideways}Naïve Bayes\;\end{sideways}}")
+    assert lines[6].startswith(
+        r"\multirow{2}{*}{\begin{sideways}\parbox{\dimexpr2\normalbaselineskip-4pt\relax}{\centering\scriptsize Naïve Bayes}\end{sideways}}"
+    )
     assert lines[7].endswith(r"\\\bottomrule")
     assert lines[8].startswith(
-        r"\multirow{2}{*}{\begin{sideways}Wins\;\end{sideways}} &  $\Pr(M\succ {1}R)$ &$\dag 0.00\%$".replace(
+        r"\multirow{2}{*}{\begin{sideways}\parbox{\dimexpr2\normalbaselineskip-4pt\relax}{\centering\scriptsize Wins}\end{sideways}} &  $\Pr(M\succ {1}R)$ &$\dag 0.00\%$".replace(
             r"\dag 0.00", "0.00"
         )
     )

@@ -11,7 +11,8 @@ right. Sums, not means, so that pooling setups or bands is exact (:func:`pool`).
 Targets: ``top_label`` (the predicted class's posterior against "the prediction is right", the
 tables' default ECE) for any number of classes, and ``class_<c>`` (the posterior of class c against
 "the label is c") for each class when there are more than two (for two classes the class-wise
-diagrams are the top-label one's mirror images).
+diagrams are the top-label one's mirror images). Class c is pooled over setups only where the
+setups share their classes (:func:`comparable_targets`).
 """
 
 from __future__ import annotations
@@ -105,8 +106,29 @@ class ReliabilityCollector:
         return pd.DataFrame.from_records(rows, columns=list(COLUMNS))
 
 
+# The class-wise targets of setups whose classes differ, pooled over the classes (comparable_targets)
+EVERY_CLASS = "every_class"
+
+
 def _target_order(target: str) -> tuple[int, int]:
-    return (0, 0) if target == TOP_LABEL else (1, int(target.split("_", 1)[1]))
+    if target == TOP_LABEL:
+        return (0, 0)
+    if target == EVERY_CLASS:
+        return (1, -1)
+    return (1, int(target.split("_", 1)[1]))
+
+
+def comparable_targets(frame: pd.DataFrame, shift: str) -> pd.DataFrame:
+    """The frame with targets that may be pooled over its setups. Under label shift each data set
+    has its own classes (class 0 of cmc is not class 0 of yeast): where the class-wise rows come
+    from more than one data set, they become one target, ``every_class`` (every class-vs-rest
+    prediction, the reading of the class-wise ECE), instead of class c of one data set pooled with
+    class c of another. Covariate and compound shift pair domains of one text source, whose
+    classes are the same: their class-wise targets stay."""
+    classwise = frame["target"] != TOP_LABEL
+    if shift != "label" or frame.loc[classwise, "dataset"].nunique() <= 1:
+        return frame
+    return frame.assign(target=frame["target"].where(~classwise, EVERY_CLASS))
 
 
 def pool(frame: pd.DataFrame, by: tuple[str, ...] = ("band", "target")) -> pd.DataFrame:

@@ -31,6 +31,31 @@ class ReportContent:
     notes: list[str] = field(default_factory=list)  # free text paragraphs (LaTeX)
 
 
+# A reliability figure this many times wider than tall (a column per band: two classes) takes half
+# a page; a taller one (a row per band and a column per class: k classes) a whole page
+WIDE_FIGURE = 1.6
+
+
+def reliability_pages(items: list[tuple[str, Path]]) -> list[list[tuple[str, str, str]]]:
+    """The reliability figures by page, each as (caption, path, share of the text height): two
+    wide figures to a page, a tall one alone; the section's first page holds one figure, under its
+    text. Every page is cleared before the next (report.tex.j2: so that LaTeX never queues more
+    than a page of floats)."""
+    from PIL import Image
+
+    pages: list[list[tuple[str, str, str]]] = []
+    for caption, path in items:
+        with Image.open(path) as image:
+            wide = image.width >= WIDE_FIGURE * image.height
+        figure = (caption, Path(path).resolve().as_posix(), "0.4" if wide else "0.8")
+        last = pages[-1] if pages else []
+        if len(pages) > 1 and len(last) == 1 and wide and last[0][2] == "0.4":
+            last.append(figure)
+        else:
+            pages.append([figure])
+    return pages
+
+
 def report_tex(content: ReportContent) -> str:
     """The document source; pieces are inlined so that the .tex compiles on its own."""
 
@@ -47,7 +72,7 @@ def report_tex(content: ReportContent) -> str:
             (caption, Path(p).resolve().as_posix()) for caption, p in content.regime_figures
         ],
         appendix=read(content.appendix),
-        reliability=[(caption, Path(p).resolve().as_posix()) for caption, p in content.reliability],
+        reliability=reliability_pages(content.reliability),
         notes=content.notes,
     )
 

@@ -11,6 +11,7 @@ from unishift.evaluation.reliability import (
     BANDS,
     N_CONFIDENCE_BINS,
     _target_order,
+    comparable_targets,
     pool,
     read_reliability,
 )
@@ -36,18 +37,19 @@ RC = {
 
 
 def plot_reliability(
-    frame: pd.DataFrame, method: str, title: str, paths: list[str | Path]
+    frame: pd.DataFrame, method: str, title: str, paths: list[str | Path], shift: str = "label"
 ) -> pd.DataFrame:
     """One diagram (above) with its confidence histogram (below) per shift-intensity band present and
     target, pooled over the setups; saved to each of ``paths``. The top label alone (two classes):
     one column per band. With class-wise targets (k classes): one column per target, one row per
-    band, so that the k + 1 diagrams of a band sit side by side on a landscape page. Returns the
-    plotted points (:func:`pool`)."""
+    band, so that the k + 1 diagrams of a band sit side by side on a landscape page; under label
+    shift with several data sets, the classes' diagram pools every class (comparable_targets).
+    Returns the plotted points (:func:`pool`)."""
     import matplotlib
 
     from unishift.figures import figure_settings, pyplot, save_figure
 
-    points = pool(frame)
+    points = pool(comparable_targets(frame, shift))
     if points.empty:
         raise ValueError(f"{method}: no calibrated sample to draw a reliability diagram from")
     bands = [b for b in BANDS if b in set(points["band"])]
@@ -114,5 +116,5 @@ def build_reliability(
     frame = read_reliability(inputs)
     write_csv(csv_path, frame)
     label, _ = latex_to_mathtext(display)
-    plot_reliability(frame, method, f"{label}: reliability under {shift} shift", [png_path])
+    plot_reliability(frame, method, f"{label}: reliability under {shift} shift", [png_path], shift)
     return frame

@@ -20,7 +20,13 @@ import jinja2
 import numpy as np
 import pandas as pd
 
-from unishift.evaluation.reliability import BANDS, _target_order, pool, read_reliability
+from unishift.evaluation.reliability import (
+    BANDS,
+    _target_order,
+    comparable_targets,
+    pool,
+    read_reliability,
+)
 from unishift.report.plots import N_BINS, error_by_shift, shift_bins
 from unishift.report.summary import run_summary
 
@@ -39,6 +45,12 @@ _ENV = jinja2.Environment(
 IMAGE_WIDTH = 1400
 # Columns of a table page's search panes (when present)
 FILTER_COLUMNS = ("classifier", "dataset", "group", "verdict", "model", "source", "target")
+# A table of more rows is paged, PAGE_LENGTH rows a page (sorting and searching still see every
+# row; the length menu offers them all). A browser builds every row of an unpaged table: the
+# default run's regime maps and Selector choices (600 to 2,400 rows of up to 27 columns) made a page
+# take 45 s to draw at load 12 on two cores, the file list (every CSV of the run) over 120 s.
+PAGED_ABOVE = 300
+PAGE_LENGTH = 100
 
 
 @dataclass
@@ -75,8 +87,9 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def datatable(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
-    """The frame as an ITables DataTable: every row on one page, sortable columns, a search box, and
-    search panes on the columns of :data:`FILTER_COLUMNS` it has."""
+    """The frame as an ITables DataTable: every row on one page (up to :data:`PAGED_ABOVE` rows),
+    sortable columns, a search box, and search panes on the columns of :data:`FILTER_COLUMNS` it
+    has."""
     from itables.javascript import (
         check_table_id,
         get_itable_arguments,
@@ -92,10 +105,21 @@ def datatable(frame: pd.DataFrame, table_id: str, caption: str = "") -> str:
             "layout": {"top1": "searchPanes"},
             "searchPanes": {"columns": panes, "cascadePanes": True, "initCollapsed": True},
         }
+    if len(frame) > PAGED_ABOVE:
+        options |= {
+            "paging": True,
+            "pageLength": PAGE_LENGTH,
+            "lengthMenu": [
+                [PAGE_LENGTH, 10 * PAGE_LENGTH, -1],
+                [PAGE_LENGTH, 10 * PAGE_LENGTH, "All"],
+            ],
+            "deferRender": True,  # rows of the pages not shown are not built
+        }
+    else:
+        options["paging"] = False
     options = dict(
         table_id=check_table_id(table_id, {}, df=frame),
         connected=False,
-        paging=False,
         maxBytes=0,  # never downsample: the page shows every row
         showIndex=False,
         classes="display compact",
@@ -314,6 +338,13 @@ class _Site:
         self.results, self.out, self.title = results, out, title
         self.nav: list[tuple[str, str]] = []
         self.pages: dict[str, str] = {}
+        # every CSV of the run a page shows whole: the page (the file list links there)
+        self.shown: dict[Path, str] = {}
+
+    def csv_table(self, path: Path, table_id: str, page: str) -> str:
+        """The whole CSV file as a DataTable on ``page``."""
+        self.shown[path] = page
+        return datatable(_read_csv(path), table_id)
 
     def image(self, path: Path) -> str:
         """A figure of the run (results/<folder>/<name>.png) in img/<folder>_<name>.png, at most
@@ -435,8 +466,8 @@ def _table_pages(site: _Site, spec: TableSpec) -> None:
         },
         {
             "heading": "Average ranks and win rates",
-            "table": datatable(
-                _read_csv(results / "tables" / f"{key}_summary.csv"), f"summary_{key}"
+            "table": site.csv_table(
+                results / "tables" / f"{key}_summary.csv", f"summary_{key}", f"table_{key}.html"
             ),
         },
     ]
@@ -474,11 +505,12 @@ def _table_pages(site: _Site, spec: TableSpec) -> None:
 
 def _regimes_page(site: _Site, spec: TableSpec) -> None:
     results, key = site.results, spec.key
+    page = f"regimes_{key}.html"
     sections = [
         {"heading": "Regime map", "image": site.image(results / "regimes" / f"{key}.png")},
         {
             "heading": "Winner per bin of each shift descriptor",
-            "table": datatable(_read_csv(results / "regimes" / f"{key}.csv"), f"regimes_{key}"),
+            "table": site.csv_table(results / "regimes" / f"{key}.csv", f"regimes_{key}", page),
         },
     ]
     # compound shift's two-dimensional map (docs/regimes.md §3.1), where the run wrote one
@@ -491,7 +523,7 @@ def _regimes_page(site: _Site, spec: TableSpec) -> None:
             },
             {
                 "heading": "Each cell's methods, tests and verdict",
-                "table": datatable(_read_csv(grid.with_suffix(".csv")), f"regimes_2d_{key}"),
+                "table": site.csv_table(grid.with_suffix(".csv"), f"regimes_2d_{key}", page),
             },
         ]
     selection = results / "regimes" / f"{key}_selection.csv"
@@ -501,7 +533,7 @@ def _regimes_page(site: _Site, spec: TableSpec) -> None:
                 "heading": "The Selector against BestSingle and the Oracle",
                 "text": "BestSingle: the best single method of the other groups; Oracle: the "
                 "per-sample best method, an upper bound.",
-                "table": datatable(_read_csv(selection), f"selection_{key}"),
+                "table": site.csv_table(selection, f"selection_{key}", page),
             }
         )
         choices = results / "regimes" / f"{key}_choices.csv"
@@ -509,10 +541,10 @@ def _regimes_page(site: _Site, spec: TableSpec) -> None:
             sections.append(
                 {
                     "heading": "Which method the Selector chose where",
-                    "table": datatable(_read_csv(choices), f"choices_{key}"),
+                    "table": site.csv_table(choices, f"choices_{key}", page),
                 }
             )
-    site.page(f"regimes_{key}.html", f"Regimes: {spec.task} under {spec.shift} shift", sections)
+    site.page(page, f"Regimes: {spec.task} under {spec.shift} shift", sections)
 
 
 def _method_page(site: _Site, spec: TableSpec, method: str, records: pd.DataFrame) -> None:
@@ -537,7 +569,7 @@ def _method_page(site: _Site, spec: TableSpec, method: str, records: pd.DataFram
     )
     reliability = site.results / "reliability" / spec.shift / f"{method}.csv"
     if spec.task == "calibration" and reliability.is_file():
-        frame = read_reliability([reliability])
+        frame = comparable_targets(read_reliability([reliability]), spec.shift)
         for target in sorted(set(frame["target"]), key=_target_order):
             sections.append(
                 {
@@ -559,16 +591,29 @@ def _method_page(site: _Site, spec: TableSpec, method: str, records: pd.DataFram
 
 
 def _files_page(site: _Site) -> None:
+    """Every CSV of the run, linked to the page that shows it whole (a table or regimes page) or to
+    a page of its own. One page of every CSV (4.9 MB and some fifty tables for the default run)
+    took a browser minutes to draw and doubled the tables the other pages already hold."""
     sections = []
     for folder in ("tables", "reproduction", "regimes", "cd"):
+        links = []
         for path in sorted((site.results / folder).glob("*.csv")):
-            frame = _read_csv(path)
-            sections.append(
-                {
-                    "heading": f"{folder}/{path.name}",
-                    "table": datatable(frame, _slug(f"file_{folder}_{path.stem}")),
-                }
-            )
+            page = site.shown.get(path)
+            if page is None:
+                page = _slug(f"file_{folder}_{path.stem}") + ".html"
+                site.page(
+                    page,
+                    f"{folder}/{path.name}",
+                    [
+                        {
+                            "heading": f"results/{folder}/{path.name}",
+                            "table": datatable(_read_csv(path), _slug(f"file_{path.stem}")),
+                        }
+                    ],
+                )
+            links.append((page, f"{folder}/{path.name}"))
+        if links:
+            sections.append({"heading": f"{folder}/", "links": links})
     site.page("files.html", "Every table of the run", sections)
 
 
