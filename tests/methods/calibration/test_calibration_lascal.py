@@ -454,3 +454,36 @@ def test_lascal_columns_run_for_any_number_of_classes_with_their_conventions():
     assert lascal.params("covariate", 3)["logits"] == lascal.params("covariate", 2)["logits"] == "L"
     assert (lascal.params("label", 3)["logits"], lascal.params("label", 2)["logits"]) == ("S", "P")
     assert get_method("quantification", "EMQ_LasCal").shifts == ("label",)
+
+
+def test_the_source_softmaxes_kept_across_samples_belong_to_the_last_fit():
+    """LasCal keeps the source's softmaxes at every grid temperature from its first sample to the
+    next (they depend on the source alone): its temperatures and outputs are those of a fresh
+    method on each sample, and a refit on another setting computes them anew (a cache kept
+    across fits would calibrate the second setting with the first one's source)."""
+    from tests.calibration_settings import make_setting
+
+    first, _, draw_first = make_setting(seed=1, train_prevalence=0.5)
+    second, _, draw_second = make_setting(seed=2, train_prevalence=0.2, separation=2.0)
+    kept = LasCal()
+    for setting, draw in ((first, draw_first), (second, draw_second)):
+        kept.fit(setting)
+        for sample_seed, prevalence in ((3, 0.2), (4, 0.8)):
+            sample, _ = draw(250, prevalence, sample_seed=sample_seed)
+            fresh = LasCal().fit(setting)
+            expected = fresh.calibrate(sample, fresh_context(setting, sample_seed))
+            got = kept.calibrate(sample, fresh_context(setting, sample_seed))
+            assert np.array_equal(got, expected)
+    temps = temperature_grid()
+    z_source = torch_log(second.validation.posteriors)
+    sample, _ = draw_second(250, 0.8, sample_seed=5)
+    z_target = torch_log(sample.posteriors)
+    given_softmaxes = lascal_losses(
+        z_source,
+        second.validation.labels,
+        z_target,
+        temps=temps,
+        source_softmaxes=L.scaled_softmaxes(z_source, temps, "reference"),
+    )
+    plain = lascal_losses(z_source, second.validation.labels, z_target, temps=temps)
+    assert np.array_equal(given_softmaxes, plain, equal_nan=True)

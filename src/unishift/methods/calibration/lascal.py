@@ -273,6 +273,12 @@ def _torch_scaled_softmaxes(z: np.ndarray, temps: np.ndarray) -> np.ndarray:
     return torch.softmax(scaled, dim=-1).numpy()
 
 
+def scaled_softmaxes(z: np.ndarray, temps: np.ndarray, arithmetic: str) -> np.ndarray:
+    """softmax(z / T) for every grid temperature T (rows), in the search's ``arithmetic``."""
+    scaled = _torch_scaled_softmaxes if arithmetic == "reference" else _scaled_softmaxes
+    return scaled(z, temps)
+
+
 def torch_log(posteriors: np.ndarray) -> np.ndarray:
     """``torch.log`` of float64 posteriors (``prob2logits`` of the reference implementation;
     differs from ``np.log`` in the last bit of some values)."""
@@ -296,19 +302,25 @@ def lascal_losses(
     solver: str = "auto",
     temps: np.ndarray | None = None,
     arithmetic: str = "reference",
+    source_softmaxes: np.ndarray | None = None,
 ) -> np.ndarray:
     """LasCal's loss (mean over the k classes of the label-shift ECE) at every grid temperature,
     float32 with ``arithmetic="reference"``. ``estimator="loop"`` is the reference implementation's
     procedure written out plainly (the tests' oracle); ``"vectorised"`` does all temperatures at
-    once."""
+    once. ``source_softmaxes``: :func:`scaled_softmaxes` of ``z_source`` at ``temps``, when the
+    caller keeps them across samples (they depend on the source alone)."""
     check_choice("estimator", estimator, ESTIMATORS)
     check_choice("solver", solver, SOLVERS)
     check_choice("arithmetic", arithmetic, ARITHMETICS)
     temps = temperature_grid() if temps is None else temps
     y_source = np.asarray(y_source, dtype=int)
     k = np.asarray(z_source).shape[1]
-    scaled = _torch_scaled_softmaxes if arithmetic == "reference" else _scaled_softmaxes
-    src, tgt = scaled(z_source, temps), scaled(z_target, temps)
+    src = (
+        scaled_softmaxes(z_source, temps, arithmetic)
+        if source_softmaxes is None
+        else source_softmaxes
+    )
+    tgt = scaled_softmaxes(z_target, temps, arithmetic)
     # hard predictions as abstention computes them (first maximum, a NaN counts as the maximum)
     pred_src, pred_tgt = np.argmax(src, axis=-1), np.argmax(tgt, axis=-1)
     # The weights depend on the temperature only through the hard predictions: the vectorised
@@ -352,11 +364,14 @@ def lascal_temperature(
     estimator: str = "vectorised",
     solver: str = "auto",
     arithmetic: str = "reference",
+    source_softmaxes: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
     """(temperature, losses); the temperature is -1.0 (the reference implementation's sentinel)
-    when no loss is finite."""
+    when no loss is finite (``source_softmaxes``: :func:`lascal_losses`')."""
     temps = temperature_grid()
-    losses = lascal_losses(z_source, y_source, z_target, estimator, solver, temps, arithmetic)
+    losses = lascal_losses(
+        z_source, y_source, z_target, estimator, solver, temps, arithmetic, source_softmaxes
+    )
     best = first_strict_minimum(losses)
     return (-1.0 if best is None else float(temps[best])), losses
 
@@ -403,6 +418,7 @@ class LasCal(TemperatureCalibrator):
                 f"{setting.n_classes} classes (use 'auto' or 'cvxpy')"
             )
         super()._fit(setting)
+        self.source_softmaxes_ = None  # computed at the first sample's search
 
     def calibrate(self, sample, context=None):
         context = self.context_for(context)
@@ -414,8 +430,17 @@ class LasCal(TemperatureCalibrator):
             """(temperature, None), or (None, why) when the search failed."""
             try:
                 y = self.setting_.validation.labels
+                if self.source_softmaxes_ is None:  # the same for every sample of the setting
+                    self.source_softmaxes_ = scaled_softmaxes(
+                        self.source_logits_, temperature_grid(), self.arithmetic
+                    )
                 temperature, _ = lascal_temperature(
-                    self.source_logits_, y, target, solver=self.solver, arithmetic=self.arithmetic
+                    self.source_logits_,
+                    y,
+                    target,
+                    solver=self.solver,
+                    arithmetic=self.arithmetic,
+                    source_softmaxes=self.source_softmaxes_,
                 )
                 return temperature, None
             # as the reference implementation's `except Exception` around the whole LasCal call
