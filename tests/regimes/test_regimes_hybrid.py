@@ -152,9 +152,10 @@ def test_the_hybrid_beats_best_single_on_a_shared_rule_and_is_best_single_with_t
 
 def test_a_fold_fits_its_regressors_only_when_a_shrink_variant_predicts(monkeypatch):
     """BestSingle and the median predict nothing: with two groups (every .test run's case) or
-    without a Shrink variant no regressor is fitted; with G groups the inner folds' G x (G - 1) per
-    method, plus one outer fold's per group where Shrink is chosen. An eager fold fails every
-    count, a fold that never fits fails the last two."""
+    without a Shrink variant no regressor is fitted; with G groups the inner folds' per method, one
+    per pair of groups (G x (G - 1) / 2: the fold of (g, h) trains on the samples of (h, g)), plus
+    one outer fold's per group where Shrink is chosen. An eager fold fails every count, a fold that
+    never fits fails the last two, a fold per ordered pair (the same fits twice) the last two."""
     records = _shared_rule(n_per_group=60)
     n_methods, n_groups = records["method"].nunique(), records["group"].nunique()
     fits = []
@@ -176,13 +177,13 @@ def test_a_fold_fits_its_regressors_only_when_a_shrink_variant_predicts(monkeypa
     count, out = n_fits(records)
     shrunk = out.groupby("group")["variant"].first().str.startswith("Shrink").sum()
     assert shrunk > 0  # the shared rule rewards Shrink
-    assert count == (n_groups * (n_groups - 1) + shrunk) * n_methods
+    assert count == (n_groups * (n_groups - 1) // 2 + shrunk) * n_methods
     monkeypatch.setattr(H, "VARIANTS", ("BestSingle", "Top3Median"))
     assert n_fits(records)[0] == 0
     monkeypatch.setattr(H, "VARIANTS", ("Shrink(0)",))
     count, out = n_fits(records)
     assert set(out["variant"]) == {"Shrink(0)"}
-    assert count == n_groups * n_groups * n_methods
+    assert count == (n_groups * (n_groups - 1) // 2 + n_groups) * n_methods
 
 
 def test_the_combination_is_the_median_of_the_top_methods_of_the_other_groups(monkeypatch):

@@ -193,6 +193,9 @@ def hybrid_records(
     def fold(train, label):
         return _Fold(errors, E, X, setups, train, methods, seed, model, min_coverage, label)
 
+    # the inner fold of (g, h) trains on the samples outside both groups, as that of (h, g): one
+    # fold (its regressors are fitted once) for both; its label names the pair as first met
+    inner_folds = {}
     with one_thread():
         for g in unique:
             test = groups == g
@@ -202,8 +205,11 @@ def hybrid_records(
             if len(inner_groups) >= 2:
                 scores = {v: [] for v in variants}
                 for h in inner_groups:
-                    inner_train = train & (groups != h)
-                    inner = fold(inner_train, f"outside groups {g!r} and {h!r}")
+                    pair = frozenset((g, h))
+                    if pair not in inner_folds:
+                        inner_train = train & (groups != h)
+                        inner_folds[pair] = fold(inner_train, f"outside groups {g!r} and {h!r}")
+                    inner = inner_folds[pair]
                     for v in variants:
                         scores[v].append(inner.apply(v, groups == h, E, X, estimates, truth)[1])
                 means = {v: np.nanmean(np.concatenate(s)) for v, s in scores.items()}
