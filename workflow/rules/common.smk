@@ -57,14 +57,20 @@ onsuccess:
     )
 
 
+# (task, method, shift) -> code version: Snakemake evaluates a job's params more than once (planning,
+# execution, metadata), and the hashing walks the method's modules each time (about 0.3 CPU s)
+EVALUATION_CODE_VERSIONS = {}
+
+
 def evaluation_code_version(wildcards):
-    return method_code_version(
-        wildcards.task,
-        wildcards.method,
-        wildcards.shift,
-        SCRIPTS / "evaluate.py",
-        method_params(wildcards.task, wildcards.method),
-    )
+    key = (wildcards.task, wildcards.method, wildcards.shift)
+    if key not in EVALUATION_CODE_VERSIONS:
+        EVALUATION_CODE_VERSIONS[key] = method_code_version(
+            *key,
+            SCRIPTS / "evaluate.py",
+            method_params(wildcards.task, wildcards.method),
+        )
+    return EVALUATION_CODE_VERSIONS[key]
 
 
 wildcard_constraints:

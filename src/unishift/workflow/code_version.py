@@ -62,9 +62,19 @@ def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
 def _script(script: str | Path) -> tuple[set[str], str]:
     """The modules a workflow script imports directly (an imported name may be a module), and its
     own code normalised (the profiles leave out Snakemake's "code" trigger: it fires on a comment)."""
-    tree = ast.parse(Path(script).read_text(encoding="utf-8"))
+    imported, normalised = _script_source(Path(script).read_text(encoding="utf-8"))
+    return set(imported), normalised
+
+
+@cache
+def _script_source(source: str) -> tuple[frozenset[str], str]:
+    """:func:`_script` of a script's text (keyed by the text: the workflow asks for the evaluation
+    script's version once per method)."""
+    tree = ast.parse(source)
     imports = _imports(tree)
-    return {b for b, _ in imports} | {f"{b}.{a}" for b, a in imports if a}, _normalised(tree)
+    return frozenset({b for b, _ in imports} | {f"{b}.{a}" for b, a in imports if a}), _normalised(
+        tree
+    )
 
 
 def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozenset[str]:
@@ -72,10 +82,15 @@ def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozense
     included), less those in ``skip`` and what only they import."""
     skip = set(skip)
     seen: set[str] = set()
+    # names that are no module of the package (an imported class or function): looked up once
+    absent: set[str] = set()
     stack = list(entries)
     while stack:
         name = stack.pop()
-        if name in seen or name in skip or module_file(name) is None:
+        if name in seen or name in skip or name in absent:
+            continue
+        if module_file(name) is None:
+            absent.add(name)
             continue
         seen.add(name)
         parts = name.split(".")
