@@ -140,6 +140,32 @@ def one_setup_run(tmp_path_factory):
     return work, config, output
 
 
+MULTICLASS_CONFIG = ".test/multiclass.yaml"
+
+
+@pytest.fixture(scope="session")
+def multiclass_run(tmp_path_factory):
+    """One finished run of .test/multiclass.yaml (k-class UCI data, three-class tweets, covariate and
+    compound shift) in a copy of the workflow, shared by the tests that read its files (copy it
+    before changing anything): (folder, output)."""
+    from tests.workflow.test_workflow import copy_workflow, snakemake
+
+    work = copy_workflow(tmp_path_factory.mktemp("multiclass") / "wf")
+    output = snakemake("--cores", "2", "--configfile", MULTICLASS_CONFIG, cwd=work)
+    return work, output
+
+
+@pytest.fixture(scope="session")
+def multiclass_plan(tmp_path_factory):
+    """The dry run of .test/multiclass.yaml from scratch, in a fresh copy of the workflow: its
+    output, shared by the tests that read what the compound branch plans (one planning, several
+    CPU seconds, instead of one per test)."""
+    from tests.workflow.test_workflow import copy_workflow, snakemake
+
+    work = copy_workflow(tmp_path_factory.mktemp("multiclass_plan") / "wf")
+    return snakemake("-n", "--cores", "1", "--configfile", MULTICLASS_CONFIG, cwd=work).stdout
+
+
 @pytest.fixture(autouse=True)
 def _plugin_variable_does_not_leak():
     """UNISHIFT_PLUGINS reaches every snakemake process a later test starts: a test that changes it
@@ -149,9 +175,13 @@ def _plugin_variable_does_not_leak():
     assert os.environ.get("UNISHIFT_PLUGINS") == before, "a test left UNISHIFT_PLUGINS changed"
 
 
+# the session fixtures that start snakemake
+SNAKEMAKE_FIXTURES = {"finished_test_run", "one_setup_run", "multiclass_run", "multiclass_plan"}
+
+
 def pytest_collection_modifyitems(config, items):
     """A test that uses a finished workflow run starts snakemake (through the session fixture), so
     it is a workflow test whatever its module says: `-m "not workflow"` stays a fast loop."""
     for item in items:
-        if {"finished_test_run", "one_setup_run"} & set(getattr(item, "fixturenames", ())):
+        if SNAKEMAKE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.workflow)

@@ -3,13 +3,14 @@ derived seed, the persisted file of rule compound_samples, and compound setups r
 language-model caches."""
 
 import re
+import shutil
 
 import numpy as np
 import pytest
 import yaml
 
-from tests.conftest import REPO
-from tests.workflow.test_workflow import copy_workflow, snakemake
+from tests.conftest import MULTICLASS_CONFIG, REPO
+from tests.workflow.test_workflow import snakemake
 from unishift.data.containers import derive_seed
 from unishift.data.covariate import compound_samples, compound_seed, load_covariate_setup
 from unishift.data.text_files import read_split
@@ -68,21 +69,21 @@ def test_a_compound_setup_is_read_from_the_cache_with_its_shift():
         load_covariate_setup(cache, samples, "M", "a", "b", seed=0, shift="label")
 
 
-CONFIG_FILE = ".test/multiclass.yaml"
-CONFIG = yaml.safe_load((REPO / CONFIG_FILE).read_text())
+CONFIG = yaml.safe_load((REPO / MULTICLASS_CONFIG).read_text())
 
 
-@pytest.mark.workflow
-def test_the_samples_rule_persists_the_pairs_draws_and_the_branch_is_planned(tmp_path):
-    """Only the text stage and the samples run (no language model): each pair's file equals
-    compound_samples on the pair's test labels with the config's keys, and a dry run plans the
-    compound tables, regime maps and Selector on those files."""
-    work = copy_workflow(tmp_path / "wf")
+def test_the_samples_rule_persists_the_pairs_draws_and_the_branch_is_planned(
+    multiclass_run, multiclass_plan, tmp_path
+):
+    """Each pair's file of rule compound_samples (in the session's run of .test/multiclass.yaml)
+    equals compound_samples on the pair's test labels with the config's keys and is not planned
+    again; a dry run of that config from scratch plans the compound tables, regime maps and
+    Selector, and one samples job per pair."""
+    work, _ = multiclass_run
     results = work / CONFIG["results"]
     domains = CONFIG["covariate_shift"]["domains"]
     pairs = [(s, t) for s in domains for t in domains if s != t]
     targets = [f"{CONFIG['results']}/samples/compound/{s}__{t}.npz" for s, t in pairs]
-    snakemake(*targets, "--cores", "2", "--configfile", CONFIG_FILE, cwd=work)
     keys = CONFIG["covariate_shift"]["compound"]
     for (source, target), path in zip(pairs, targets, strict=True):
         stored = read_npz(work / path)
@@ -102,16 +103,20 @@ def test_the_samples_rule_persists_the_pairs_draws_and_the_branch_is_planned(tmp
         for key, value in expected.items():
             assert np.array_equal(stored[key], value), (path, key)
         assert stored["indices"].shape == (keys["n_samples"], keys["sample_size"])
-    plan = snakemake("-n", "--cores", "1", "--configfile", CONFIG_FILE, cwd=work).stdout
+    # made once, not planned again (a copy: the shared run stays as it is)
+    copy = shutil.copytree(work, tmp_path / "wf", symlinks=True)
+    replan = snakemake("-n", *targets, "--configfile", MULTICLASS_CONFIG, cwd=copy)
+    assert "Nothing to be done" in replan.stdout + replan.stderr, replan.stdout
     jobs = {}
-    for block in plan.split("\nrule ")[1:]:
+    for block in multiclass_plan.split("\nrule ")[1:]:
         rule = block.split(":", 1)[0]
         wildcards = re.search(r"wildcards: ([^\n]*)", block)
         jobs.setdefault(rule, []).append(wildcards.group(1) if wildcards else "")
     for rule in ("tables", "regime_map", "selector", "error_by_shift"):
         compound = sorted(w for w in jobs[rule] if "shift=compound" in w)
         assert len(compound) == 3, (rule, jobs[rule])
-    assert "compound_samples" not in jobs  # made above, not planned again
+    # one samples job per ordered pair, each writing the file checked above
+    assert sorted(jobs["compound_samples"]) == sorted(f"source={s}, target={t}" for s, t in pairs)
     label = len(CONFIG["label_shift"]["datasets"]) * len(CONFIG["label_shift"]["classifiers"])
     setups = len(pairs) * len(CONFIG["covariate_shift"]["models"])
     descriptors = jobs["descriptors"]

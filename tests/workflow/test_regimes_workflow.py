@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import MULTICLASS_CONFIG, REPO
 from unishift.data.label_shift import read_label_setup, read_splits
 from unishift.evaluation.records import DESCRIPTOR_COLUMNS, TWO_CLASS
 from unishift.regimes import selector as S
@@ -238,16 +238,13 @@ def test_the_trivial_cap_answer_is_naive_s_error_sample_by_sample(results):
     assert summary.loc["Trivial", "mean_error"] == pytest.approx(naive["error"].mean())
 
 
-def test_a_compound_run_plans_the_two_dimensional_maps(tmp_path):
+def test_a_compound_run_plans_the_two_dimensional_maps(multiclass_plan):
     """.test/config.yaml has no compound shift, so the session's run writes no 2-D map; a dry run
-    of the compound config plans rule regime_map_2d once per task, with its files as targets."""
-    from tests.workflow.test_workflow import copy_workflow, snakemake
-
-    config_file = ".test/multiclass.yaml"
-    config = yaml.safe_load((REPO / config_file).read_text())
+    of the compound config (the session's, ``multiclass_plan``) plans rule regime_map_2d once per
+    task, with its files as targets."""
+    config = yaml.safe_load((REPO / MULTICLASS_CONFIG).read_text())
     assert "compound" in config["shifts"] and "compound" not in CONFIG["shifts"]
-    work = copy_workflow(tmp_path / "wf")
-    plan = snakemake("-n", "--cores", "1", "--configfile", config_file, cwd=work).stdout
+    plan = multiclass_plan
     blocks = [b for b in plan.split("\nrule ")[1:] if b.startswith("regime_map_2d:")]
     tasks = [t for t in TASKS if config["methods"]["compound"].get(t)]
     assert len(blocks) == len(tasks) == 3

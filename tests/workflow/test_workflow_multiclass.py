@@ -16,7 +16,7 @@ import pytest
 import yaml
 from threadpoolctl import threadpool_limits
 
-from tests.conftest import REPO
+from tests.conftest import MULTICLASS_CONFIG, REPO
 from tests.workflow.test_workflow import copy_workflow, snakemake
 from unishift.data.containers import Sample
 from unishift.data.label_shift import (
@@ -32,19 +32,12 @@ from unishift.methods.registry import get_method
 
 pytestmark = pytest.mark.workflow
 
-CONFIG_FILE = ".test/multiclass.yaml"
+CONFIG_FILE = MULTICLASS_CONFIG  # run once a session: multiclass_run of tests/conftest.py
 CONFIG = yaml.safe_load((REPO / CONFIG_FILE).read_text())
 LABEL = CONFIG["label_shift"]
 RESULTS = CONFIG["results"]  # results/multiclass
 CLOSE = {"rtol": 1e-7, "atol": 1e-10}
 TASKS = ("calibration", "quantification", "cap")
-
-
-@pytest.fixture(scope="module")
-def multiclass_run(tmp_path_factory):
-    work = copy_workflow(tmp_path_factory.mktemp("multiclass") / "wf")
-    output = snakemake("--cores", "2", "--configfile", CONFIG_FILE, cwd=work)
-    return work, output
 
 
 def test_the_run_writes_every_report_under_its_results_folder(multiclass_run):
