@@ -178,9 +178,9 @@ def test_evaluation_observes_each_scored_calibration_sample():
 
 
 def test_the_report_has_a_reliability_section_when_given_diagrams(tmp_path):
-    from unishift.report.document import ReportContent, report_tex
-
     from PIL import Image
+
+    from unishift.report.document import ReportContent, report_tex
 
     png = tmp_path / "calibration_label_reliability_Platt.png"
     Image.new("RGB", (90, 40), "white").save(png)  # the report reads its size (a page's share)
