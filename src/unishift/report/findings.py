@@ -495,17 +495,17 @@ def findings_block(results: str | Path, name: str) -> str:
     return render(pairs_of(results), *source_of(results, name))
 
 
-def block_in(text: str) -> str:
+def block_in(text: str, start: str = START, end: str = END, command: str = COMMAND) -> str:
     """The block of a document's text, markers included: from the first line that is exactly
-    :data:`START` to the next line that is exactly :data:`END` (a marker quoted inside a line of
-    prose is no marker); a ValueError without them."""
+    ``start`` to the next line that is exactly ``end`` (a marker quoted inside a line of prose is
+    no marker); a ValueError without them."""
     found = re.search(
-        rf"^{re.escape(START)}$.*?^{re.escape(END)}$", text, flags=re.MULTILINE | re.DOTALL
+        rf"^{re.escape(start)}$.*?^{re.escape(end)}$", text, flags=re.MULTILINE | re.DOTALL
     )
     if found is None:
         raise ValueError(
-            f"no findings block: the document needs the lines {START!r} and {END!r}, each on a "
-            f"line of its own ({COMMAND} RESULTS_DIR --write FILE fills what lies between them)"
+            f"no findings block: the document needs the lines {start!r} and {end!r}, each on a "
+            f"line of its own ({command} RESULTS_DIR --write FILE fills what lies between them)"
         )
     return found.group(0)
 
