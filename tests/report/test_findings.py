@@ -15,8 +15,8 @@ from unishift.results_layout import results_path
 
 # the heading's name of the committed run: what `--name` was given when the README's block was made
 README_RUN_NAME = (
-    "the default run (`snakemake --cores 2` on config/config.yaml at commit 01e99b2, "
-    "`report_pdf=False`; measured by benchmarks/bench_default_run.py)"
+    "the default run (`snakemake --cores 2` on config/config.yaml at commit 8e36a10, "
+    "`report_pdf: auto` with pdflatex; measured by benchmarks/bench_default_run.py)"
 )
 METHODS = ["Alpha", "Beta", "Gamma"]
 
