@@ -28,14 +28,13 @@ import pandas as pd
 from unishift.io import write_text
 from unishift.report.findings import (
     MEASURED,
-    REGION_COLUMNS,
-    SHIFTS,
-    TASKS,
     _flag,
     _interval,
     _number,
     _read,
     block_in,
+    measured_regions,
+    pairs_with,
     source_of,
 )
 from unishift.results_layout import results_path
@@ -73,6 +72,7 @@ class Standing:
     position: int  # 1 for the best average rank among the ranked methods
     mean: float
     ci: tuple[float, float]
+    is_winner: bool  # the tables' top-ranked method
     beaten_by_winner: bool | None  # the Holm-corrected test; None for the winner itself
 
     def shown(self) -> str:
@@ -153,6 +153,7 @@ def _standings(summary: pd.DataFrame) -> list[Standing]:
                 position=position,
                 mean=float(row["mean_error"]),
                 ci=(float(row["ci_low"]), float(row["ci_high"])),
+                is_winner=bool(_flag(row["winner"])),
                 beaten_by_winner=None if _flag(row["winner"]) else _flag(flag),
             )
         )
@@ -167,7 +168,7 @@ def read_field_pair(results: str | Path, task: str, shift: str) -> FieldPair:
         raise FileNotFoundError(f"{task} under {shift} shift: missing {absent}")
     summary = _read(summary_path, SUMMARY_COLUMNS)
     standings = _standings(summary)
-    winners = [s for s in standings if _flag(summary.set_index("method").loc[s.method, "winner"])]
+    winners = [s for s in standings if s.is_winner]
     if len(winners) > 1:
         raise ValueError(f"{summary_path} declares {len(winners)} winners")
     winner = winners[0] if winners else None
@@ -178,12 +179,7 @@ def read_field_pair(results: str | Path, task: str, shift: str) -> FieldPair:
     }
     pool_by_method = {str(m): pool_of(str(g)) for m, g in zip(summary["method"], summary["group"])}
 
-    regions_frame = _read(map_path, REGION_COLUMNS)
-    descriptor = MEASURED[shift]
-    regions_frame = regions_frame[regions_frame["descriptor"] == descriptor]
-    if regions_frame.empty:
-        raise ValueError(f"{map_path} has no map of the measured intensity {descriptor!r}")
-    regions_frame = regions_frame.drop_duplicates("bin").sort_values("first_bin")
+    regions_frame = measured_regions(map_path, shift)
     regions = []
     for _, row in regions_frame.iterrows():
         name = row["winner"] if isinstance(row["winner"], str) else ""
@@ -193,7 +189,7 @@ def read_field_pair(results: str | Path, task: str, shift: str) -> FieldPair:
     return FieldPair(
         task=task,
         shift=shift,
-        descriptor=descriptor,
+        descriptor=MEASURED[shift],
         winner=winner,
         field_best=by_pool[FIELD][0] if by_pool[FIELD] else None,
         paper_best=by_pool["paper"][0] if by_pool["paper"] else None,
@@ -208,12 +204,7 @@ def read_field_pair(results: str | Path, task: str, shift: str) -> FieldPair:
 
 
 def field_pairs_of(results: str | Path) -> list[FieldPair]:
-    found = [
-        (task, shift)
-        for shift in SHIFTS
-        for task in TASKS
-        if Path(results_path(results, "table_summary", task=task, shift=shift)).is_file()
-    ]
+    found = pairs_with(results, "table_summary")
     if not found:
         raise FileNotFoundError(f"no table summary under {results}/tables/: run the workflow first")
     return [read_field_pair(results, task, shift) for task, shift in found]

@@ -231,6 +231,28 @@ def decision(gain: float, low: float, high: float) -> str:
     return "not decidable"
 
 
+def measured_regions(path: Path, shift: str) -> pd.DataFrame:
+    """The regions of a regime map's CSV along the shift's measured intensity (:data:`MEASURED`),
+    one row each, in bin order; a ValueError where the file has no map of it."""
+    regions = _read(path, REGION_COLUMNS)
+    descriptor = MEASURED[shift]
+    regions = regions[regions["descriptor"] == descriptor]
+    if regions.empty:
+        raise ValueError(f"{path} has no map of the measured intensity {descriptor!r}")
+    return regions.drop_duplicates("bin").sort_values("first_bin")
+
+
+def pairs_with(results: str | Path, entry: str) -> list[tuple[str, str]]:
+    """Every (task, shift) of ``results`` whose file ``entry`` (a results_layout entry) exists,
+    in table order."""
+    return [
+        (task, shift)
+        for shift in SHIFTS
+        for task in TASKS
+        if Path(results_path(results, entry, task=task, shift=shift)).is_file()
+    ]
+
+
 def read_pair(results: str | Path, task: str, shift: str) -> Pair:
     """The block's facts of one task and shift under ``results``."""
     paths = {
@@ -243,12 +265,8 @@ def read_pair(results: str | Path, task: str, shift: str) -> Pair:
     selection = _read(paths["selection"], SELECTION_COLUMNS).set_index("method")
     gains_file = _read(paths["gains"], GAIN_COLUMNS)
     summary = _read(paths["summary"], SUMMARY_COLUMNS)
-    regions = _read(paths["map"], REGION_COLUMNS)
     descriptor = MEASURED[shift]
-    regions = regions[regions["descriptor"] == descriptor]
-    if regions.empty:
-        raise ValueError(f"{paths['map']} has no map of the measured intensity {descriptor!r}")
-    regions = regions.drop_duplicates("bin").sort_values("first_bin")
+    regions = measured_regions(paths["map"], shift)
 
     winners = summary[summary["winner"].map(_flag).fillna(False).astype(bool)]
     if len(winners) > 1:
@@ -324,12 +342,7 @@ def read_pair(results: str | Path, task: str, shift: str) -> Pair:
 
 def pairs_of(results: str | Path) -> list[Pair]:
     """Every task and shift of ``results`` that has a selection file, in table order."""
-    found = [
-        (task, shift)
-        for shift in SHIFTS
-        for task in TASKS
-        if Path(results_path(results, "selection_csv", task=task, shift=shift)).is_file()
-    ]
+    found = pairs_with(results, "selection_csv")
     if not found:
         raise FileNotFoundError(
             f"no selection file under {results}/regimes/: run the workflow (rule selector) first"
