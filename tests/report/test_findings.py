@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -307,3 +308,16 @@ def test_the_documents_block_is_the_committed_run_s(document):
     text = (REPO / document).read_text(encoding="utf-8")
     expected = findings.findings_block(REPO / "docs" / "findings", README_RUN_NAME)
     assert findings.block_in(text) == expected
+
+
+def test_the_gap_closed_is_the_hybrid_s_share_of_best_single_s_gap_to_the_setup_oracle(tmp_path):
+    from unishift.report.findings import gap_closed
+
+    frame = selection().set_index("method")
+    assert np.isnan(gap_closed(frame))  # no SetupOracle row
+    oracle = pd.DataFrame({"mean_error": [0.06]}, index=pd.Index(["SetupOracle"], name="method"))
+    frame = pd.concat([frame, oracle])
+    # (BestSingle 0.1 - Hybrid 0.08) / (0.1 - 0.06): a swapped pair or the Selector's row differs
+    assert gap_closed(frame) == pytest.approx(0.5)
+    frame.loc["SetupOracle", "mean_error"] = 0.1  # BestSingle best on every setup: no gap
+    assert np.isnan(gap_closed(frame))
