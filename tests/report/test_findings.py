@@ -321,3 +321,30 @@ def test_the_gap_closed_is_the_hybrid_s_share_of_best_single_s_gap_to_the_setup_
     assert gap_closed(frame) == pytest.approx(0.5)
     frame.loc["SetupOracle", "mean_error"] = 0.1  # BestSingle best on every setup: no gap
     assert np.isnan(gap_closed(frame))
+
+
+# the runs whose findings benchmarks/RESULTS.md reports beside the README's: folder under
+# docs/findings/ (copied with --inputs-to) -> the name their block's heading gives the run
+OTHER_RUNS = {
+    "paper_label": (
+        "the paper's label-shift grid (`snakemake --cores 2 --configfile config/paper.yaml "
+        "--config shifts=[label] data_root=../shared/data report_pdf=False`, measured by "
+        "benchmarks/bench_default_run.py)"
+    ),
+    "multiclass": (
+        "the multiclass run (`snakemake --cores 2 --configfile config/multiclass.yaml`, "
+        "measured by benchmarks/bench_default_run.py)"
+    ),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(OTHER_RUNS))
+def test_the_other_runs_findings_are_their_files(folder):
+    """docs/findings/<run>/findings.md, which benchmarks/RESULTS.md cites for the paper grid and
+    the multiclass config, equals byte for byte the block generated from the files copied beside
+    it (python -m unishift.report.findings docs/findings/<run> --name NAME --out FILE)."""
+    inputs = REPO / "docs" / "findings" / folder
+    if not (inputs / "findings.md").is_file():
+        pytest.skip(f"no {inputs}/findings.md: that run's findings are not committed")
+    expected = findings.findings_block(inputs, OTHER_RUNS[folder])
+    assert (inputs / "findings.md").read_text(encoding="utf-8") == expected + "\n"
