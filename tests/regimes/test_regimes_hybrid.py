@@ -265,3 +265,67 @@ def test_the_held_out_group_s_errors_choose_nothing_for_it(monkeypatch):
     monkeypatch.setattr(S, "training_mask", lambda groups, held_out: np.ones(len(groups), bool))
     with pytest.raises(AssertionError):
         same()
+
+
+def _per_classifier_rule(n_per_group=40, seed=3):
+    """LR samples: A best; NB samples: B best; C worst on both. Over both classifiers B is
+    BestSingle (A 0.35, B 0.30 on average), so a per-classifier choice beats it on LR."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(["g0", "g1", "g2", "g3"], n_per_group)
+    n = len(groups)
+    lr = np.arange(n) % 2 == 0
+    a = np.where(lr, 0.2, 0.5) + 0.01 * rng.random(n)
+    b = np.where(lr, 0.4, 0.2) + 0.01 * rng.random(n)
+    c = np.full(n, 0.6) + 0.01 * rng.random(n)
+    records = _frame(rng.random(n), rng.random(n), groups, {"A": a, "B": b, "C": c})
+    records["classifier"] = np.where(lr[records["sample_id"]], "LR", "NB")
+    return records
+
+
+def test_best_per_classifier_takes_each_classifier_s_best_of_the_other_groups(monkeypatch):
+    records = _per_classifier_rule()
+    monkeypatch.setattr(H, "VARIANTS", ("BestSingle", "BestPerClassifier"))
+    out = H.hybrid_records(records, ["est_prevalence_shift", "domain_auc"], model=_cheap)
+    assert set(out["variant"]) == {"BestPerClassifier"}
+    # a literal loop: per held-out group and classifier, the method of lowest mean error over the
+    # other groups' samples of that classifier
+    expected = {}
+    for g, c in out.groupby(["group", "classifier"]).groups:
+        train = records[(records["group"] != g) & (records["classifier"] == c)]
+        expected[(g, c)] = train.groupby("method")["error"].mean().idxmin()
+    assert {k: v for k, v in expected.items() if k[1] == "LR"} == {
+        (g, "LR"): "A" for g in ("g0", "g1", "g2", "g3")
+    }
+    for row in out.itertuples():
+        assert row.chosen_method == expected[(row.group, row.classifier)]
+        own = records[
+            (records["sample_id"] == row.sample_id) & (records["method"] == row.chosen_method)
+        ]
+        assert row.error == own["error"].item()
+    best = S.best_single_records(records)
+    assert out["error"].mean() < best["error"].mean() - 0.05
+
+
+def test_best_per_classifier_falls_back_to_best_single_and_never_reads_the_held_out_group(
+    monkeypatch,
+):
+    monkeypatch.setattr(H, "VARIANTS", ("BestPerClassifier",))
+    records = _per_classifier_rule()
+    # a classifier only g0 has: no training sample of it, so BestSingle (B) for those samples
+    only_g0 = (records["group"] == "g0") & (records["classifier"] == "NB")
+    records.loc[only_g0, "classifier"] = "kNN"
+    out = H.hybrid_records(records, ["est_prevalence_shift", "domain_auc"], model=_cheap)
+    assert set(out.loc[out["classifier"] == "kNN", "chosen_method"]) == {"B"}
+    # g0's own errors made to favour C on LR would move g0's LR choice to C if g0 were read
+    perturbed = records.copy()
+    in_g0 = (perturbed["group"] == "g0") & (perturbed["classifier"] == "LR")
+    perturbed.loc[in_g0, "error"] = np.where(perturbed.loc[in_g0, "method"] == "C", 0.0, 5.0)
+
+    def g0_choices(frame):
+        out = H.hybrid_records(frame, ["est_prevalence_shift", "domain_auc"], model=_cheap)
+        return list(out[out["group"] == "g0"].sort_values("sample_id")["chosen_method"])
+
+    assert g0_choices(records) == g0_choices(perturbed)
+    monkeypatch.setattr(S, "training_mask", lambda groups, held_out: np.ones(len(groups), bool))
+    with pytest.raises(AssertionError):
+        assert g0_choices(records) == g0_choices(perturbed)

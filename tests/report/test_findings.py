@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -15,8 +16,9 @@ from unishift.results_layout import results_path
 
 # the heading's name of the committed run: what `--name` was given when the README's block was made
 README_RUN_NAME = (
-    "the default run (`snakemake --cores 2` on config/config.yaml at commit 8e36a10, "
-    "`report_pdf: auto` with pdflatex; measured by benchmarks/bench_default_run.py)"
+    "the default run (`snakemake --cores 2` on config/config.yaml at commit 843e1eb, "
+    "`report_pdf: auto` with pdflatex; measured by benchmarks/bench_default_run.py; its selector "
+    "jobs and the reports after them rerun at a066e5c, which added the Hybrid's BestPerClassifier)"
 )
 METHODS = ["Alpha", "Beta", "Gamma"]
 
@@ -307,3 +309,43 @@ def test_the_documents_block_is_the_committed_run_s(document):
     text = (REPO / document).read_text(encoding="utf-8")
     expected = findings.findings_block(REPO / "docs" / "findings", README_RUN_NAME)
     assert findings.block_in(text) == expected
+
+
+def test_the_gap_closed_is_the_hybrid_s_share_of_best_single_s_gap_to_the_setup_oracle(tmp_path):
+    from unishift.report.findings import gap_closed
+
+    frame = selection().set_index("method")
+    assert np.isnan(gap_closed(frame))  # no SetupOracle row
+    oracle = pd.DataFrame({"mean_error": [0.06]}, index=pd.Index(["SetupOracle"], name="method"))
+    frame = pd.concat([frame, oracle])
+    # (BestSingle 0.1 - Hybrid 0.08) / (0.1 - 0.06): a swapped pair or the Selector's row differs
+    assert gap_closed(frame) == pytest.approx(0.5)
+    frame.loc["SetupOracle", "mean_error"] = 0.1  # BestSingle best on every setup: no gap
+    assert np.isnan(gap_closed(frame))
+
+
+# the runs whose findings benchmarks/RESULTS.md reports beside the README's: folder under
+# docs/findings/ (copied with --inputs-to) -> the name their block's heading gives the run
+OTHER_RUNS = {
+    "paper_label": (
+        "the paper's label-shift grid (`snakemake --cores 2 --configfile config/paper.yaml "
+        "--config shifts=[label] data_root=../shared/data report_pdf=False`, measured by "
+        "benchmarks/bench_default_run.py)"
+    ),
+    "multiclass": (
+        "the multiclass run (`snakemake --cores 2 --configfile config/multiclass.yaml`, "
+        "measured by benchmarks/bench_default_run.py)"
+    ),
+}
+
+
+@pytest.mark.parametrize("folder", sorted(OTHER_RUNS))
+def test_the_other_runs_findings_are_their_files(folder):
+    """docs/findings/<run>/findings.md, which benchmarks/RESULTS.md cites for the paper grid and
+    the multiclass config, equals byte for byte the block generated from the files copied beside
+    it (python -m unishift.report.findings docs/findings/<run> --name NAME --out FILE)."""
+    inputs = REPO / "docs" / "findings" / folder
+    if not (inputs / "findings.md").is_file():
+        pytest.skip(f"no {inputs}/findings.md: that run's findings are not committed")
+    expected = findings.findings_block(inputs, OTHER_RUNS[folder])
+    assert (inputs / "findings.md").read_text(encoding="utf-8") == expected + "\n"

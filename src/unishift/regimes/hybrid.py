@@ -5,6 +5,8 @@ inside the training groups (docs/regimes.md §4.6).
 Variants, fixed in advance and listed in order of preference on ties:
 
 - ``BestSingle``: the best single method of the training groups;
+- ``BestPerClassifier``: per sample, the best single method of the training groups' samples of the
+  sample's classifier (known at deployment), BestSingle for a classifier they lack;
 - ``Shrink(t)``: per sample the method with the lowest predicted per-setup-normalised error
   (descriptors, the candidates' disagreement and the setup facts known at deployment as inputs),
   taken only where its predicted gain over BestSingle's predicted error exceeds the share ``t``
@@ -28,7 +30,12 @@ from unishift.regimes.selector import SAMPLE_KEY, best_method, complete_errors, 
 
 THRESHOLDS = (0.0, 0.1, 0.25)
 TOP_K = 3
-VARIANTS = ("BestSingle", *(f"Shrink({t:g})" for t in THRESHOLDS), f"Top{TOP_K}Median")
+VARIANTS = (
+    "BestSingle",
+    "BestPerClassifier",
+    *(f"Shrink({t:g})" for t in THRESHOLDS),
+    f"Top{TOP_K}Median",
+)
 SETUP = ["classifier", "dataset"]
 
 
@@ -95,9 +102,23 @@ def _normalised(E: np.ndarray, setups: np.ndarray, rows: np.ndarray) -> np.ndarr
 class _Fold:
     """What one training set teaches: BestSingle, the top-k ranking, and per-method regressors."""
 
-    def __init__(self, errors, E, X, setups, train, methods, seed, model, min_coverage, label):
+    def __init__(
+        self, errors, E, X, setups, classifiers, train, methods, seed, model, min_coverage, label
+    ):
         self.methods = methods
+        self.classifiers = classifiers
         self.best = best_method(errors[train], methods, min_coverage, label)
+        # the classifier is known at deployment: its own best method on the training groups' samples
+        # of it; BestSingle for a classifier they lack or where none of its samples has an error of
+        # every eligible method (docs/regimes.md §4.6)
+        self.best_of = {}
+        for c in pd.unique(classifiers[train]):
+            try:
+                self.best_of[c] = best_method(
+                    errors[train & (classifiers == c)], methods, min_coverage, f"{label}, {c}"
+                )
+            except ValueError:
+                continue
         candidates = eligible_methods(errors[train], methods, min_coverage, label)
         complete = errors[train][candidates]
         complete = complete[np.isfinite(complete.to_numpy(dtype=float)).all(axis=1)]
@@ -130,6 +151,10 @@ class _Fold:
         best_j = self.methods.index(self.best)
         if variant == "BestSingle":
             return [self.best] * n, E[rows, best_j]
+        if variant == "BestPerClassifier":
+            chosen = [self.best_of.get(c, self.best) for c in self.classifiers[rows]]
+            cols = [self.methods.index(m) for m in chosen]
+            return chosen, E[np.flatnonzero(rows), cols]
         if variant.startswith("Top"):
             cols = [self.methods.index(m) for m in self.top]
             with np.errstate(all="ignore"):
@@ -182,6 +207,7 @@ def hybrid_records(
     variants = [v for v in VARIANTS if not v.startswith("Top") or combinable(records)]
     X = np.hstack([info[features].to_numpy(dtype=float), hybrid_features(info, estimates, facts)])
     setups = (keys["classifier"].astype(str) + "\x00" + keys["dataset"].astype(str)).to_numpy()
+    classifiers = keys["classifier"].astype(str).to_numpy()
     groups = info["group"].to_numpy()
     unique = sorted(pd.unique(groups), key=str)
     if len(unique) < 2:
@@ -191,7 +217,9 @@ def hybrid_records(
     error = np.full(len(groups), np.nan)
 
     def fold(train, label):
-        return _Fold(errors, E, X, setups, train, methods, seed, model, min_coverage, label)
+        return _Fold(
+            errors, E, X, setups, classifiers, train, methods, seed, model, min_coverage, label
+        )
 
     # the inner fold of (g, h) trains on the samples outside both groups, as that of (h, g): one
     # fold (its regressors are fitted once) for both; its label names the pair as first met

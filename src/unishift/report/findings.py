@@ -214,6 +214,19 @@ class Pair:
     trivial: tuple[float, float, float] | None  # mean, ci_low, ci_high
     trivial_note: str
     disagreement: str  # the files that disagree on the degenerate flag ("" when none)
+    gap_closed: float = float("nan")  # the Hybrid's share of BestSingle's gap to SetupOracle
+
+
+def gap_closed(selection: pd.DataFrame) -> float:
+    """The share of BestSingle's gap to the per-setup oracle that the Hybrid closes, from a
+    selection file's mean errors (indexed by method): (BestSingle - Hybrid) / (BestSingle -
+    SetupOracle); NaN where a row is missing or BestSingle has no gap (it is best on every setup)."""
+    names = ("Hybrid", "BestSingle", "SetupOracle")
+    if any(n not in selection.index for n in names):
+        return float("nan")
+    hybrid, best, oracle = (float(selection.loc[n, "mean_error"]) for n in names)
+    gap = best - oracle
+    return (best - hybrid) / gap if gap > 0 else float("nan")
 
 
 def decision(gain: float, low: float, high: float) -> str:
@@ -337,6 +350,7 @@ def read_pair(results: str | Path, task: str, shift: str) -> Pair:
         trivial=trivial,
         trivial_note=trivial_note,
         disagreement=disagreement,
+        gap_closed=gap_closed(selection),
     )
 
 
@@ -459,8 +473,8 @@ def render(pairs: list[Pair], source: str, level: str = "") -> str:
         "removes, not decidable when its interval includes 0.",
         "",
         "| task | shift | top-ranked (mean error) | low intensity | high intensity "
-        "| Hybrid vs BestSingle | degenerate |",
-        "|---|---|---|---|---|---|---|",
+        "| Hybrid vs BestSingle | gap closed | degenerate |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for pair in pairs:
         best = f"`{pair.best}` {_number(pair.best_mean)}" if pair.best else "--"
@@ -468,6 +482,7 @@ def render(pairs: list[Pair], source: str, level: str = "") -> str:
             f"| {pair.task} | {pair.shift} | {best} | {pair.low.cell()} | "
             f"{pair.high.cell() if pair.n_regions > 1 else 'one region'} | "
             f"{_gain_cell(pair.gains.get('Hybrid'))} | "
+            f"{_percent(pair.gap_closed)} | "
             f"{'**degenerate**' if pair.degenerate else 'no'} |"
         )
     lines.append("")
@@ -477,7 +492,14 @@ def render(pairs: list[Pair], source: str, level: str = "") -> str:
     same = [f"{p.task}/{p.shift}" for p in pairs if "Hybrid" in p.gains
             and decision(*p.gains["Hybrid"]) == "same"]  # fmt: skip
     degenerate = [f"{p.task}/{p.shift}" for p in pairs if p.degenerate]
+    closed = [p.gap_closed for p in pairs if np.isfinite(p.gap_closed)]
     lines += [
+        "",
+        f"Gap closed: the share of BestSingle's gap to the best method per setup in hindsight "
+        f"(SetupOracle) that the Hybrid closes, (BestSingle - Hybrid) / (BestSingle - "
+        f"SetupOracle) of the mean errors; averaged over the {len(closed)} pairs with a gap: "
+        + (f"{_percent(float(np.mean(closed)))}." if closed else "none.")
+        + " A pair without a gap (BestSingle best on every setup) shows --.",
         "",
         f"Not decidable from this run: the Hybrid against BestSingle on "
         f"{', '.join(undecided) or 'no pair'}; every region with no clear winner above. "
