@@ -111,15 +111,16 @@ def measured_run(command: list[str], cwd: Path, env: dict) -> dict:
     }
 
 
-def rule_of_logs(output: str, results: Path) -> dict[Path, str]:
-    """Each job's log file and its rule, from Snakemake's printout of the jobs it ran."""
+def rule_of_logs(output: str, workdir: Path) -> dict[Path, str]:
+    """Each job's log file and its rule, from Snakemake's printout of the jobs it ran (log paths
+    relative to the working directory, whatever the config's results folder)."""
     logs, rule = {}, None
     for line in output.splitlines():
         if match := RULE.match(line):
             rule = match.group(1)
         elif (match := LOG.match(line)) and rule:
             for path in match.group(1).split(", "):
-                logs[results.parent / path.strip()] = rule
+                logs[workdir / path.strip()] = rule
     return logs
 
 
@@ -224,7 +225,7 @@ def main() -> None:
         if run["status"] != 0:
             print(f"THE RUN FAILED (exit status {run['status']}):\n{run['output'][-3000:]}")
         results = clone / args.results
-        rules = by_rule(rule_of_logs(run["output"], results))
+        rules = by_rule(rule_of_logs(run["output"], clone))
         report = markdown(run, rules, plan)
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True
