@@ -1,5 +1,6 @@
 import os
 import sys
+import time
 from pathlib import Path
 
 from unishift import cpu_kernels
@@ -81,6 +82,10 @@ def data_root():
     return root
 
 
+# when the snakemake process of a shared run exited (its folder -> seconds since the epoch)
+SNAKEMAKE_EXITS: dict[Path, float] = {}
+
+
 @pytest.fixture(scope="session")
 def finished_test_run(tmp_path_factory):
     """One finished run of .test/config.yaml in a copy of the workflow, shared by the workflow tests
@@ -89,6 +94,7 @@ def finished_test_run(tmp_path_factory):
 
     work = copy_workflow(tmp_path_factory.mktemp("finished") / "wf")
     output = snakemake("--cores", "2", "--configfile", ".test/config.yaml", cwd=work)
+    SNAKEMAKE_EXITS[work] = time.time()
     return work, output
 
 

@@ -1,6 +1,7 @@
 """The Snakemake workflow: lint, planning, validation failures and a real end-to-end run."""
 
 import filecmp
+import os
 import re
 import shutil
 import subprocess
@@ -225,3 +226,13 @@ def assert_identical(compared: filecmp.dircmp):
     assert not mismatch and not errors, f"files differ between runs: {mismatch or errors}"
     for sub in compared.subdirs.values():
         assert_identical(sub)
+
+
+def test_snakemake_exits_when_its_run_ends(finished_test_run):
+    """The process ends when its run does, not one job-rate timespan (100 s) later: the newest
+    Snakemake log is written as the run ends (unishift.workflow.prepare.end_run)."""
+    from tests.conftest import SNAKEMAKE_EXITS
+
+    work, _ = finished_test_run
+    last_log = max((work / ".snakemake" / "log").glob("*.snakemake.log"), key=os.path.getmtime)
+    assert SNAKEMAKE_EXITS[work] - last_log.stat().st_mtime < 50

@@ -13,7 +13,7 @@ from unishift.report.summary import run_summary
 from unishift.report.table_specs import TABLE_KINDS
 from unishift.workflow.code_version import library_version, method_code_version
 from unishift.workflow.config_access import record_layout, reproduction_caveat
-from unishift.workflow.prepare import prepare_run, start_run
+from unishift.workflow.prepare import end_run, prepare_run, start_run
 from unishift.workflow.provenance import config_hash
 
 # Every check, the plugins, the CPU kernels and the scan of the results folder: before any job
@@ -48,6 +48,7 @@ onstart:
 
 
 onsuccess:
+    end_run()
     print(
         run_summary(
             RESULTS,
@@ -55,6 +56,10 @@ onsuccess:
         ),
         file=sys.stderr,
     )
+
+
+onerror:
+    end_run()
 
 
 # (task, method, shift) -> code version: Snakemake evaluates a job's params more than once (planning,

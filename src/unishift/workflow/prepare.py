@@ -1,10 +1,12 @@
 """What a run does before its jobs, in one call from ``workflow/rules/common.smk``: the config
 checked (YAML, schema, what the schema cannot say), the plugins registered, the CPU kernels pinned,
-the results folder scanned for damaged files; and, when the run starts, its lock and job server."""
+the results folder scanned for damaged files; when the run starts, its lock and job server; when it
+ends, Snakemake's pending scheduler wake-ups cancelled."""
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,3 +83,21 @@ def start_run(results: str, *, lock: bool, job_server: bool, local: bool, n_jobs
     if job_server and local and n_jobs >= JOB_SERVER_MIN_JOBS:
         os.makedirs(f"{results}/logs", exist_ok=True)
         start_job_server(f"{results}/logs/job_server.log")
+
+
+def end_run() -> None:
+    """The end of a run (Snakemake's ``onsuccess`` and ``onerror``): cancel the scheduler's pending
+    wake-ups. With the profiles' job-rate limit (``max-jobs-per-timespan: 10000/100s``) Snakemake
+    arms a timer one timespan after each scheduling round; the timer is not a daemon thread, so
+    Python would wait up to 100 s for it before the process exits. Once the run is over no round is
+    left to wake, and cancelling changes nothing but the exit."""
+    for thread in threading.enumerate():
+        if isinstance(thread, threading.Timer) and _is_scheduler_wakeup(thread.function):
+            thread.cancel()
+
+
+def _is_scheduler_wakeup(function) -> bool:
+    # the lambda JobScheduler._schedule_reevalutation arms (Snakemake's spelling); no other timer
+    return getattr(function, "__qualname__", "").startswith(
+        "JobScheduler._schedule_reevalutation."
+    ) and function.__module__.startswith("snakemake.")
