@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import shutil
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -519,10 +520,13 @@ def test_a_multiclass_dry_run_does_not_run_a_planted_cache(tmp_path, no_offline_
     config["quapy_home"] = str(tmp_path / "home")
     name = config["label_shift"]["datasets"][0]
     marker = tmp_path / "ran"
-    _plant(uci.cache_path(uci.uci_spec(name, uci.MULTICLASS), tmp_path / "home"), marker)
+    planted = uci.cache_path(uci.uci_spec(name, uci.MULTICLASS), tmp_path / "home")
+    _plant(planted, marker)
+    content = planted.read_bytes()
     with pytest.raises(ConfigError, match="could run code"):
         check_config(config)
     assert not marker.exists()
+    assert planted.read_bytes() == content  # refused, not rewritten: the user sees what was there
 
 
 def test_the_caches_quapy_and_the_offline_copies_write_are_read(tmp_path):
@@ -603,3 +607,29 @@ def test_the_api_refuses_an_edited_record_file(tmp_path):
     path.write_text(text[:-5])
     with pytest.raises(DamagedFileError, match="A1.csv.*cut off"):
         load_records(results, "label", "cap", methods=["A1"])
+
+
+def test_the_api_warns_when_loaded_records_hold_failed_samples(tmp_path):
+    """load_records says how many samples a method failed on, as evaluate does: a mean over
+    'error' would average the survivors only (issue 32's probe: no warning when samples fail)."""
+    from unishift.api import load_records
+
+    results = tmp_path / "results"
+    records = _records(_values())
+    mine = records[records.method == "A1"].copy()
+    failed = mine.index[:7]
+    mine.loc[failed, ["status", "reason"]] = ["error", "ValueError: made to fail"]
+    mine.loc[failed, "error"] = np.nan
+    path = results / "eval" / "label" / "cap" / "A1.csv"
+    write_records(path, mine)
+    write_record(path, "evaluation_records", {}, [], results)
+    with pytest.warns(UserWarning, match=rf"A1 failed on 7 of {len(mine)} samples .*made to fail"):
+        loaded = load_records(results, "label", "cap", methods=["A1"])
+    assert int((loaded.status == "error").sum()) == 7
+    clean = records[records.method == "A2"]
+    path = results / "eval" / "label" / "cap" / "A2.csv"
+    write_records(path, clean)
+    write_record(path, "evaluation_records", {}, [], results)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_records(results, "label", "cap", methods=["A2"])

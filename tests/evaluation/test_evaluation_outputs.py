@@ -77,6 +77,24 @@ def test_one_tolerance_for_entries_and_row_sums(row, accepted):
             check_posteriors(posteriors)
 
 
+def test_a_value_on_the_tolerance_is_accepted_and_one_ulp_beyond_it_is_not():
+    """The limit is inclusive for entries, prevalence vectors and accuracies alike (issue 32's probe:
+    values on a limit flipped from sample to sample, each check with a rule of its own)."""
+    low, high = -OUTPUT_TOLERANCE, 1.0 + OUTPUT_TOLERANCE
+    below, above = np.nextafter(low, -1.0), np.nextafter(high, 2.0)
+    np.testing.assert_array_equal(check_posteriors(np.array([[low, high]])), [[0.0, 1.0]])
+    np.testing.assert_array_equal(check_prevalence([low, high]), [0.0, 1.0])
+    assert (check_accuracy(low), check_accuracy(high)) == (0.0, 1.0)
+    for row in ([below, high], [low, above]):
+        with pytest.raises(ValueError, match="within 1e-06"):
+            check_posteriors(np.array([row]))
+        with pytest.raises(ValueError, match="simplex"):
+            check_prevalence(row)
+    for value in (below, above):
+        with pytest.raises(ValueError, match="outside"):
+            check_accuracy(value)
+
+
 def test_prevalence_vectors_and_accuracies_take_the_same_tolerance():
     # before: entries tolerated 1e-8 and sums 1e-6, accuracies nothing
     np.testing.assert_array_equal(check_prevalence([-5e-7, 1 + 5e-7]), [0.0, 1.0])

@@ -169,7 +169,7 @@ def test_allow_failed_methods_finishes_with_an_empty_column(finished_test_run, t
     work = tmp_path / "wf"
     shutil.copytree(finished_test_run[0], work, symlinks=True)
     config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
-    config["methods"]["label"]["calibration"] += ["AlwaysFails", "MostlyFails"]
+    config["methods"]["label"]["calibration"] += ["AlwaysFails", "MostlyFails", "NegCal"]
     config.update(plugins=["tests.wrong_methods"], allow_failed_methods=True)
     (work / "failing.yaml").write_text(yaml.safe_dump(config))
     env = dict(
@@ -201,6 +201,13 @@ def test_allow_failed_methods_finishes_with_an_empty_column(finished_test_run, t
     text = run_summary(results, [("calibration", "label")])
     assert "AlwaysFails: errors on 40 of 40 samples" in text
     assert "MostlyFails: errors on 36 of 40 samples" in text
+    # entries of -5e-10 are within the tolerance: clipped and scored on every sample, not failed
+    negcal = pd.read_csv(results / "eval" / "label" / "calibration" / "NegCal.csv")
+    assert len(negcal) == 40 and (negcal["status"] == "ok").all()
+    assert np.isfinite(negcal["error"]).all() and (negcal["error"] >= 0).all()
+    negcal_cells = cells[cells["method"] == "NegCal"]
+    assert (negcal_cells["n_errors"] == 0).all() and np.isfinite(negcal_cells["mean_error"]).all()
+    assert "NegCal" not in text
 
 
 def test_the_cd_diagram_flags_a_method_below_the_share(tmp_path):

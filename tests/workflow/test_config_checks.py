@@ -19,6 +19,7 @@ from unishift.io import write_npz
 from unishift.methods.registry import get_method
 from unishift.output_records import write_record
 from unishift.workflow.checks import (
+    MAX_REGIME_BINS,
     ConfigError,
     DamagedIntermediatesError,
     check_config,
@@ -160,7 +161,19 @@ def test_yaml_errors_name_the_file_and_the_line(tmp_path, capsys):
 
 def test_the_largest_seed_and_sample_pass():
     check_config(config_with(seed=2**32 - 1))
-    check_config(config_with(regimes__n_bins=10_000))
+    check_config(config_with(regimes__n_bins=MAX_REGIME_BINS))
+
+
+def test_the_checks_bin_limit_is_the_schemas():
+    """One limit whichever refuses first (config/README.md states it once)."""
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    n_bins = schema["properties"]["regimes"]["properties"]["n_bins"]
+    assert n_bins["maximum"] == MAX_REGIME_BINS
+    with pytest.raises(ConfigError, match="regimes.n_bins"):
+        check_config(config_with(regimes__n_bins=MAX_REGIME_BINS + 1))
+    assert (
+        f"`regimes.n_bins` above {MAX_REGIME_BINS:,}" in (REPO / "config" / "README.md").read_text()
+    )
 
 
 def test_a_float_too_large_for_an_integer_is_not_written_out(tmp_path):

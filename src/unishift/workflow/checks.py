@@ -313,8 +313,9 @@ def check_integers(config: dict, schema_path: str | Path) -> None:
 MAX_SEED = 2**32 - 1
 # Items drawn per setup (sample_size x n_samples): their int64 indices alone take 8 GB at this count.
 MAX_SAMPLED_ITEMS = 10**9
-# Bins per descriptor of a regime map: past this every bin of the paper's grid is all but empty.
-MAX_REGIME_BINS = 10_000
+# Bins per descriptor of a regime map: past this every bin of the paper's grid is all but empty
+# (the schema's maximum of regimes.n_bins, for callers that check a config without the schema).
+MAX_REGIME_BINS = 1000
 # The sample settings of each shift: (sample_size key, n_samples key, allow-larger key).
 SAMPLE_KEYS = (
     ("label_shift.sample_size", "label_shift.n_samples"),
