@@ -181,9 +181,19 @@ QUAPY_PLOT_SETTINGS = {
 
 
 def _every_figure(folder):
-    """Each kind of figure the workflow writes: a CD diagram, an error-by-shift plot, a regime map."""
+    """Each kind of figure the workflow writes: a CD diagram, an error-by-shift plot, a regime map,
+    a compound-shift 2-D map and a reliability diagram."""
+    from tests.evaluation.test_reliability import _posteriors, _setup
+    from tests.regimes.test_regimes_maps import _compound_records
     from tests.regimes.test_regimes_maps import _records as regime_records
-    from unishift.regimes.maps import regime_map, write_regime_maps
+    from unishift.evaluation.reliability import ReliabilityCollector
+    from unishift.regimes.maps import (
+        regime_map,
+        regime_map_2d,
+        write_regime_map_2d,
+        write_regime_maps,
+    )
+    from unishift.report.reliability import plot_reliability
 
     result = compute_table(_records(), "calibration", "label", list(INFO), method_info=INFO)
     write_cd(result, folder / "cd.tex", folder / "cd.png")
@@ -192,6 +202,12 @@ def _every_figure(folder):
         method_info=INFO,
     )  # fmt: skip
     write_regime_maps([regime_map(regime_records(), "domain_auc", n_bins=4)], folder / "map")
+    compound = regime_map_2d(_compound_records(), n_bins=2, scheme="width", n_bootstrap=20)
+    write_regime_map_2d(compound, folder / "map_2d")
+    rng, collector = np.random.default_rng(1), ReliabilityCollector()
+    for sample_id in (0, 1):
+        collector(_setup([0.9, 0.1]), sample_id, *_posteriors(rng, 10, 2))
+    plot_reliability(collector.frame(), "M", "M", [folder / "reliability.png"])
     return {p.name: p.read_bytes() for p in sorted(folder.glob("*.png"))}
 
 
@@ -210,7 +226,7 @@ def test_figures_ignore_the_global_settings_of_whoever_imported_quapy_plot(tmp_p
         assert (
             matplotlib.rcParams["figure.dpi"] == 200
         )  # the caller's settings are left as they were
-    assert set(plain) == {"cd.png", "plot.png", "map.png"}
+    assert set(plain) == {"cd.png", "plot.png", "map.png", "map_2d.png", "reliability.png"}
     assert plain == with_quapy
     import quapy.plot  # noqa: F401  (what the job server imports)
 

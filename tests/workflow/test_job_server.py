@@ -138,3 +138,42 @@ def test_start_serves_this_process_s_jobs_until_it_exits(tmp_path):
     assert address.endswith("socket") and not os.path.exists(os.path.dirname(address))
     with pytest.raises(ProcessLookupError):  # stopped, and waited for, at the starter's exit
         os.kill(int(pid), 0)
+
+
+# A figure of each kind the shared run draws, and the log of the job that draws it (under
+# results/logs; the reliability diagrams and 2-D maps are compared in-process,
+# tests/report/test_report_figures.py).
+FIGURE_JOBS = {
+    "plots/cap_label_err_by_shift.png": "plots/cap_label_err_by_shift.log",
+    "regimes/cap_label.png": "regimes/cap_label.log",
+    "cd/cap_label.png": "tables/cap_label.log",
+}
+
+
+def test_a_figure_job_run_alone_writes_the_bytes_it_wrote_in_the_server(
+    finished_test_run, tmp_path
+):
+    """The shared run drew its figures in forks of the job server, which imported QuaPy (whose
+    quapy/plot.py changes matplotlib's global settings); each figure job run again in a process of
+    its own (job_server: false) writes the same bytes (issue 32: 3120x2338 at 200 dpi in the server,
+    1498x1181 at 100 dpi without it)."""
+    import shutil
+
+    from tests.workflow.test_workflow import snakemake
+
+    work = tmp_path / "wf"
+    shutil.copytree(finished_test_run[0], work, symlinks=True)
+    results = work / "results"
+    for log in FIGURE_JOBS.values():
+        assert "job server: ran in a fork" in (results / "logs" / log).read_text(), log
+    drawn = {figure: (results / figure).read_bytes() for figure in FIGURE_JOBS}
+    for figure in FIGURE_JOBS:
+        (results / figure).unlink()
+    targets = [f"results/{figure}" for figure in FIGURE_JOBS]
+    snakemake(
+        "--cores", "1", *targets, "--configfile", ".test/config.yaml",
+        "--config", "job_server=False", cwd=work,
+    )  # fmt: skip
+    for figure, log in FIGURE_JOBS.items():
+        assert "job server" not in (results / "logs" / log).read_text(), log
+        assert (results / figure).read_bytes() == drawn[figure], figure
