@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import REPO
 from tests.workflow.test_workflow import snakemake
@@ -173,6 +174,9 @@ def test_a_damaged_intermediate_stops_the_run_before_any_job(
         assert evaluations == ["shift=label, task=cap, method=ATC"]
     else:
         assert evaluations == []
+        # "... or at once with `snakemake <its path>`": that plans the job that writes it, alone
+        at_once = snakemake("-n", damaged, *CONFIG, cwd=work).stdout
+        assert {rule for rule, _ in planned_jobs(at_once)} == {"label_samples"}
 
 
 def test_a_missing_per_sample_file_is_regenerated_by_a_plain_rerun(finished_test_run, tmp_path):
@@ -239,3 +243,34 @@ def test_a_deleted_figure_beside_a_target_is_rebuilt(finished_test_run, tmp_path
         ("site", ""),
         ("all", ""),
     }
+
+
+def test_a_bad_inner_parameter_is_refused_on_a_finished_run_too(finished_test_run, tmp_path):
+    """Issue 32: on a finished run an invalid inner_params was ignored (only provenance re-ran,
+    recording the bogus value); an unknown key likewise."""
+    work = copy_run(finished_test_run, tmp_path / "wf")
+    provenance = (work / "results" / "provenance.json").read_bytes()
+    config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
+    for inner, message in (
+        ({"train_prevalence": "bogus"}, "train_prevalence='bogus' is not valid"),
+        ({"no_such_key": 1}, "no_such_key"),
+    ):
+        config["method_params"] = {"cap/EMQ_q2a": {"inner_params": inner}}
+        (work / "bad.yaml").write_text(yaml.safe_dump(config))
+        output = snakemake("-n", "--configfile", "bad.yaml", cwd=work, check=False)
+        text = output.stdout + output.stderr
+        assert output.returncode != 0 and "inner_params" in text and message in text, text
+        assert "Traceback" not in text
+    assert (work / "results" / "provenance.json").read_bytes() == provenance
+
+
+def test_the_results_folder_named_by_its_absolute_path_is_the_same_run(finished_test_run, tmp_path):
+    """Issue 32: with `results:` the absolute path of the same folder, every intermediate was called
+    "a file of another setup copied here" (the records compared the path as written)."""
+    work = copy_run(finished_test_run, tmp_path / "wf")
+    config = yaml.safe_load((work / ".test" / "config.yaml").read_text())
+    config["results"] = str((work / "results").resolve())
+    (work / "absolute.yaml").write_text(yaml.safe_dump(config))
+    output = snakemake("-n", "--configfile", "absolute.yaml", cwd=work)
+    text = output.stdout + output.stderr
+    assert "Nothing to be done" in text and "another setup" not in text
