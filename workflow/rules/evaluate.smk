@@ -28,6 +28,7 @@ EVALUATED_METHOD = rf"(?!{SELECTOR}(?![A-Za-z0-9_]))[A-Za-z0-9_]+"
 
 
 rule evaluate:
+    """Fit one method on one setup and apply it to every persisted sample; one row per sample."""
     input:
         unpack(evaluation_setup_inputs),
         unpack(domain_weight_inputs),
@@ -37,7 +38,6 @@ rule evaluate:
         f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}/{EVALUATE_SETUP}.log",
     benchmark:
         f"{RESULTS}/benchmarks/eval/{{shift}}/{{task}}/{{method}}/{EVALUATE_SETUP}.tsv"
-    """Fit one method on one setup and apply it to every persisted sample; one row per sample."""
     wildcard_constraints:
         method=EVALUATED_METHOD,
     group:
@@ -68,6 +68,7 @@ rule evaluate:
 if not EVALUATE_PER_METHOD:
 
     rule evaluation_records:
+        """The per-setup records and timings of one method, concatenated in table order."""
         input:
             records=setup_evaluation_files("eval"),
             runtime=setup_evaluation_files("runtime"),
@@ -76,7 +77,6 @@ if not EVALUATE_PER_METHOD:
             runtime=results_file("runtime"),
         log:
             f"{RESULTS}/logs/eval/{{shift}}/{{task}}/{{method}}.log",
-        """The per-setup records and timings of one method, concatenated in table order."""
         wildcard_constraints:
             method=EVALUATED_METHOD,
         group:
