@@ -157,12 +157,10 @@ def test_a_figure_job_run_alone_writes_the_bytes_it_wrote_in_the_server(
     quapy/plot.py changes matplotlib's global settings); each figure job run again in a process of
     its own (job_server: false) writes the same bytes (issue 32: 3120x2338 at 200 dpi in the server,
     1498x1181 at 100 dpi without it)."""
-    import shutil
-
     from tests.workflow.test_workflow import snakemake
+    from tests.workflow.test_workflow_reruns import copy_run
 
-    work = tmp_path / "wf"
-    shutil.copytree(finished_test_run[0], work, symlinks=True)
+    work = copy_run(finished_test_run, tmp_path / "wf")
     results = work / "results"
     for log in FIGURE_JOBS.values():
         assert "job server: ran in a fork" in (results / "logs" / log).read_text(), log
