@@ -1,5 +1,8 @@
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +31,12 @@ if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
 
 REPO = Path(__file__).resolve().parents[1]
+
+# The code-version analyses (docs/code-version.md, "The analysis cache") of this session's processes,
+# the snakemake runs included, go to a folder of the session's own: nothing read from a user's cache.
+if not os.environ.get("UNISHIFT_CACHE_DIR"):
+    os.environ["UNISHIFT_CACHE_DIR"] = tempfile.mkdtemp(prefix="unishift-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["UNISHIFT_CACHE_DIR"], ignore_errors=True)
 
 
 # The CPU flags that decide which kernels the libraries may pick (names as /proc/cpuinfo spells them).

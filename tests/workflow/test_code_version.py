@@ -4,6 +4,7 @@ each workflow step, on a private copy of the package."""
 from __future__ import annotations
 
 import ast
+import json
 import shutil
 
 import pytest
@@ -27,7 +28,13 @@ METHODS = [
 
 def clear_caches():
     """Forget what the hashing read (the tests edit the sources it hashes)."""
-    for cached in (code_version._analyse, code_version._package_data, code_version.version_of):
+    for cached in (
+        code_version._module_file,
+        code_version._analyse,
+        code_version._script_source,
+        code_version._package_data,
+        code_version.version_of,
+    ):
         cached.cache_clear()
 
 
@@ -160,3 +167,41 @@ def test_the_evaluation_of_a_method_follows_its_inner_method_overrides():
         "quantification", "CPCS_c2q", "label", {"inner": "Platt"}
     )
     assert "unishift.methods.calibration.platt" in modules
+
+
+def test_the_cache_gives_the_versions_computed_without_it(tmp_path, monkeypatch):
+    """Cold (the entries written), warm (read back: a changed entry shows through, which proves it)
+    and without a usable folder, the same versions; a malformed entry is analysed again and
+    rewritten."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(code_version.CACHE_VARIABLE, str(folder))
+    cold = versions()
+    entries = sorted(folder.glob("*.json"))
+    # every module of the package, and the workflow scripts those versions read
+    assert len(entries) > len(list(code_version.ROOT.rglob("*.py")))
+    assert versions() == cold
+
+    planted = entries[0]
+    imports, normalised = json.loads(planted.read_text())
+    planted.write_text(json.dumps([imports, normalised + "x"]))
+    assert versions() != cold
+
+    planted.write_text('{"not": "an analysis"}')
+    assert versions() == cold
+    assert json.loads(planted.read_text()) == [imports, normalised]
+
+    monkeypatch.setenv(code_version.CACHE_VARIABLE, str(tmp_path / "a-file"))
+    (tmp_path / "a-file").write_text("not a folder")
+    assert versions() == cold
+
+
+def test_an_edited_module_is_analysed_afresh(tmp_path, monkeypatch, library_copy):
+    """An edited module's text has an entry of its own (the old one stays, unused)."""
+    monkeypatch.setenv(code_version.CACHE_VARIABLE, str(tmp_path / "cache"))
+    before = versions()
+    count = len(list((tmp_path / "cache").glob("*.json")))
+    metrics = library_copy / "evaluation" / "metrics.py"
+    metrics.write_text(metrics.read_text() + "\nANSWER = 42\n")
+    after = versions()
+    assert len(list((tmp_path / "cache").glob("*.json"))) == count + 1
+    assert after["library"] != before["library"]

@@ -215,39 +215,67 @@ def test_yaml_merge_keys_are_read_and_duplicates_still_refused(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------
-# the same through snakemake, on a copy of the workflow: rejected while planning, before any job
+# the same through the run's preparation, and through snakemake on a copy of the workflow:
+# rejected while planning, before any job
 
 DUPLICATE = "seed: 0\nshifts: [label]\nseed: 1\n"
 
 
+BAD_CONFIGS = [
+    ({"label_shift__n_samples": 1}, r"1 is less than the minimum of 2[\s\S]*n_samples"),
+    ({"label_shift__sample_size": 500}, "larger than the test pool"),
+    ({"methods": {"label": {}}}, "would produce no result table"),
+    ({"data_root": "missing/folder"}, "data_root: 'missing/folder' is not a folder"),
+    (
+        {"method_params": {"quantification/KDEy": {"bandwith": 0.2}}},
+        "'bandwith' is not a parameter of quantification method KDEy",
+    ),
+    (DUPLICATE, r"bad.yaml, line 3, column 1: key 'seed' appears twice"),
+    # issue 32: a "Missing files" failure after 30 s before, and ignored on a finished run
+    (
+        {"method_params": {"cap/EMQ_q2a": {"inner_params": {"train_prevalence": "bogus"}}}},
+        r"inner_params.*train_prevalence='bogus' is not valid",
+    ),
+    ({"alpha": float("nan")}, r"config key alpha: nan is not a finite number"),
+    ({"results": "res{shift}"}, r"config key results: 'res\{shift\}' holds a brace"),
+]
+
+
+def _config_text(changes) -> str:
+    return changes if isinstance(changes, str) else yaml.safe_dump(config_with(**changes))
+
+
+@pytest.mark.parametrize("changes, message", BAD_CONFIGS)
+def test_the_run_s_preparation_rejects_bad_configs(tmp_path, monkeypatch, changes, message):
+    """What ``snakemake -n --configfile bad.yaml`` does before any job (``common.smk`` calls
+    :func:`prepare_run` with Snakemake's ``validate``), in this process: the snakemake processes
+    below show the call is made, for a config file's YAML and for a check of its meaning."""
+    from unishift.workflow.prepare import prepare_run
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "bad.yaml").write_text(_config_text(changes))
+    config = yaml.safe_load((tmp_path / "bad.yaml").read_text())
+    with pytest.raises(Exception, match=message):
+        prepare_run(
+            config,
+            config_files=["bad.yaml"],
+            schema=REPO / "workflow" / "schemas" / "config.schema.yaml",
+            validate=validate,
+            repository=REPO,
+            main_process=True,
+        )
+    assert not (tmp_path / "results").exists()
+
+
 @pytest.mark.workflow
 @pytest.mark.parametrize(
-    "changes, message",
-    [
-        ({"label_shift__n_samples": 1}, r"1 is less than the minimum of 2[\s\S]*n_samples"),
-        ({"label_shift__sample_size": 500}, "larger than the test pool"),
-        ({"methods": {"label": {}}}, "would produce no result table"),
-        ({"data_root": "missing/folder"}, "data_root: 'missing/folder' is not a folder"),
-        (
-            {"method_params": {"quantification/KDEy": {"bandwith": 0.2}}},
-            "'bandwith' is not a parameter of quantification method KDEy",
-        ),
-        (DUPLICATE, r"bad.yaml, line 3, column 1: key 'seed' appears twice"),
-        # issue 32: a "Missing files" failure after 30 s before, and ignored on a finished run
-        (
-            {"method_params": {"cap/EMQ_q2a": {"inner_params": {"train_prevalence": "bogus"}}}},
-            r"inner_params.*train_prevalence='bogus' is not valid",
-        ),
-        ({"alpha": float("nan")}, r"config key alpha: nan is not a finite number"),
-        ({"results": "res{shift}"}, r"config key results: 'res\{shift\}' holds a brace"),
-    ],
+    "changes, message", [case for case in BAD_CONFIGS if "line 3" in case[1] or "bogus" in case[1]]
 )
 def test_snakemake_rejects_bad_configs_before_any_job(tmp_path, changes, message):
     from tests.workflow.test_workflow import copy_workflow, snakemake
 
     work = copy_workflow(tmp_path / "wf")
-    text = changes if isinstance(changes, str) else yaml.safe_dump(config_with(**changes))
-    (work / "bad.yaml").write_text(text)
+    (work / "bad.yaml").write_text(_config_text(changes))
     result = snakemake("-n", "--configfile", "bad.yaml", cwd=work, check=False)
     assert result.returncode != 0
     assert re.search(message, result.stdout + result.stderr), result.stdout + result.stderr

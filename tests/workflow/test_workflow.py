@@ -80,20 +80,46 @@ def test_paper_config_plans_without_network(tmp_path):
     )
 
 
-@pytest.mark.parametrize(
-    "override, message",
-    [
-        (
-            "label_shift={'datasets': ['iris.9']}",
-            "unknown uci_binary data set 'iris.9'; valid ones",
-        ),
-        (
-            "label_shift={'classifiers': ['SVM']}",
-            "classifiers: unknown classifier 'SVM'; valid ones are",
-        ),
-        ("methods={'label': {'quantification': ['NotAMethod']}}", "valid quantification methods"),
-    ],
-)
+BAD_NAMES = [
+    (
+        "label_shift={'datasets': ['iris.9']}",
+        "unknown uci_binary data set 'iris.9'; valid ones",
+    ),
+    (
+        "label_shift={'classifiers': ['SVM']}",
+        "classifiers: unknown classifier 'SVM'; valid ones are",
+    ),
+    ("methods={'label': {'quantification': ['NotAMethod']}}", "valid quantification methods"),
+]
+
+
+@pytest.mark.parametrize("override, message", BAD_NAMES)
+def test_the_run_s_preparation_refuses_bad_names(tmp_path, monkeypatch, override, message):
+    """``--config key=value`` over the embedded config, as Snakemake merges it, refused by the
+    preparation ``common.smk`` runs before any job (through snakemake below, for one of them)."""
+    import ast
+
+    from snakemake.utils import update_config, validate
+
+    from unishift.workflow.prepare import prepare_run
+
+    monkeypatch.chdir(tmp_path)
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    key, value = override.split("=", 1)
+    update_config(config, {key: ast.literal_eval(value)})
+    with pytest.raises(Exception, match=re.escape(message)):
+        prepare_run(
+            config,
+            config_files=[REPO / "config" / "config.yaml"],
+            schema=REPO / "workflow" / "schemas" / "config.schema.yaml",
+            validate=validate,
+            repository=REPO,
+            main_process=True,
+        )
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("override, message", BAD_NAMES[-1:])
 def test_bad_names_fail_validation_before_any_job(tmp_path, override, message):
     work = copy_workflow(tmp_path / "wf")
     result = snakemake("-n", "--cores", "1", "--config", override, cwd=work, check=False)

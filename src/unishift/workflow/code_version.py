@@ -6,6 +6,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.util
+import json
+import os
+import sys
+import time
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -16,14 +20,29 @@ ROOT = Path(__file__).resolve().parent.parent
 DIGITS = 16
 REGISTRY = f"{PACKAGE}.methods.registry"
 _DOCUMENTED = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+CACHE_VARIABLE = "UNISHIFT_CACHE_DIR"
+# a cached analysis written longer ago is deleted when another is written (it is only re-computed)
+CACHE_DAYS = 30
+# what a cached analysis depends on besides the module's name and text: the syntax tree's dump
+# differs between Python minor versions, and this module's own code makes the analysis
+_CACHE_SALT = "\0".join(
+    (f"{sys.version_info[0]}.{sys.version_info[1]}", Path(__file__).read_text(encoding="utf-8"))
+)
 
 
 def module_file(name: str) -> Path | None:
     """The source file of a ``unishift`` module or package, or None if there is none."""
+    return _module_file(ROOT, name)
+
+
+@cache
+def _module_file(root: Path, name: str) -> Path | None:
+    """:func:`module_file` under ``root``, looked up once per process: the closures of a plan's
+    few hundred jobs ask for the same modules over a hundred thousand times."""
     parts = name.split(".")
     if parts[0] != PACKAGE:
         return None
-    base = ROOT.joinpath(*parts[1:])
+    base = root.joinpath(*parts[1:])
     return next((f for f in (base.with_suffix(".py"), base / "__init__.py") if f.is_file()), None)
 
 
@@ -52,11 +71,83 @@ def _normalised(tree: ast.AST) -> str:
     return ast.dump(tree, include_attributes=False)
 
 
+def cache_folder() -> Path:
+    """Where analyses of module sources are kept between processes: ``$UNISHIFT_CACHE_DIR``, else
+    ``unishift/code-version`` under ``$XDG_CACHE_HOME`` (default ``~/.cache``)."""
+    if os.environ.get(CACHE_VARIABLE):
+        return Path(os.environ[CACHE_VARIABLE])
+    return (
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / PACKAGE / "code-version"
+    )
+
+
+def _valid(stored) -> bool:
+    """Whether a cached entry has the shape :func:`_analysis` returns."""
+    return (
+        isinstance(stored, list)
+        and len(stored) == 2
+        and isinstance(stored[0], list)
+        and all(
+            isinstance(pair, list)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and (pair[1] is None or isinstance(pair[1], str))
+            for pair in stored[0]
+        )
+        and isinstance(stored[1], str)
+    )
+
+
+def _analysis(source: str, module: str | None) -> tuple[tuple[tuple[str, str | None], ...], str]:
+    """(imports, normalised code) of ``source``, the text of ``module`` (None: a workflow script),
+    read from the cache when an earlier process analysed the same text: parsing and dumping the
+    package takes about a second, which every snakemake process spent at start-up. The entry is
+    found by a hash of everything the analysis depends on, so an edited module is analysed again;
+    an unreadable or malformed entry is re-computed, and a cache that cannot be written is skipped
+    (the result is the same either way)."""
+    kind = "" if module is None else module_file(module).name
+    key = hashlib.sha256("\0".join((_CACHE_SALT, module or "", kind, source)).encode()).hexdigest()
+    entry = cache_folder() / f"{key}.json"
+    try:
+        stored = json.loads(entry.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stored = None
+    if _valid(stored):
+        return tuple((base, alias) for base, alias in stored[0]), stored[1]
+    tree = ast.parse(source)
+    result = _imports(tree, module), _normalised(tree)
+    _store(entry, result)
+    return result
+
+
+def _store(entry: Path, result) -> None:
+    """Write one analysis (atomically: processes that start together share the folder), and delete
+    entries written more than :data:`CACHE_DAYS` days ago, once per process."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        partial = entry.with_name(f".{entry.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps([result[0], result[1]]), encoding="utf-8")
+        os.replace(partial, entry)
+        _prune(entry.parent)
+    except OSError:
+        return
+
+
+@cache
+def _prune(folder: Path) -> None:
+    cutoff = time.time() - CACHE_DAYS * 86400
+    for old in folder.glob("*.json"):
+        try:
+            if old.stat().st_mtime < cutoff:
+                old.unlink()
+        except OSError:
+            continue
+
+
 @cache
 def _analyse(name: str) -> tuple[tuple[tuple[str, str | None], ...], str]:
     """(imports, normalised code) of a module, from one parse."""
-    tree = ast.parse(module_file(name).read_text(encoding="utf-8"))
-    return _imports(tree, name), _normalised(tree)
+    return _analysis(module_file(name).read_text(encoding="utf-8"), name)
 
 
 def _script(script: str | Path) -> tuple[set[str], str]:
@@ -70,11 +161,8 @@ def _script(script: str | Path) -> tuple[set[str], str]:
 def _script_source(source: str) -> tuple[frozenset[str], str]:
     """:func:`_script` of a script's text (keyed by the text: the workflow asks for the evaluation
     script's version once per method)."""
-    tree = ast.parse(source)
-    imports = _imports(tree)
-    return frozenset({b for b, _ in imports} | {f"{b}.{a}" for b, a in imports if a}), _normalised(
-        tree
-    )
+    imports, normalised = _analysis(source, None)
+    return frozenset({b for b, _ in imports} | {f"{b}.{a}" for b, a in imports if a}), normalised
 
 
 def module_closure(entries: Iterable[str], skip: Iterable[str] = ()) -> frozenset[str]:
@@ -222,8 +310,8 @@ def _external_sources(modules: Iterable[str]) -> list[str]:
     for name in sorted(m for m in modules if m.split(".")[0] != PACKAGE):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.origin and spec.origin.endswith(".py"):
-            tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-            sources.append(f"{name}\0{_normalised(tree)}")
+            normalised = _analysis(Path(spec.origin).read_text(encoding="utf-8"), None)[1]
+            sources.append(f"{name}\0{normalised}")
     return sources
 
 
