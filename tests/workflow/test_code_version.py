@@ -205,3 +205,18 @@ def test_an_edited_module_is_analysed_afresh(tmp_path, monkeypatch, library_copy
     after = versions()
     assert len(list((tmp_path / "cache").glob("*.json"))) == count + 1
     assert after["library"] != before["library"]
+
+
+def test_without_a_home_folder_the_versions_are_computed_uncached(monkeypatch):
+    """A container's user without a passwd entry and HOME unset: Path.home() raises, and every
+    snakemake process would have failed at its rules' code versions."""
+    cold = versions()
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    for variable in (code_version.CACHE_VARIABLE, "XDG_CACHE_HOME", "HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(code_version.Path, "home", staticmethod(no_home))
+    assert code_version.cache_folder() is None
+    assert versions() == cold

@@ -71,14 +71,17 @@ def _normalised(tree: ast.AST) -> str:
     return ast.dump(tree, include_attributes=False)
 
 
-def cache_folder() -> Path:
+def cache_folder() -> Path | None:
     """Where analyses of module sources are kept between processes: ``$UNISHIFT_CACHE_DIR``, else
-    ``unishift/code-version`` under ``$XDG_CACHE_HOME`` (default ``~/.cache``)."""
+    ``unishift/code-version`` under ``$XDG_CACHE_HOME`` (default ``~/.cache``); None where neither
+    variable is set and the user has no home folder (a container's user without a passwd entry)."""
     if os.environ.get(CACHE_VARIABLE):
         return Path(os.environ[CACHE_VARIABLE])
-    return (
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / PACKAGE / "code-version"
-    )
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except RuntimeError:  # Path.home() where HOME is unset and the user has no passwd entry
+        return None
+    return base / PACKAGE / "code-version"
 
 
 def _valid(stored) -> bool:
@@ -107,16 +110,18 @@ def _analysis(source: str, module: str | None) -> tuple[tuple[tuple[str, str | N
     (the result is the same either way)."""
     kind = "" if module is None else module_file(module).name
     key = hashlib.sha256("\0".join((_CACHE_SALT, module or "", kind, source)).encode()).hexdigest()
-    entry = cache_folder() / f"{key}.json"
+    folder = cache_folder()
+    entry = None if folder is None else folder / f"{key}.json"
     try:
-        stored = json.loads(entry.read_text(encoding="utf-8"))
+        stored = None if entry is None else json.loads(entry.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         stored = None
     if _valid(stored):
         return tuple((base, alias) for base, alias in stored[0]), stored[1]
     tree = ast.parse(source)
     result = _imports(tree, module), _normalised(tree)
-    _store(entry, result)
+    if entry is not None:
+        _store(entry, result)
     return result
 
 
