@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,9 +31,10 @@ from unishift.workflow.checks import (
 )
 from unishift.workflow.config_access import record_layout, results_folder
 
+SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 BASE = yaml.safe_load((REPO / ".test" / "config.yaml").read_text())
 # check_config runs on the validated config, whose defaults the schema fills in (as common.smk does)
-validate(BASE, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+validate(BASE, SCHEMA)
 
 
 def config_with(**changes):
@@ -135,7 +137,7 @@ def test_bad_configs_name_the_key_and_the_fix(changes, message):
 def test_the_schema_refuses_what_check_config_takes_as_given(changes, message):
     """No shift, or one domain (no source->target pair): refused by the schema, before check_config."""
     with pytest.raises(Exception, match=message):
-        validate(config_with(**changes), str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+        validate(config_with(**changes), SCHEMA)
 
 
 def test_a_larger_sample_is_accepted_when_asked_for():
@@ -166,7 +168,7 @@ def test_the_largest_seed_and_sample_pass():
 
 def test_the_checks_bin_limit_is_the_schemas():
     """One limit whichever refuses first (config/README.md states it once)."""
-    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    schema = yaml.safe_load(Path(SCHEMA).read_text())
     n_bins = schema["properties"]["regimes"]["properties"]["n_bins"]
     assert n_bins["maximum"] == MAX_REGIME_BINS
     with pytest.raises(ConfigError, match="regimes.n_bins"):
@@ -180,11 +182,10 @@ def test_a_float_too_large_for_an_integer_is_not_written_out(tmp_path):
     """seed: 1e300 suggested writing a 301-digit integer."""
     from unishift.workflow.checks import check_integers
 
-    schema = REPO / "workflow" / "schemas" / "config.schema.yaml"
     with pytest.raises(ConfigError, match="1e[+]300 is not an integer; write a whole number in"):
-        check_integers(config_with(seed=1e300), schema)
+        check_integers(config_with(seed=1e300), SCHEMA)
     with pytest.raises(ConfigError, match="3.0 is not an integer; write 3$"):
-        check_integers(config_with(seed=3.0), schema)
+        check_integers(config_with(seed=3.0), SCHEMA)
 
 
 def test_a_config_that_is_not_utf8_names_the_file_and_line(tmp_path, capsys):
@@ -221,6 +222,13 @@ def test_yaml_merge_keys_are_read_and_duplicates_still_refused(tmp_path):
 DUPLICATE = "seed: 0\nshifts: [label]\nseed: 1\n"
 
 
+# the two cases snakemake itself is run on: a config file's YAML, and a check of its meaning
+DUPLICATE_KEY = (DUPLICATE, r"bad.yaml, line 3, column 1: key 'seed' appears twice")
+# issue 32: a "Missing files" failure after 30 s before, and ignored on a finished run
+BAD_INNER_PARAMETER = (
+    {"method_params": {"cap/EMQ_q2a": {"inner_params": {"train_prevalence": "bogus"}}}},
+    r"inner_params.*train_prevalence='bogus' is not valid",
+)
 BAD_CONFIGS = [
     ({"label_shift__n_samples": 1}, r"1 is less than the minimum of 2[\s\S]*n_samples"),
     ({"label_shift__sample_size": 500}, "larger than the test pool"),
@@ -230,12 +238,8 @@ BAD_CONFIGS = [
         {"method_params": {"quantification/KDEy": {"bandwith": 0.2}}},
         "'bandwith' is not a parameter of quantification method KDEy",
     ),
-    (DUPLICATE, r"bad.yaml, line 3, column 1: key 'seed' appears twice"),
-    # issue 32: a "Missing files" failure after 30 s before, and ignored on a finished run
-    (
-        {"method_params": {"cap/EMQ_q2a": {"inner_params": {"train_prevalence": "bogus"}}}},
-        r"inner_params.*train_prevalence='bogus' is not valid",
-    ),
+    DUPLICATE_KEY,
+    BAD_INNER_PARAMETER,
     ({"alpha": float("nan")}, r"config key alpha: nan is not a finite number"),
     ({"results": "res{shift}"}, r"config key results: 'res\{shift\}' holds a brace"),
 ]
@@ -250,27 +254,30 @@ def test_the_run_s_preparation_rejects_bad_configs(tmp_path, monkeypatch, change
     """What ``snakemake -n --configfile bad.yaml`` does before any job (``common.smk`` calls
     :func:`prepare_run` with Snakemake's ``validate``), in this process: the snakemake processes
     below show the call is made, for a config file's YAML and for a check of its meaning."""
-    from unishift.workflow.prepare import prepare_run
-
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.yaml").write_text(_config_text(changes))
     config = yaml.safe_load((tmp_path / "bad.yaml").read_text())
     with pytest.raises(Exception, match=message):
-        prepare_run(
-            config,
-            config_files=["bad.yaml"],
-            schema=REPO / "workflow" / "schemas" / "config.schema.yaml",
-            validate=validate,
-            repository=REPO,
-            main_process=True,
-        )
+        prepare_in_this_process(config, ["bad.yaml"])
     assert not (tmp_path / "results").exists()
 
 
+def prepare_in_this_process(config: dict, config_files: list) -> None:
+    """The call ``common.smk`` makes before any job, with Snakemake's ``validate``."""
+    from unishift.workflow.prepare import prepare_run
+
+    prepare_run(
+        config,
+        config_files=config_files,
+        schema=SCHEMA,
+        validate=validate,
+        repository=REPO,
+        main_process=True,
+    )
+
+
 @pytest.mark.workflow
-@pytest.mark.parametrize(
-    "changes, message", [case for case in BAD_CONFIGS if "line 3" in case[1] or "bogus" in case[1]]
-)
+@pytest.mark.parametrize("changes, message", [DUPLICATE_KEY, BAD_INNER_PARAMETER])
 def test_snakemake_rejects_bad_configs_before_any_job(tmp_path, changes, message):
     from tests.workflow.test_workflow import copy_workflow, snakemake
 
@@ -304,7 +311,7 @@ def test_a_yaml_error_in_the_embedded_config_names_its_line(tmp_path):
 # posteriors whose columns are not the data set's classes
 
 MULTICLASS = yaml.safe_load((REPO / ".test" / "multiclass.yaml").read_text())
-validate(MULTICLASS, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+validate(MULTICLASS, SCHEMA)
 
 
 @pytest.fixture
@@ -317,7 +324,7 @@ def k_class_config(tmp_path):
 def test_the_tiny_and_the_embedded_multiclass_configs_pass(k_class_config):
     check_config(k_class_config)
     embedded = yaml.safe_load((REPO / "config" / "multiclass.yaml").read_text())
-    validate(embedded, str(REPO / "workflow" / "schemas" / "config.schema.yaml"))
+    validate(embedded, SCHEMA)
     embedded["quapy_home"] = k_class_config["quapy_home"]
     check_config(embedded)
     # the data decide the record layout; the multiclass configs keep their results apart
@@ -439,8 +446,6 @@ def test_posteriors_without_one_column_per_class_are_refused_before_planning(tmp
 
 # ------------------------------------------------------------------------------------------------
 # every number finite and in range, every method parameter of its constructor's kind (issue 32)
-
-SCHEMA = str(REPO / "workflow" / "schemas" / "config.schema.yaml")
 
 
 @pytest.mark.parametrize(

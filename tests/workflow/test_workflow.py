@@ -99,23 +99,16 @@ def test_the_run_s_preparation_refuses_bad_names(tmp_path, monkeypatch, override
     preparation ``common.smk`` runs before any job (through snakemake below, for one of them)."""
     import ast
 
-    from snakemake.utils import update_config, validate
+    from snakemake.utils import update_config
 
-    from unishift.workflow.prepare import prepare_run
+    from tests.workflow.test_config_checks import prepare_in_this_process
 
     monkeypatch.chdir(tmp_path)
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     key, value = override.split("=", 1)
     update_config(config, {key: ast.literal_eval(value)})
     with pytest.raises(Exception, match=re.escape(message)):
-        prepare_run(
-            config,
-            config_files=[REPO / "config" / "config.yaml"],
-            schema=REPO / "workflow" / "schemas" / "config.schema.yaml",
-            validate=validate,
-            repository=REPO,
-            main_process=True,
-        )
+        prepare_in_this_process(config, [REPO / "config" / "config.yaml"])
     assert not (tmp_path / "results").exists()
 
 

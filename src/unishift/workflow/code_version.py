@@ -128,11 +128,11 @@ def _analysis(source: str, module: str | None) -> tuple[tuple[tuple[str, str | N
 def _store(entry: Path, result) -> None:
     """Write one analysis (atomically: processes that start together share the folder), and delete
     entries written more than :data:`CACHE_DAYS` days ago, once per process."""
+    from unishift.io import atomic_path
+
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        partial = entry.with_name(f".{entry.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps([result[0], result[1]]), encoding="utf-8")
-        os.replace(partial, entry)
+        with atomic_path(entry) as partial:
+            partial.write_text(json.dumps([result[0], result[1]]), encoding="utf-8")
         _prune(entry.parent)
     except OSError:
         return
