@@ -37,3 +37,25 @@ def test_settings_accept_the_config_sections():
     paper = FinetuneSettings.from_config(PAPER_LM)
     assert paper == FinetuneSettings(mode="faithful", precision="bf16", device="auto")
     assert set(ENCODE_KEYS) <= set(PAPER_LM)
+
+
+def test_a_language_model_job_starts_without_scikit_learn():
+    """What the language-model jobs import before PyTorch (their start, the split reader, the
+    writers) needs no scikit-learn: importing it cost each such job about 1.8 CPU s
+    (docs/testing.md, "The warm snakemake process")."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import unishift.workflow.lm_jobs, unishift.data.text_files, unishift.io\n"
+        "print(sorted(m for m in ('sklearn', 'scipy.stats', 'quapy') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+    for script in ("lm_encode.py", "lm_finetune.py"):
+        text = (REPO / "workflow" / "scripts" / script).read_text()
+        assert "from unishift.data.text import" not in text, (
+            script
+        )  # that module splits with sklearn

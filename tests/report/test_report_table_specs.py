@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.workflow.test_workflow import SNAKEMAKE, WORKFLOW_FILES
+from tests.snakemake_forks import SNAKEMAKE
+from tests.workflow.test_workflow import WORKFLOW_FILES
 from unishift import results_layout
 from unishift.evaluation.records import COLUMNS, TWO_CLASS
 from unishift.report import table_specs

@@ -2,8 +2,6 @@
 
 import importlib.util
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -12,6 +10,7 @@ import yaml
 
 from tests.conftest import REPO
 from tests.lm.test_lm_finetune import _tiny_model
+from tests.snakemake_forks import run_snakemake
 from unishift.data.covariate import load_covariate_setup
 
 pytestmark = [
@@ -23,22 +22,9 @@ pytestmark = [
 
 
 def _snakemake(folder, *args):
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--cores",
-            "2",
-            "-d",
-            str(folder),
-            "-s",
-            str(folder / "Snakefile"),
-            *args,
-        ],
-        cwd=folder,
-        capture_output=True,
-        text=True,
+    result = run_snakemake(
+        ["--cores", "2", "-d", str(folder), "-s", str(folder / "Snakefile"), *args],
+        folder,
         timeout=600,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

@@ -4,8 +4,6 @@ import filecmp
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +12,11 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.snakemake_forks import run_snakemake
 from unishift.io import read_npz
 from unishift.methods.domain_weights import SHARED_PLANS
 
 pytestmark = pytest.mark.workflow
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 WORKFLOW_FILES = (
     "Snakefile",
     "envs",
@@ -30,10 +28,8 @@ WORKFLOW_FILES = (
 )
 
 
-def snakemake(*args, cwd=REPO, check=True, env=None):
-    result = subprocess.run(
-        [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=1200, env=env
-    )
+def snakemake(*args, cwd=REPO, check=True, env=None, timeout=1200):
+    result = run_snakemake(args, cwd, env=env, timeout=timeout)
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"

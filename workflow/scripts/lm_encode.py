@@ -5,7 +5,7 @@ job = start_lm_job(snakemake)
 
 import time  # noqa: E402
 
-from unishift.data.text import read_split  # noqa: E402
+from unishift.data.text_files import read_split  # noqa: E402
 from unishift.io import write_npz  # noqa: E402
 from unishift.lm.cache import pack  # noqa: E402
 from unishift.lm.device import choose_device, gpu_description  # noqa: E402

@@ -5,7 +5,7 @@ job = start_lm_job(snakemake)
 
 from pathlib import Path  # noqa: E402
 
-from unishift.data.text import read_split  # noqa: E402
+from unishift.data.text_files import read_split  # noqa: E402
 from unishift.io import read_npz, write_json, write_npz  # noqa: E402
 from unishift.lm.cache import pack, unpack  # noqa: E402
 from unishift.lm.device import choose_device, gpu_description  # noqa: E402

@@ -12,7 +12,6 @@ import numpy as np
 
 from unishift.data.quapy_loader import load_quapy
 from unishift.evaluation.metrics import check_prevalence
-from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
 
 N_FOLDS = 5  # domain_auc's cross-validation folds
 
@@ -70,6 +69,10 @@ def fit_prevalence_estimator(validation_posteriors, validation_labels):
     load_quapy()
     from quapy.method.aggregative import PACC
 
+    # here, not at the top: the records' columns come from this module, and a job that reads
+    # them (a language-model job among them) needs no scikit-learn
+    from unishift.methods.quapy_adapter import PosteriorPassthrough, quiet
+
     p = _posteriors(validation_posteriors, name="validation_posteriors")
     k = p.shape[1]
     y = _labels(validation_labels, k, "validation_labels")
@@ -86,6 +89,8 @@ def fit_prevalence_estimator(validation_posteriors, validation_labels):
 def est_prevalence_shift(train_prevalence, quantifier, sample_posteriors) -> float:
     """L1 between the training prevalence and PACC's estimate on the sample (estimates
     :func:`true_label_shift`)."""
+    from unishift.methods.quapy_adapter import quiet  # see fit_prevalence_estimator
+
     train = check_prevalence(train_prevalence, name="train_prevalence")
     p = _posteriors(sample_posteriors, len(train), "sample_posteriors")
     return l1(train, np.asarray(quiet(quantifier.predict, p), dtype=float))

@@ -1,0 +1,220 @@
+"""The tests' snakemake runs, each in a fork of one warm process instead of a fresh interpreter.
+
+About 50 workflow tests start ``python -m snakemake``, and each such process spent about 3.3 of its
+4-5 CPU seconds of a dry run importing Snakemake and the library before reading the Snakefile
+(docs/testing.md, "The warm snakemake process"). Here one process imports them once, then runs
+each invocation in a fork of itself: the fork changes to the run's folder and environment, points
+its standard streams at files and calls Snakemake's command line, so that what it prints, its exit
+status and the files it writes are those of ``python -m snakemake``.
+
+A fork computes what a fresh process would only where nothing read at import time differs: the
+request's environment must equal the one the warm process started with (the CPU-kernel pin, the
+plugin variable, ``PYTHONPATH``, the cache folder). Any other run (the kernel-switch test, a
+plugin's, a library copy's) starts a fresh interpreter as before.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+# what `python -m snakemake` imports before it reads the Snakefile, and what common.smk imports
+PRELOAD = (
+    "snakemake.cli",
+    "snakemake.api",
+    "snakemake.workflow",
+    "snakemake.dag",
+    "snakemake.utils",
+    "snakemake.executors.local",
+    "snakemake.executors.dryrun",
+    "unishift.evaluation.records",
+    "unishift.methods.base",
+    "unishift.methods.registry",
+    "unishift.report.regimes",
+    "unishift.report.summary",
+    "unishift.report.table_specs",
+    "unishift.workflow.code_version",
+    "unishift.workflow.config_access",
+    "unishift.workflow.prepare",
+    "unishift.workflow.provenance",
+)
+# set by pytest for each test: not read by Snakemake or the library
+IGNORED_VARIABLES = frozenset({"PYTEST_CURRENT_TEST"})
+DISABLE_VARIABLE = "UNISHIFT_TEST_FRESH_SNAKEMAKE"  # "1": every run in a fresh interpreter
+
+
+def _comparable(environ) -> dict:
+    return {k: v for k, v in environ.items() if k not in IGNORED_VARIABLES}
+
+
+def serve() -> None:
+    """The warm process: import, then run each request (a JSON line on stdin) in a fork, one at a
+    time, and answer the fork's pid, then its exit status and CPU seconds (JSON lines)."""
+    import importlib
+
+    reply = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # a stray print must not garble the replies
+    for module in PRELOAD:
+        importlib.import_module(module)
+    reply.write(json.dumps({"ready": True}) + "\n")
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            _run_in_fork(request)  # never returns
+        reply.write(json.dumps({"pid": pid}) + "\n")
+        _, status, usage = os.wait4(pid, 0)
+        reply.write(
+            json.dumps(
+                {
+                    "returncode": os.waitstatus_to_exitcode(status),
+                    "cpu_s": usage.ru_utime + usage.ru_stime,
+                }
+            )
+            + "\n"
+        )
+
+
+def _run_in_fork(request: dict) -> None:
+    """Become ``python -m snakemake ARGS`` in the request's folder and environment, and exit."""
+    code = 1
+    try:
+        os.setpgid(0, 0)  # a timeout kills the run's whole process tree
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        sys.path[0] = os.getcwd()  # as `python -m` puts it
+        from snakemake.workflow import Workflow
+
+        # the one folder Snakemake notes at import: the run directory of its log's header
+        Workflow._rundir = os.getcwd()
+        for fd, path, mode in ((0, os.devnull, os.O_RDONLY), (1, request["stdout"], os.O_WRONLY),
+                               (2, request["stderr"], os.O_WRONLY)):  # fmt: skip
+            target = os.open(path, mode)
+            os.dup2(target, fd)
+            os.close(target)
+        from importlib.util import find_spec
+
+        from snakemake.cli import main
+
+        # the script path `python -m snakemake` runs (Snakemake prints it as the command)
+        sys.argv = [find_spec("snakemake.__main__").origin, *request["args"]]
+        try:
+            main(request["args"])
+            code = 0
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+        # what the interpreter does on exit: wait for non-daemon threads, then the atexit handlers
+        threading._shutdown()
+        atexit._run_exitfuncs()
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
+class WarmSnakemake:
+    """The client side: one warm process per test session, started at the first run."""
+
+    def __init__(self):
+        self._process = None
+        self._environ = None
+        self._lock = threading.Lock()
+        self.forked_cpu_s = 0.0  # what the forks used (the pytest process cannot see it until exit)
+
+    def _start(self) -> None:
+        self._environ = _comparable(os.environ)
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", "from tests.snakemake_forks import serve; serve()"],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
+        if json.loads(self._process.stdout.readline() or "{}").get("ready") is not True:
+            raise RuntimeError("the warm snakemake process did not start")
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.stdin.close()
+            self._process.wait(timeout=60)
+
+    def can_run(self, env) -> bool:
+        if os.environ.get(DISABLE_VARIABLE) == "1":
+            return False
+        wanted = _comparable(os.environ if env is None else env)
+        return wanted == (self._environ if self._environ is not None else _comparable(os.environ))
+
+    def run(self, args, cwd, env, timeout) -> subprocess.CompletedProcess:
+        with self._lock:
+            if self._process is None:
+                self._start()
+            with tempfile.TemporaryDirectory(prefix="snakemake-fork-") as folder:
+                out, err = Path(folder, "stdout"), Path(folder, "stderr")
+                out.touch()
+                err.touch()
+                request = {
+                    "args": [str(a) for a in args],
+                    "cwd": str(Path(cwd).resolve()),
+                    "env": dict(os.environ if env is None else env),
+                    "stdout": str(out),
+                    "stderr": str(err),
+                }
+                self._process.stdin.write(json.dumps(request) + "\n")
+                self._process.stdin.flush()
+                pid = json.loads(self._process.stdout.readline())["pid"]
+                answer = self._answer(pid, timeout)
+                self.forked_cpu_s += answer["cpu_s"]
+                return subprocess.CompletedProcess(
+                    [*SNAKEMAKE, *args],
+                    answer["returncode"],
+                    out.read_text(errors="replace"),
+                    err.read_text(errors="replace"),
+                )
+
+    def _answer(self, pid: int, timeout: float) -> dict:
+        selector = selectors.DefaultSelector()
+        selector.register(self._process.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + timeout
+        while not selector.select(max(0.0, deadline - time.monotonic())):
+            if time.monotonic() >= deadline:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                json.loads(self._process.stdout.readline())
+                raise subprocess.TimeoutExpired([*SNAKEMAKE], timeout)
+        return json.loads(self._process.stdout.readline())
+
+
+WARM = WarmSnakemake()
+
+
+def run_snakemake(args, cwd, env=None, timeout=1200) -> subprocess.CompletedProcess:
+    """``python -m snakemake ARGS`` in ``cwd`` (``subprocess.run``'s result, output captured as
+    text): in a fork of the warm process where the environment allows, else a fresh one."""
+    if WARM.can_run(env):
+        return WARM.run(args, cwd, env, timeout)
+    return subprocess.run(
+        [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
+    )

@@ -1,0 +1,86 @@
+"""The tests' warm snakemake process (tests/snakemake_forks.py): a fork prints, exits and plans as
+a fresh ``python -m snakemake`` does, a changed environment gets a fresh interpreter, and a timeout
+stops the run's whole process tree."""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from tests.snakemake_forks import SNAKEMAKE, WARM, run_snakemake
+from tests.workflow.test_workflow import copy_workflow
+
+pytestmark = pytest.mark.workflow
+
+# what differs between any two runs of Snakemake: the time and the random id of the run
+VOLATILE = re.compile(r"^\s*(Date: |Workflow ID: |Complete log|\[\w{3} \w{3} ).*$", re.M)
+
+
+def _fresh(args, cwd, env=None):
+    return subprocess.run(
+        [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=600, env=env
+    )
+
+
+def _stable(text: str) -> list[str]:
+    """The lines but the volatile ones, sorted, each line's comma-separated items sorted: the order
+    of a plan's jobs and of a job's input files follows the string hashes, which differ from one
+    interpreter to the next (fresh or forked alike)."""
+    return sorted(
+        ", ".join(sorted(re.split(r"[,;:] ", line))) for line in VOLATILE.sub("", text).splitlines()
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-n", "--configfile", ".test/config.yaml"],  # a plan from empty results
+        ["-n", "--config", "seed=-1"],  # a config refused before any job
+    ],
+    ids=["plan", "refused"],
+)
+def test_a_fork_prints_and_exits_as_a_fresh_snakemake(tmp_path, args):
+    work = copy_workflow(tmp_path / "wf")
+    assert WARM.can_run(None)
+    forked, fresh = run_snakemake(args, work), _fresh(args, work)
+    assert forked.returncode == fresh.returncode
+    assert _stable(forked.stdout) == _stable(fresh.stdout)
+    assert _stable(forked.stderr) == _stable(fresh.stderr)
+    if args[0] == "-n" and "--configfile" in args:
+        assert forked.returncode == 0 and "rule evaluate:" in forked.stdout
+        assert f"Run directory: {work}" in forked.stdout  # the fork's folder, not the server's
+    else:
+        assert forked.returncode == 1 and "seed" in forked.stdout + forked.stderr
+
+
+def test_a_changed_environment_gets_a_fresh_interpreter(monkeypatch):
+    assert WARM.can_run(None) and WARM.can_run(dict(os.environ))
+    assert WARM.can_run(dict(os.environ, PYTEST_CURRENT_TEST="another test"))
+    # read at import by NumPy, the registry, the interpreter: a fork would not see the change
+    for name, value in [("UNISHIFT_PLUGINS", "tests.wrong_methods"), ("PYTHONPATH", "/elsewhere"),
+                        ("OPENBLAS_CORETYPE", "SkylakeX")]:  # fmt: skip
+        assert not WARM.can_run(dict(os.environ, **{name: value})), name
+        monkeypatch.setenv(name, value)
+        assert not WARM.can_run(None), name
+        monkeypatch.undo()
+    monkeypatch.setenv("UNISHIFT_TEST_FRESH_SNAKEMAKE", "1")
+    assert not WARM.can_run(None)
+
+
+def test_a_timeout_stops_the_run_and_its_jobs(tmp_path):
+    marker = tmp_path / "still-running"
+    (tmp_path / "Snakefile").write_text(
+        "rule slow:\n"
+        "    output: 'done'\n"
+        f"    shell: 'sleep 3 && touch {marker} && sleep 60 && touch {{output}}'\n"
+    )
+    started = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_snakemake(["--cores", "1", "--workflow-profile", "none"], tmp_path, timeout=1)
+    assert time.monotonic() - started < 30
+    time.sleep(4)  # the job, had it survived, would have touched the marker by now
+    assert not marker.exists()
+    # the warm process serves the next run
+    assert run_snakemake(["--version"], tmp_path).returncode == 0
