@@ -7,10 +7,11 @@ each invocation in a fork of itself: the fork changes to the run's folder and en
 its standard streams at files and calls Snakemake's command line, so that what it prints, its exit
 status and the files it writes are those of ``python -m snakemake``.
 
-A fork computes what a fresh process would only where nothing read at import time differs: the
-request's environment must equal the one the warm process started with (the CPU-kernel pin, the
-plugin variable, ``PYTHONPATH``, the cache folder). Any other run (the kernel-switch test, a
-plugin's, a library copy's) starts a fresh interpreter as before.
+A fork computes what a fresh process would only where nothing read at import time differs: it
+runs in the environment the warm process started with (the CPU-kernel pin, the plugin variable,
+``PYTHONPATH``, the cache folder), which is the test process's; where that changed, the warm
+process starts again. A run given an environment of its own (the kernel-switch test, a plugin's, a
+library copy's) starts a fresh interpreter as before.
 """
 
 from __future__ import annotations
@@ -138,9 +139,13 @@ class WarmSnakemake:
         self._process = None
         self._environ = None
         self._lock = threading.Lock()
+        self.starts = 0
         self.forked_cpu_s = 0.0  # what the forks used (the pytest process cannot see it until exit)
 
     def _start(self) -> None:
+        """Start the warm process in this process's environment (again, where that changed since:
+        a test that imports PyTorch sets ``TORCHINDUCTOR_CACHE_DIR`` for the rest of the session)."""
+        self.close()
         self._environ = _comparable(os.environ)
         self._process = subprocess.Popen(
             [sys.executable, "-c", "from tests.snakemake_forks import serve; serve()"],
@@ -152,7 +157,9 @@ class WarmSnakemake:
         )
         if json.loads(self._process.stdout.readline() or "{}").get("ready") is not True:
             raise RuntimeError("the warm snakemake process did not start")
-        atexit.register(self.close)
+        self.starts += 1
+        if self.starts == 1:
+            atexit.register(self.close)
 
     def close(self) -> None:
         if self._process is not None and self._process.poll() is None:
@@ -160,14 +167,16 @@ class WarmSnakemake:
             self._process.wait(timeout=60)
 
     def can_run(self, env) -> bool:
+        """Whether a run in ``env`` (None: this process's) can be a fork: its environment is this
+        process's, for which the warm process is (re)started; a run given an environment of its
+        own starts a fresh interpreter."""
         if os.environ.get(DISABLE_VARIABLE) == "1":
             return False
-        wanted = _comparable(os.environ if env is None else env)
-        return wanted == (self._environ if self._environ is not None else _comparable(os.environ))
+        return env is None or _comparable(env) == _comparable(os.environ)
 
     def run(self, args, cwd, env, timeout) -> subprocess.CompletedProcess:
         with self._lock:
-            if self._process is None:
+            if self._process is None or self._environ != _comparable(os.environ):
                 self._start()
             with tempfile.TemporaryDirectory(prefix="snakemake-fork-") as folder:
                 out, err = Path(folder, "stdout"), Path(folder, "stderr")
