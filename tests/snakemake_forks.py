@@ -202,17 +202,17 @@ class WarmSnakemake:
                 )
 
     def _answer(self, pid: int, timeout: float) -> dict:
-        selector = selectors.DefaultSelector()
-        selector.register(self._process.stdout, selectors.EVENT_READ)
         deadline = time.monotonic() + timeout
-        while not selector.select(max(0.0, deadline - time.monotonic())):
-            if time.monotonic() >= deadline:
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                json.loads(self._process.stdout.readline())
-                raise subprocess.TimeoutExpired([*SNAKEMAKE], timeout)
+        with selectors.DefaultSelector() as selector:  # an epoll descriptor: closed after each run
+            selector.register(self._process.stdout, selectors.EVENT_READ)
+            while not selector.select(max(0.0, deadline - time.monotonic())):
+                if time.monotonic() >= deadline:
+                    try:
+                        os.killpg(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                    json.loads(self._process.stdout.readline())
+                    raise subprocess.TimeoutExpired([*SNAKEMAKE], timeout)
         return json.loads(self._process.stdout.readline())
 
 
@@ -224,6 +224,11 @@ def run_snakemake(args, cwd, env=None, timeout=1200) -> subprocess.CompletedProc
     text): in a fork of the warm process where the environment allows, else a fresh one."""
     if WARM.can_run(env):
         return WARM.run(args, cwd, env, timeout)
+    return run_fresh(args, cwd, env, timeout)
+
+
+def run_fresh(args, cwd, env=None, timeout=1200) -> subprocess.CompletedProcess:
+    """``python -m snakemake ARGS`` in ``cwd``, in a fresh interpreter whatever the environment."""
     return subprocess.run(
         [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
     )

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.snakemake_forks import SNAKEMAKE
+from tests.snakemake_forks import run_snakemake
 from tests.workflow.test_workflow import WORKFLOW_FILES
 from unishift import results_layout
 from unishift.evaluation.records import COLUMNS, TWO_CLASS
@@ -194,10 +194,7 @@ def test_one_entry_in_a_copy_adds_a_planned_table_and_a_descriptor(tmp_path):
     )
     env = dict(os.environ, PYTHONPATH=str(work / "src"))  # the copy's library, not the checkout's
 
-    plan = subprocess.run(
-        [*SNAKEMAKE, "-n", "--configfile", ".test/config.yaml"],
-        cwd=work, env=env, capture_output=True, text=True, timeout=1200,
-    )  # fmt: skip
+    plan = run_snakemake(["-n", "--configfile", ".test/config.yaml"], work, env=env)
     assert plan.returncode == 0, plan.stdout + plan.stderr
     jobs = re.findall(r"^rule (\w+):\n(?:    .*\n)*?    output: ([^\n]*)", plan.stdout, re.M)
     extra = [outputs for rule, outputs in jobs if rule == "brier_methods_table"]

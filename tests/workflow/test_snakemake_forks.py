@@ -1,5 +1,6 @@
 """The tests' warm snakemake process (tests/snakemake_forks.py): a fork prints, exits and plans as
-a fresh ``python -m snakemake`` does, a changed environment gets a fresh interpreter, and a timeout
+a fresh ``python -m snakemake`` does, a run with an environment of its own gets a fresh
+interpreter, a change to the test process's environment restarts the warm process, and a timeout
 stops the run's whole process tree."""
 
 import os
@@ -9,19 +10,13 @@ import time
 
 import pytest
 
-from tests.snakemake_forks import SNAKEMAKE, WARM, run_snakemake
+from tests.snakemake_forks import WARM, run_fresh, run_snakemake
 from tests.workflow.test_workflow import copy_workflow
 
 pytestmark = pytest.mark.workflow
 
 # what differs between any two runs of Snakemake: the time and the random id of the run
 VOLATILE = re.compile(r"^\s*(Date: |Workflow ID: |Complete log|\[\w{3} \w{3} ).*$", re.M)
-
-
-def _fresh(args, cwd, env=None):
-    return subprocess.run(
-        [*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=600, env=env
-    )
 
 
 def _stable(text: str) -> list[str]:
@@ -44,7 +39,7 @@ def _stable(text: str) -> list[str]:
 def test_a_fork_prints_and_exits_as_a_fresh_snakemake(tmp_path, args):
     work = copy_workflow(tmp_path / "wf")
     assert WARM.can_run(None)
-    forked, fresh = run_snakemake(args, work), _fresh(args, work)
+    forked, fresh = run_snakemake(args, work), run_fresh(args, work)
     assert forked.returncode == fresh.returncode
     assert _stable(forked.stdout) == _stable(fresh.stdout)
     assert _stable(forked.stderr) == _stable(fresh.stderr)

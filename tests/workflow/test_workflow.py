@@ -28,8 +28,8 @@ WORKFLOW_FILES = (
 )
 
 
-def snakemake(*args, cwd=REPO, check=True, env=None, timeout=1200):
-    result = run_snakemake(args, cwd, env=env, timeout=timeout)
+def snakemake(*args, cwd=REPO, check=True, env=None):
+    result = run_snakemake(args, cwd, env=env)
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
