@@ -12,20 +12,29 @@ runs in the environment the warm process started with (the CPU-kernel pin, the p
 ``PYTHONPATH``, the cache folder), which is the test process's; where that changed, the warm
 process starts again. A run given an environment of its own (the kernel-switch test, a plugin's, a
 library copy's) starts a fresh interpreter as before.
+
+The warm process also imports what the workflow's job server imports (about 3.8 CPU s in each
+fresh server). A run's server, which the library starts as a fresh interpreter, is then a fork of
+the run (``_start_job_server_in_a_fork``), where what that interpreter would load is what the warm
+process loaded: the same CPU-kernel pin, plugins, numerical libraries' variables and import path.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
+import functools
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,6 +77,11 @@ def serve() -> None:
     os.dup2(2, 1)  # a stray print must not garble the replies
     for module in PRELOAD:
         importlib.import_module(module)
+    global _SERVER_STATE
+    from unishift.workflow import job_server
+
+    job_server.warm_up()
+    _SERVER_STATE = _job_server_state(os.environ)
     reply.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         request = json.loads(line)
@@ -109,6 +123,9 @@ def _run_in_fork(request: dict) -> None:
 
         from snakemake.cli import main
 
+        from unishift.workflow import job_server
+
+        job_server.start = functools.partial(_start_job_server_in_a_fork, job_server.start)
         # the script path `python -m snakemake` runs (Snakemake prints it as the command)
         sys.argv = [find_spec("snakemake.__main__").origin, *request["args"]]
         try:
@@ -130,6 +147,104 @@ def _run_in_fork(request: dict) -> None:
             except Exception:
                 pass
         os._exit(code)
+
+
+# what a fresh interpreter reads at import and a fork would keep from the warm process: the job
+# server's fingerprint (interpreter, library, CPU-kernel pin, plugins) and the variables the
+# numerical libraries read as they load
+_LOAD_TIME_PREFIXES = ("OMP_", "OPENBLAS_", "MKL_", "NPY_", "KMP_", "GOTO", "TORCH", "PYTHON")
+_SERVER_STATE: dict | None = None
+# the first line of such a server's log (results/logs/job_server.log)
+FORKED_SERVER_LINE = "job server: a fork of the run's snakemake process (tests/snakemake_forks.py)"  # the warm process's, once it imported what the server does
+
+
+def _job_server_state(environ) -> dict:
+    from unishift.workflow import job_server
+
+    return {
+        "fingerprint": job_server._fingerprint(job_server._process(), environ),
+        "load_time": {
+            k: v
+            for k, v in environ.items()
+            if k.startswith(_LOAD_TIME_PREFIXES) and k != "PYTHONPATH"
+        },
+        "import_path": _import_path(environ),
+    }
+
+
+def _import_path(environ) -> list[str]:
+    """The ``PYTHONPATH`` folders a fresh interpreter would import from: those that exist, but
+    the one holding the library this process imported (the Snakefile puts its checkout's ``src``
+    first, which for a copied workflow does not exist)."""
+    import unishift
+
+    library = Path(unishift.__file__).resolve().parents[1]
+    folders = [p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return [p for p in folders if Path(p).exists() and Path(p).resolve() != library]
+
+
+def _start_job_server_in_a_fork(start, log_path: str):
+    """``unishift.workflow.job_server.start`` for a run in a fork of the warm process: the server
+    is a fork of the run's process, which already imported what the server imports (about 3.8 CPU
+    s of a fresh server's start), where the run's environment is the one the warm process imported
+    them in; else the library's own start, a fresh interpreter. The server then runs as one started
+    by the library: its own streams, no exit handler of the run's, its jobs in forks of it."""
+    if _SERVER_STATE is None or _job_server_state(os.environ) != _SERVER_STATE:
+        return start(log_path)
+    from unishift.workflow import job_server
+
+    folder = tempfile.mkdtemp(prefix="unishift-jobs-")
+    address = os.path.join(folder, "socket")
+    ready, ready_writer = os.pipe()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    with warnings.catch_warnings():  # Snakemake's threads wait on their own locks, unused here
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(ready)
+            atexit._clear()
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            null = os.open(os.devnull, os.O_RDONLY)
+            for fd, target in ((null, 0), (ready_writer, 1), (log, 2)):
+                os.dup2(fd, target)
+                os.close(fd)
+            # new stream objects: the run's may hold a lock of one of its threads
+            sys.stdout = open(1, "w", closefd=False)
+            sys.stderr = open(2, "w", buffering=1, closefd=False)
+            print(FORKED_SERVER_LINE, file=sys.stderr)
+            request = job_server.serve(address)  # returns in the server's forks, one per job
+            code = 0 if request is None else job_server._run(request)
+        except SystemExit as exit_:  # the server's end: its SIGTERM handler exits
+            code = exit_.code if isinstance(exit_.code, int) else 0
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(ready_writer)
+    with open(ready) as answer:
+        if answer.readline().strip() != "ready":
+            os.waitpid(pid, 0)
+            print(
+                f"unishift job server did not start ({log_path}); jobs run alone", file=sys.stderr
+            )
+            return None
+    os.environ[job_server.ADDRESS_VARIABLE] = address
+
+    def stop():
+        os.environ.pop(job_server.ADDRESS_VARIABLE, None)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(stop)
+    return pid
 
 
 class WarmSnakemake:

@@ -1,16 +1,19 @@
 """The tests' warm snakemake process (tests/snakemake_forks.py): a fork prints, exits and plans as
 a fresh ``python -m snakemake`` does, a run with an environment of its own gets a fresh
-interpreter, a change to the test process's environment restarts the warm process, and a timeout
-stops the run's whole process tree."""
+interpreter, a change to the test process's environment restarts the warm process, a timeout
+stops the run's whole process tree, and a run's job server is a fork of the run only where a fresh
+server would import what the warm process did (that such a server writes the bytes of the
+library's own is test_workflow.py::test_a_second_run_one_job_at_a_time_writes_the_same_bytes)."""
 
 import os
 import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.snakemake_forks import WARM, run_fresh, run_snakemake
+from tests.snakemake_forks import WARM, _job_server_state, run_fresh, run_snakemake
 from tests.workflow.test_workflow import copy_workflow
 
 pytestmark = pytest.mark.workflow
@@ -91,3 +94,28 @@ def test_a_timeout_stops_the_run_and_its_jobs(tmp_path):
     assert not marker.exists()
     # the warm process serves the next run
     assert run_snakemake(["--version"], tmp_path).returncode == 0
+
+
+def test_a_job_server_is_forked_only_where_a_fresh_one_would_load_the_same(tmp_path):
+    import unishift
+
+    base = dict(os.environ)
+    state = _job_server_state(base)
+    library = str(Path(unishift.__file__).resolve().parents[1])
+    the_same = [
+        {},  # the run's own environment
+        {"PYTHONPATH": str(tmp_path / "wf" / "src")},  # a copied workflow's missing checkout
+        {"PYTHONPATH": library},  # the checkout the library was imported from
+    ]
+    (tmp_path / "other").mkdir()
+    different = [
+        {"UNISHIFT_CPU_KERNELS": "native"},  # cpu_kernels: native (the pin's variables)
+        {"OPENBLAS_CORETYPE": "SkylakeX"},
+        {"UNISHIFT_PLUGINS": "my_plugin"},  # the plugins: config key
+        {"OMP_NUM_THREADS": "7"},  # read by OpenMP as it loads
+        {"PYTHONPATH": str(tmp_path / "other")},  # a folder a fresh server would import from
+    ]
+    for change in the_same:
+        assert _job_server_state({**base, **change}) == state, change
+    for change in different:
+        assert _job_server_state({**base, **change}) != state, change

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
-from tests.snakemake_forks import run_snakemake
+from tests.snakemake_forks import FORKED_SERVER_LINE, WARM, run_fresh, run_snakemake
 from unishift.io import read_npz
 from unishift.methods.domain_weights import SHARED_PLANS
 
@@ -28,8 +28,10 @@ WORKFLOW_FILES = (
 )
 
 
-def snakemake(*args, cwd=REPO, check=True, env=None):
-    result = run_snakemake(args, cwd, env=env)
+def snakemake(*args, cwd=REPO, check=True, env=None, fresh=False):
+    """``python -m snakemake ARGS`` in ``cwd``: in a fork of the tests' warm process where the
+    environment allows (tests/snakemake_forks.py), in a fresh interpreter where ``fresh``."""
+    result = (run_fresh if fresh else run_snakemake)(args, cwd, env=env)
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
@@ -171,6 +173,15 @@ def test_a_second_run_one_job_at_a_time_writes_the_same_bytes(
     first = finished_test_run[0] / "results"
     work, config, output = one_setup_run
     assert "Provided cores: 1" in output.stdout + output.stderr
+    # the first run's jobs ran in forks of a server forked from the tests' warm process, the
+    # second's in forks of one the library started in an interpreter of its own
+    for run, forked in ((finished_test_run[0], WARM.can_run(None)), (work, False)):
+        server = (run / "results/logs/job_server.log").read_text()
+        assert server.startswith(FORKED_SERVER_LINE) == forked, run
+        evaluations = list((run / "results/logs/eval").rglob("*.log"))
+        assert evaluations and all(
+            "job server: ran in a fork" in p.read_text() for p in evaluations
+        )
     (dataset,), (classifier,) = (
         config["label_shift"]["datasets"],
         config["label_shift"]["classifiers"],

@@ -106,9 +106,8 @@ def _receive(connection: socket.socket) -> tuple[dict, list[int]]:
         raise
 
 
-def serve(address: str) -> dict | None:
-    """Accept jobs at ``address`` until terminated or orphaned; in each forked job, return its
-    request (the caller runs it); in the server itself, return None at the end."""
+def warm_up() -> None:
+    """Import what the jobs import: the server does it once, before its first fork."""
     import importlib
 
     from unishift.cpu_kernels import thread_pools
@@ -121,6 +120,12 @@ def serve(address: str) -> dict | None:
     importlib.import_module("torch")  # LasCal's and TransCal's reference arithmetic
     all_methods()  # every method module, and the plugins of the run's environment
     thread_pools()  # the libraries' scan, which start_job would repeat in every fork
+
+
+def serve(address: str) -> dict | None:
+    """Accept jobs at ``address`` until terminated or orphaned; in each forked job, return its
+    request (the caller runs it); in the server itself, return None at the end."""
+    warm_up()
     # the imported objects leave the collector's generations: a fork's collections then do not
     # touch (and copy) the pages it shares with the server
     gc.freeze()
