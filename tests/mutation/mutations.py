@@ -1262,7 +1262,7 @@ MUTATIONS += [
         "    torch.set_num_threads(count)\n",
         "    torch.set_num_threads(previous)\n",
         "the language-model jobs keep the job's thread count instead of covariate_shift.lm.cpu_threads",
-        tests=("tests/workflow/test_lm_workflow.py",),
+        tests=("tests/workflow/test_hub_offline.py",),
         slow=True,
     ),
     m(

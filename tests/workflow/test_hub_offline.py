@@ -4,6 +4,9 @@ A hub stand-in on 127.0.0.1 (tests/hub_fixture.py) serves repositories laid out 
 with two commits: the pinned one and a newer ``main``. The real loaders run: ``load_dataset`` and
 ``snapshot_download`` in the hub_download rule, ``load_dataset`` and ``from_pretrained`` offline in
 text_domain, lm_encode and lm_finetune, after the server is gone (a compute node without internet).
+The same run is the covariate-shift rules' (text.smk, lm.smk) end-to-end test: what the encoder
+pass and the head's fine-tuning write, the pairs' samples, the configured PyTorch threads, and a
+head-only change that re-runs the fine-tuning but not the encoder pass.
 """
 
 import io
@@ -12,6 +15,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -19,6 +23,7 @@ import yaml
 from tests.conftest import REPO
 from tests.hub_fixture import HubServer, add_revision
 from tests.lm.test_lm_finetune import _tiny_model
+from unishift.data.covariate import load_covariate_setup
 
 pytestmark = pytest.mark.workflow
 PINNED, NEWER = "1" * 40, "2" * 40
@@ -122,10 +127,12 @@ def test_pinned_revisions_download_once_and_the_jobs_run_offline(tmp_path):
             },
             "hub_cache": str(cache),
             "models": {"Tiny": {"id": "fixture-org/tiny-bert", "revision": MODEL_PINNED}},
-            "lm": {"device": "cpu", "epochs": 1, "eval_steps": 5, "max_length": 32},
+            # three threads although --cores 2 leaves each job at most two
+            "lm": {"device": "cpu", "epochs": 1, "eval_steps": 5, "max_length": 32,
+                   "cpu_threads": 3, "extract_batch_size": 64},
             "mixture": {"sample_size": 10, "n_samples": 3},
         },
-    }
+    }  # fmt: skip
     (run / "config.yaml").write_text(yaml.safe_dump(config))
     (run / "Snakefile").write_text(
         f'configfile: "{run / "config.yaml"}"\n\nRESULTS = "results"\n\n'
@@ -133,6 +140,7 @@ def test_pinned_revisions_download_once_and_the_jobs_run_offline(tmp_path):
         f'include: "{REPO / "workflow/rules/lm.smk"}"\n\n'
         "rule all:\n    input:\n"
         '        f"{RESULTS}/tables/classifier_accuracy_covariate.csv",\n'
+        '        covariate_setup_inputs()["samples"],\n'
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
     with HubServer(hub_root) as hub:
@@ -167,7 +175,39 @@ def test_pinned_revisions_download_once_and_the_jobs_run_offline(tmp_path):
     report = json.loads((results / "lm/Tiny/imdb/training.json").read_text())
     assert report["revision"] == MODEL_PINNED and report["model"] == "fixture-org/tiny-bert"
     table = pd.read_csv(results / "tables/classifier_accuracy_covariate.csv")
-    assert len(table) == 4 and table["accuracy"].between(0, 1).all()
+    assert table[["model", "source", "target"]].values.tolist() == [
+        ["Tiny", "imdb", "imdb"],
+        ["Tiny", "imdb", "rt"],
+        ["Tiny", "rt", "imdb"],
+        ["Tiny", "rt", "rt"],
+    ]
+    assert table["accuracy"].between(0, 1).all()
+
+    # what the language-model rules write
+    tests = {d: len(pd.read_parquet(results / f"text/{d}/test.parquet")) for d in ("imdb", "rt")}
+    assert report["settings"]["mode"] == "cached" and report["sizes"]["test"] == tests["imdb"]
+    assert report["frozen"]["trained_modules"] == ["classifier"]  # BERT's head
+    assert (results / "lm/Tiny/imdb/head.safetensors").stat().st_size > 0
+    for name in ("encode_imdb", "finetune_imdb"):
+        assert (results / f"benchmarks/lm/Tiny/{name}.tsv").exists()
+        log = (results / f"logs/lm/Tiny/{name}.log").read_text()
+        assert "PyTorch CPU threads: 3 (covariate_shift.lm.cpu_threads)" in log
+    setup = load_covariate_setup(
+        results / "lm/Tiny/imdb/outputs.npz",
+        results / "samples/covariate/imdb__rt.npz",
+        "Tiny",
+        "imdb",
+        "rt",
+        seed=0,
+    )
+    assert setup.sample_indices.shape == (3, 10) and len(setup.pool) == tests["imdb"] + tests["rt"]
+    assert np.array_equal(setup.shift_intensity, [0, 0.5, 1.0])
+
+    # a head-only setting re-runs the fine-tuning but not the encoder pass
+    config["covariate_shift"]["lm"]["learning_rate"] = 1e-2
+    (run / "config.yaml").write_text(yaml.safe_dump(config))
+    plan = _run(run, offline, "-n", "--rerun-triggers", "params", "mtime", "input")
+    assert "lm_finetune" in plan and "lm_encode" not in plan
 
 
 def test_offline_loading_refuses_a_commit_the_cache_does_not_hold(tmp_path):
