@@ -37,6 +37,12 @@ REPO = Path(__file__).resolve().parents[1]
 if not os.environ.get("UNISHIFT_CACHE_DIR"):
     os.environ["UNISHIFT_CACHE_DIR"] = tempfile.mkdtemp(prefix="unishift-test-cache-")
     atexit.register(shutil.rmtree, os.environ["UNISHIFT_CACHE_DIR"], ignore_errors=True)
+# PyTorch's compiler cache in a folder of the session's own too: PyTorch sets the variable to its
+# default folder (under /tmp) the first time a test reaches it, which would change the session's
+# environment and restart the tests' warm snakemake process (tests/snakemake_forks.py) halfway
+if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="unishift-test-torchinductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 
 # The CPU flags that decide which kernels the libraries may pick (names as /proc/cpuinfo spells them).

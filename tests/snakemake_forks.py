@@ -259,7 +259,8 @@ class WarmSnakemake:
 
     def _start(self) -> None:
         """Start the warm process in this process's environment (again, where that changed since:
-        a test that imports PyTorch sets ``TORCHINDUCTOR_CACHE_DIR`` for the rest of the session)."""
+        tests/conftest.py sets the one variable PyTorch would set halfway, so only a test's own
+        change does)."""
         self.close()
         self._environ = _comparable(os.environ)
         self._process = subprocess.Popen(
