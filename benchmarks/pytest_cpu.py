@@ -6,7 +6,8 @@ warm process count as they end.
     PYTHONPATH=benchmarks .venv/bin/python -m pytest -q -p no:cacheprovider -p pytest_cpu [-m workflow]
 
 writes the tests by CPU seconds, most first, to ``$PYTEST_CPU_OUT`` (default ``pytest_cpu.txt``):
-``cpu_s wall_s test``, after a ``total`` line. docs/testing.md reports its shares.
+``cpu_s wall_s test``, after a ``total`` line (which says how often the warm snakemake process
+started). docs/testing.md reports its shares.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_sessionfinish(session):
     rows = sorted(_ROWS, reverse=True)
     with open(os.environ.get("PYTEST_CPU_OUT", "pytest_cpu.txt"), "w") as out:
-        out.write(f"total {sum(row[0] for row in rows):.1f}\n")
+        warm = sys.modules.get("tests.snakemake_forks")
+        starts = f", warm process started {warm.WARM.starts} times" if warm is not None else ""
+        out.write(f"total {sum(row[0] for row in rows):.1f}{starts}\n")
         for cpu, wall, nodeid in rows:
             out.write(f"{cpu:8.1f} {wall:8.1f} {nodeid}\n")
