@@ -77,11 +77,12 @@ def serve() -> None:
     os.dup2(2, 1)  # a stray print must not garble the replies
     for module in PRELOAD:
         importlib.import_module(module)
-    global _SERVER_STATE
+    global _SERVER_STATE, _IMPORT_PATH
     from unishift.workflow import job_server
 
     job_server.warm_up()
     _SERVER_STATE = _job_server_state(os.environ)
+    _IMPORT_PATH = _import_path(os.environ, os.getcwd())
     reply.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         request = json.loads(line)
@@ -154,6 +155,7 @@ def _run_in_fork(request: dict) -> None:
 # numerical libraries read as they load
 _LOAD_TIME_PREFIXES = ("OMP_", "OPENBLAS_", "MKL_", "NPY_", "KMP_", "GOTO", "TORCH", "PYTHON")
 _SERVER_STATE: dict | None = None
+_IMPORT_PATH: set[Path] = set()  # the warm process's PYTHONPATH folders
 # the first line of such a server's log (results/logs/job_server.log)
 FORKED_SERVER_LINE = "job server: a fork of the run's snakemake process (tests/snakemake_forks.py)"  # the warm process's, once it imported what the server does
 
@@ -168,19 +170,36 @@ def _job_server_state(environ) -> dict:
             for k, v in environ.items()
             if k.startswith(_LOAD_TIME_PREFIXES) and k != "PYTHONPATH"
         },
-        "import_path": _import_path(environ),
     }
 
 
-def _import_path(environ) -> list[str]:
-    """The ``PYTHONPATH`` folders a fresh interpreter would import from: those that exist, but
-    the one holding the library this process imported (the Snakefile puts its checkout's ``src``
-    first, which for a copied workflow does not exist)."""
+def _import_path(environ, cwd) -> set[Path]:
+    """The existing folders of ``PYTHONPATH`` (relative ones from ``cwd``), but the one holding
+    the library this process imported (the Snakefile puts its checkout's ``src`` first)."""
     import unishift
 
     library = Path(unishift.__file__).resolve().parents[1]
-    folders = [p for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return [p for p in folders if Path(p).exists() and Path(p).resolve() != library]
+    folders = {
+        (Path(cwd) / p).resolve() for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p
+    }
+    return {folder for folder in folders if folder.is_dir() and folder != library}
+
+
+def _imports_differ(environ, cwd, imported_path: set[Path]) -> bool:
+    """Whether a fresh interpreter in ``environ`` and ``cwd`` would import one of this process's
+    modules from elsewhere than this process, whose ``PYTHONPATH`` folders were ``imported_path``:
+    a folder only the fresh one has holds one of the modules' top-level names, or one only this
+    process had holds a module it imported."""
+    path = _import_path(environ, cwd)
+    names = {name.partition(".")[0] for name in sys.modules}
+    for folder in path - imported_path:
+        if names & {entry.name.partition(".")[0] for entry in folder.iterdir()}:
+            return True
+    files = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
+    for folder in imported_path - path:
+        if any(f and Path(f).resolve().is_relative_to(folder) for f in files):
+            return True
+    return False
 
 
 def _start_job_server_in_a_fork(start, log_path: str):
@@ -189,7 +208,11 @@ def _start_job_server_in_a_fork(start, log_path: str):
     s of a fresh server's start), where the run's environment is the one the warm process imported
     them in; else the library's own start, a fresh interpreter. The server then runs as one started
     by the library: its own streams, no exit handler of the run's, its jobs in forks of it."""
-    if _SERVER_STATE is None or _job_server_state(os.environ) != _SERVER_STATE:
+    if (
+        _SERVER_STATE is None
+        or _job_server_state(os.environ) != _SERVER_STATE
+        or _imports_differ(os.environ, os.getcwd(), _IMPORT_PATH)
+    ):
         return start(log_path)
     from unishift.workflow import job_server
 
@@ -255,7 +278,9 @@ class WarmSnakemake:
         self._environ = None
         self._lock = threading.Lock()
         self.starts = 0
-        self.forked_cpu_s = 0.0  # what the forks used (the pytest process cannot see it until exit)
+        # what the running warm process's forks used: the pytest process sees it only once it
+        # waited for that process, whose own count of its waited-for children then includes it
+        self.forked_cpu_s = 0.0
 
     def _start(self) -> None:
         """Start the warm process in this process's environment (again, where that changed since:
@@ -281,6 +306,7 @@ class WarmSnakemake:
         if self._process is not None and self._process.poll() is None:
             self._process.stdin.close()
             self._process.wait(timeout=60)
+            self.forked_cpu_s = 0.0  # now in this process's children's count
 
     def can_run(self, env) -> bool:
         """Whether a run in ``env`` (None: this process's) can be a fork: its environment is this

@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.snakemake_forks import WARM, _job_server_state, run_fresh, run_snakemake
+from tests.snakemake_forks import (
+    WARM,
+    _imports_differ,
+    _job_server_state,
+    run_fresh,
+    run_snakemake,
+)
 from tests.workflow.test_workflow import copy_workflow
 
 pytestmark = pytest.mark.workflow
@@ -98,25 +104,39 @@ def test_a_timeout_stops_the_run_and_its_jobs(tmp_path):
 
 
 def test_a_job_server_is_forked_only_where_a_fresh_one_would_load_the_same(tmp_path):
+    import yaml
+
     import unishift
 
-    base = dict(os.environ)
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     state = _job_server_state(base)
-    library = str(Path(unishift.__file__).resolve().parents[1])
-    the_same = [
-        {},  # the run's own environment
-        {"PYTHONPATH": str(tmp_path / "wf" / "src")},  # a copied workflow's missing checkout
-        {"PYTHONPATH": library},  # the checkout the library was imported from
-    ]
-    (tmp_path / "other").mkdir()
-    different = [
+    for change in [
         {"UNISHIFT_CPU_KERNELS": "native"},  # cpu_kernels: native (the pin's variables)
         {"OPENBLAS_CORETYPE": "SkylakeX"},
         {"UNISHIFT_PLUGINS": "my_plugin"},  # the plugins: config key
         {"OMP_NUM_THREADS": "7"},  # read by OpenMP as it loads
-        {"PYTHONPATH": str(tmp_path / "other")},  # a folder a fresh server would import from
-    ]
-    for change in the_same:
-        assert _job_server_state({**base, **change}) == state, change
-    for change in different:
+    ]:
         assert _job_server_state({**base, **change}) != state, change
+    assert _job_server_state(dict(base, PYTEST_CURRENT_TEST="another")) == state
+
+    # PYTHONPATH: whether a fresh server would import one of this process's modules elsewhere
+    library = Path(unishift.__file__).resolve().parents[1]
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "readme.txt").write_text("nothing to import")
+    (tmp_path / "shadow" / "yaml").mkdir(parents=True)  # a yaml package before the installed one
+    (tmp_path / "shadow" / "yaml" / "__init__.py").write_text("")
+    for folders, differ in [
+        ([], False),
+        ([tmp_path / "wf" / "src"], False),  # a copied workflow's missing checkout
+        ([library], False),  # the checkout the library was imported from
+        ([tmp_path / "notes"], False),  # none of the modules' names
+        (["notes"], False),  # relative: from the run's folder
+        ([tmp_path / "shadow"], True),
+        (["shadow"], True),
+    ]:
+        env = dict(base, PYTHONPATH=os.pathsep.join(map(str, folders)))
+        assert _imports_differ(env, tmp_path, set()) == differ, folders
+    # a folder only this process had, which holds a module it imported
+    installed = Path(yaml.__file__).resolve().parents[1]
+    assert _imports_differ(base, tmp_path, {installed})
+    assert not _imports_differ(base, tmp_path, {(tmp_path / "notes").resolve()})
