@@ -15,7 +15,7 @@ library copy's) starts a fresh interpreter as before.
 
 The warm process also imports what the workflow's job server imports (about 3.8 CPU s in each
 fresh server). A run's server, which the library starts as a fresh interpreter, is then a fork of
-the run (``_start_job_server_in_a_fork``), where what that interpreter would load is what the warm
+the run (``_launch_job_server_in_a_fork``), where what that interpreter would load is what the warm
 process loaded: the same CPU-kernel pin, plugins, numerical libraries' variables and import path.
 """
 
@@ -27,7 +27,6 @@ import functools
 import json
 import os
 import selectors
-import shutil
 import signal
 import subprocess
 import sys
@@ -126,7 +125,7 @@ def _run_in_fork(request: dict) -> None:
 
         from unishift.workflow import job_server
 
-        job_server.start = functools.partial(_start_job_server_in_a_fork, job_server.start)
+        job_server.start = functools.partial(job_server.start, launch=_launch_job_server_in_a_fork)
         # the script path `python -m snakemake` runs (Snakemake prints it as the command)
         sys.argv = [find_spec("snakemake.__main__").origin, *request["args"]]
         try:
@@ -154,10 +153,11 @@ def _run_in_fork(request: dict) -> None:
 # server's fingerprint (interpreter, library, CPU-kernel pin, plugins) and the variables the
 # numerical libraries read as they load
 _LOAD_TIME_PREFIXES = ("OMP_", "OPENBLAS_", "MKL_", "NPY_", "KMP_", "GOTO", "TORCH", "PYTHON")
+# the warm process's, once it imported what the server does
 _SERVER_STATE: dict | None = None
 _IMPORT_PATH: set[Path] = set()  # the warm process's PYTHONPATH folders
 # the first line of such a server's log (results/logs/job_server.log)
-FORKED_SERVER_LINE = "job server: a fork of the run's snakemake process (tests/snakemake_forks.py)"  # the warm process's, once it imported what the server does
+FORKED_SERVER_LINE = "job server: a fork of the run's snakemake process (tests/snakemake_forks.py)"
 
 
 def _job_server_state(environ) -> dict:
@@ -195,29 +195,43 @@ def _imports_differ(environ, cwd, imported_path: set[Path]) -> bool:
     for folder in path - imported_path:
         if names & {entry.name.partition(".")[0] for entry in folder.iterdir()}:
             return True
-    files = [getattr(m, "__file__", None) for m in list(sys.modules.values())]
-    for folder in imported_path - path:
-        if any(f and Path(f).resolve().is_relative_to(folder) for f in files):
-            return True
-    return False
+    gone = imported_path - path
+    if not gone:
+        return False
+    modules = list(sys.modules.values())
+    files = [Path(f).resolve() for m in modules if (f := getattr(m, "__file__", None))]
+    return any(f.is_relative_to(folder) for folder in gone for f in files)
 
 
-def _start_job_server_in_a_fork(start, log_path: str):
-    """``unishift.workflow.job_server.start`` for a run in a fork of the warm process: the server
-    is a fork of the run's process, which already imported what the server imports (about 3.8 CPU
-    s of a fresh server's start), where the run's environment is the one the warm process imported
-    them in; else the library's own start, a fresh interpreter. The server then runs as one started
-    by the library: its own streams, no exit handler of the run's, its jobs in forks of it."""
+class _ForkedServer:
+    """A job server forked from the run's process, with the handle ``subprocess.Popen`` gives."""
+
+    def __init__(self, pid: int, ready: int):
+        self.pid, self.stdout = pid, open(ready)
+
+    def terminate(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)
+
+    def wait(self) -> None:
+        with contextlib.suppress(ChildProcessError):  # waited for already
+            os.waitpid(self.pid, 0)
+
+
+def _launch_job_server_in_a_fork(address: str, log):
+    """The launcher ``unishift.workflow.job_server.start`` takes, for a run in a fork of the warm
+    process: the server is a fork of the run's process, which already imported what the server
+    imports (about 3.8 CPU s of a fresh server's start), where what a fresh interpreter would load
+    is what the warm process loaded; else the library's own, a fresh interpreter. The fork then runs
+    as such a server: its own streams, no exit handler of the run's, its jobs in forks of it."""
+    from unishift.workflow import job_server
+
     if (
         _SERVER_STATE is None
         or _job_server_state(os.environ) != _SERVER_STATE
         or _imports_differ(os.environ, os.getcwd(), _IMPORT_PATH)
     ):
-        return start(log_path)
-    from unishift.workflow import job_server
-
-    folder = tempfile.mkdtemp(prefix="unishift-jobs-")
-    address = os.path.join(folder, "socket")
+        return job_server._interpreter(address, log)
     ready, ready_writer = os.pipe()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
@@ -230,11 +244,11 @@ def _start_job_server_in_a_fork(start, log_path: str):
             os.close(ready)
             atexit._clear()
             signal.signal(signal.SIGINT, signal.default_int_handler)
-            log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             null = os.open(os.devnull, os.O_RDONLY)
-            for fd, target in ((null, 0), (ready_writer, 1), (log, 2)):
+            for fd, target in ((null, 0), (ready_writer, 1)):
                 os.dup2(fd, target)
                 os.close(fd)
+            os.dup2(log.fileno(), 2)
             # new stream objects: the run's may hold a lock of one of its threads
             sys.stdout = open(1, "w", closefd=False)
             sys.stderr = open(2, "w", buffering=1, closefd=False)
@@ -250,24 +264,7 @@ def _start_job_server_in_a_fork(start, log_path: str):
         finally:
             os._exit(code)
     os.close(ready_writer)
-    with open(ready) as answer:
-        if answer.readline().strip() != "ready":
-            os.waitpid(pid, 0)
-            print(
-                f"unishift job server did not start ({log_path}); jobs run alone", file=sys.stderr
-            )
-            return None
-    os.environ[job_server.ADDRESS_VARIABLE] = address
-
-    def stop():
-        os.environ.pop(job_server.ADDRESS_VARIABLE, None)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGTERM)
-        os.waitpid(pid, 0)
-        shutil.rmtree(folder, ignore_errors=True)
-
-    atexit.register(stop)
-    return pid
+    return _ForkedServer(pid, ready)
 
 
 class WarmSnakemake:

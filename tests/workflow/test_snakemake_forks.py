@@ -115,6 +115,7 @@ def test_a_job_server_is_forked_only_where_a_fresh_one_would_load_the_same(tmp_p
         {"OPENBLAS_CORETYPE": "SkylakeX"},
         {"UNISHIFT_PLUGINS": "my_plugin"},  # the plugins: config key
         {"OMP_NUM_THREADS": "7"},  # read by OpenMP as it loads
+        {"PYTHONHASHSEED": "1"},  # read by the interpreter as it starts
     ]:
         assert _job_server_state({**base, **change}) != state, change
     assert _job_server_state(dict(base, PYTEST_CURRENT_TEST="another")) == state

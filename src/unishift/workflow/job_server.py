@@ -200,18 +200,26 @@ def serve(address: str) -> dict | None:
     return None
 
 
-def start(log_path: str) -> subprocess.Popen | None:
+def _interpreter(address: str, log) -> subprocess.Popen:
+    """The server in an interpreter of its own: its stdout a pipe, its stderr ``log``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "unishift.workflow.job_server", address],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+    )
+
+
+def start(log_path: str, launch=_interpreter):
     """Start a server for this process's jobs (they inherit its address through the environment)
-    and stop it when this process exits; None, with the reason on stderr, where it does not start."""
+    and stop it when this process exits; None, with the reason on stderr, where it does not start.
+    ``launch(address, log)`` starts the server's process, whose stderr is the open ``log``, and
+    returns its handle as ``subprocess.Popen`` does: ``stdout`` (its first line "ready" once it
+    serves), ``terminate()`` and ``wait()``."""
     folder = tempfile.mkdtemp(prefix="unishift-jobs-")  # AF_UNIX paths must stay short
     address = os.path.join(folder, "socket")
     with open(log_path, "w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "unishift.workflow.job_server", address],
-            stdout=subprocess.PIPE,
-            stderr=log,
-            text=True,
-        )
+        server = launch(address, log)
     if server.stdout.readline().strip() != "ready":
         server.wait()
         print(f"unishift job server did not start ({log_path}); jobs run alone", file=sys.stderr)
