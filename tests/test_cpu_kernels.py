@@ -291,7 +291,7 @@ def test_pin_sets_and_clears_the_profile_variables():
     assert environ == {"PATH": "/bin", cpu_kernels.PROFILE_VARIABLE: "native"}
     if cpu_kernels.cpu_flags() and {"avx2", "fma"} <= cpu_kernels.cpu_flags():
         cpu_kernels.pin("avx2", environ)
-        assert environ["OPENBLAS_CORETYPE"] == "Haswell" and environ["MKL_CBWR"] == "AVX2"
+        assert environ["OPENBLAS_CORETYPE"] == "Haswell" and environ["MKL_CBWR"] == "COMPATIBLE"
 
 
 def test_a_job_under_other_kernels_stops(monkeypatch):
@@ -305,3 +305,35 @@ def test_a_job_under_other_kernels_stops(monkeypatch):
 
 def test_this_session_computes_with_the_pinned_kernel(pinned_kernels):
     assert cpu_kernels.assert_pinned("avx2") == "Haswell"
+
+
+def test_pytorchs_mkl_runs_the_pinned_branch_and_a_job_under_another_stops():
+    """The branch is read from MKL, not from MKL_CBWR: MKL honours AVX2 on Intel CPUs only and runs
+    AUTO elsewhere without a word (an AMD CPU wrote other covariate tables than an Intel one), so
+    the profile pins COMPATIBLE, which MKL runs on every x86-64 CPU."""
+    if not KERNELS_PINNED:
+        pytest.skip("this CPU cannot run the pinned AVX2 kernels")
+    code = (
+        "import torch; from unishift import cpu_kernels; print(cpu_kernels.mkl_branch()); "
+        "cpu_kernels.assert_pinned('avx2')"
+    )
+    pinned = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert pinned.returncode == 0, pinned.stderr
+    assert pinned.stdout.split() == ["COMPATIBLE"]
+    # AUTO: the branch an Intel-only one falls back to on another CPU, and the one a process gets
+    # that loaded PyTorch before the variable was set
+    env = {**os.environ, "MKL_CBWR": "AUTO"}
+    other = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert other.returncode != 0
+    assert "wants MKL's COMPATIBLE branch, but PyTorch's MKL runs AUTO" in other.stderr
+
+
+def test_the_mkl_branch_is_checked_only_where_pytorch_is_loaded(monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "openblas_architecture", lambda: "Haswell")
+    monkeypatch.setattr(cpu_kernels, "numpy_dispatch", lambda: ["X86_V3"])
+    monkeypatch.setattr(cpu_kernels, "mkl_branch", lambda: None)
+    assert cpu_kernels.assert_pinned("avx2") == "Haswell"
+    monkeypatch.setattr(cpu_kernels, "mkl_branch", lambda: "AVX2")
+    with pytest.raises(cpu_kernels.KernelError, match="Intel CPUs only, COMPATIBLE on any"):
+        cpu_kernels.assert_pinned("avx2")
+    assert cpu_kernels.assert_pinned("native") == "Haswell"  # native pins no branch

@@ -6,6 +6,7 @@ numerical is imported at import time.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import os
 import platform
@@ -19,7 +20,10 @@ DEFAULT_PROFILE = "avx2"
 PROFILES: dict[str, dict[str, str]] = {
     "avx2": {
         "OPENBLAS_CORETYPE": "Haswell",  # NumPy / SciPy's OpenBLAS
-        "MKL_CBWR": "AVX2",  # PyTorch's MKL (conditional numerical reproducibility)
+        # PyTorch's MKL (conditional numerical reproducibility): its SSE2 branch, the one MKL runs
+        # on every x86-64 CPU. MKL honours its AVX2 branch on Intel CPUs only: an AMD CPU silently
+        # gets the AUTO branch, whose last bits differ (the language model's matrix products)
+        "MKL_CBWR": "COMPATIBLE",
         "ONEDNN_MAX_CPU_ISA": "AVX2",  # PyTorch's oneDNN
         "ATEN_CPU_CAPABILITY": "avx2",  # PyTorch's own vectorised kernels
         # NumPy's own loops (ufuncs, reductions, sorting): of the targets NumPy 2.4 dispatches to
@@ -153,6 +157,28 @@ def numpy_dispatch() -> list[str]:
     return [name for name in umath.__cpu_dispatch__ if umath.__cpu_features__.get(name)]
 
 
+# MKL's CNR branch constants (mkl_cbwr_get), by the names MKL_CBWR takes
+MKL_BRANCHES = {1: "OFF", 2: "AUTO", 3: "COMPATIBLE", 4: "SSE2", 8: "SSE4_2", 9: "AVX", 10: "AVX2",
+                12: "AVX512", 14: "AVX512_E1"}  # fmt: skip
+
+
+def mkl_branch() -> str | None:
+    """The CNR branch PyTorch's MKL computes with in this process ("COMPATIBLE" under the avx2
+    profile), or None where PyTorch is not loaded or carries no MKL. Unlike ``MKL_CBWR``, this is
+    the branch MKL took: it runs AUTO where it cannot run the one asked for, without a warning."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return None
+    try:  # the build's MKL is linked into libtorch_cpu, which exports its service functions
+        get = ctypes.CDLL(str(Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"))
+        get = get.mkl_serv_cbwr_get
+    except (OSError, AttributeError):
+        return None
+    get.restype, get.argtypes = ctypes.c_int, [ctypes.c_int]
+    code = get(1)  # MKL_CBWR_BRANCH
+    return MKL_BRANCHES.get(code, str(code))
+
+
 def in_effect() -> dict[str, str | None]:
     """The profile, OpenBLAS core type, NumPy dispatch and kernel variables this process computes
     with."""
@@ -165,9 +191,10 @@ def in_effect() -> dict[str, str | None]:
 
 
 def assert_pinned(profile: str) -> str | None:
-    """Raise when this process does not compute with the profile's OpenBLAS kernel and NumPy
-    dispatch (NumPy was loaded before the variables were set, or a library ignored them, as NumPy
-    does a target name it does not know); return the OpenBLAS core type."""
+    """Raise when this process does not compute with the profile's OpenBLAS kernel, NumPy dispatch
+    and, where loaded, Arrow's kernels and PyTorch's MKL branch (a library was loaded before the
+    variables were set, or ignored them, as NumPy does a target name it does not know and MKL an
+    Intel-only branch on another CPU); return the OpenBLAS core type."""
     check_profile(profile)
     fix = (
         "Set the variables before Python starts (or call unishift.cpu_kernels.pin() before importing "
@@ -190,6 +217,14 @@ def assert_pinned(profile: str) -> str | None:
             f"{numpy_dispatch() or 'none (the baseline loops)'}: NumPy was imported before "
             f"{NUMPY_VARIABLE} was set, or this NumPy does not know the name (its targets: "
             f"numpy._core._multiarray_umath.__cpu_dispatch__). {fix}"
+        )
+    mkl = PROFILES[profile].get("MKL_CBWR")
+    branch = mkl_branch() if mkl else None  # checked where PyTorch is loaded, as Arrow below
+    if branch is not None and branch != mkl:
+        raise KernelError(
+            f"{KEY}: {profile} wants MKL's {mkl} branch, but PyTorch's MKL runs {branch}: PyTorch "
+            "was imported before MKL_CBWR was set, or MKL ignored the branch (it runs its AVX2 "
+            f"and other instruction-set branches on Intel CPUs only, COMPATIBLE on any). {fix}"
         )
     arrow = PROFILES[profile].get("ARROW_USER_SIMD_LEVEL")
     if arrow and "pyarrow" in sys.modules:  # checked where loaded: importing it costs 0.1 s

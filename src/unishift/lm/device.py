@@ -170,9 +170,18 @@ def cpu_threads(count: int) -> Iterator[None]:
     previous count."""
     import torch
 
+    from unishift.cpu_kernels import PROFILE_VARIABLE, assert_pinned, mkl_branch
+
+    profile = os.environ.get(PROFILE_VARIABLE)
+    if profile:  # PyTorch's MKL branch, which the job's start could not check before PyTorch loaded
+        assert_pinned(profile)
     previous = torch.get_num_threads()
     torch.set_num_threads(count)
-    log.info("PyTorch CPU threads: %d (covariate_shift.lm.cpu_threads)", torch.get_num_threads())
+    log.info(
+        "PyTorch CPU threads: %d (covariate_shift.lm.cpu_threads), MKL branch %s",
+        torch.get_num_threads(),
+        mkl_branch(),
+    )
     try:
         yield
     finally:
