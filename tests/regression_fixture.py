@@ -7,7 +7,8 @@
 OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2
 NPY_ENABLE_CPU_FEATURES=X86_V3 ARROW_USER_SIMD_LEVEL=AVX2, and one thread). The stored files were
 last written so on 2026-11-29 (issue 36), when NumPy's own dispatch joined the pin: the earlier
-ones had NumPy's AVX-512 loops in 91 digests, which an AVX2-only CPU could not reproduce.
+ones had NumPy's AVX-512 loops in 91 digests, which an AVX2-only CPU could not reproduce. MKL's
+branch was AVX2 then; the profile's COMPATIBLE since (docs/determinism.md) reproduces every digest.
 
 Two subprocesses: this checkout's data layer builds the setups of ``tests/regression_cases.py``
 (``setup_arrays``), then the library of main 661200d (``--old``: the last one with a binary

@@ -21,7 +21,7 @@ layer adds to a file is listed apart (the multiclass samples gain the random str
 missing or different one is a difference. ``.npz`` files are not compared byte for byte: NumPy
 stamps each member with the time of writing. Run it with the pinned kernels:
 
-    OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
+    OPENBLAS_CORETYPE=Haswell MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
     NPY_ENABLE_CPU_FEATURES=X86_V3 ARROW_USER_SIMD_LEVEL=AVX2 \\
         .venv/bin/python tools/data_equivalence_check.py [--data-root /work/shared/data]
 

@@ -18,7 +18,7 @@ posteriors predicted as a batch, the domain classifier's draws continuing the sa
 true logits, a continuing stream); the multiclass label shift of cmc (3 classes) and yeast (4) with
 derived per-sample seeds (the multiclass branch's), and a synthetic 3-class covariate shift.
 
-    OPENBLAS_CORETYPE=Haswell MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
+    OPENBLAS_CORETYPE=Haswell MKL_CBWR=COMPATIBLE ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 \\
     NPY_ENABLE_CPU_FEATURES=X86_V3 ARROW_USER_SIMD_LEVEL=AVX2 \\
         python tools/equivalence_check.py --old /work/baseline/src [--samples 5]
 

@@ -16,9 +16,9 @@ from unishift.results_layout import results_path
 
 # the heading's name of the committed run: what `--name` was given when the README's block was made
 README_RUN_NAME = (
-    "the default run (`snakemake --cores 2` on config/config.yaml at commit 843e1eb, "
-    "`report_pdf: auto` with pdflatex; measured by benchmarks/bench_default_run.py; its selector "
-    "jobs and the reports after them rerun at a066e5c, which added the Hybrid's BestPerClassifier)"
+    "the default run (`snakemake --cores 2` on config/config.yaml at commit 0f535fc, the first "
+    "with MKL's COMPATIBLE branch, on an AMD EPYC without pdflatex; measured by "
+    "benchmarks/bench_default_run.py)"
 )
 METHODS = ["Alpha", "Beta", "Gamma"]
 
