@@ -16,8 +16,8 @@ from unishift.results_layout import results_path
 
 # the heading's name of the committed field run: what `--name` was given when the block was made
 FIELD_RUN_NAME = (
-    "the field run (`snakemake --cores 2 --configfile config/field.yaml` at commit 1acebb4, "
-    "`report_pdf=False`)"
+    "the field run (`snakemake --cores 2 --configfile config/field.yaml` at commit 0f535fc, "
+    "`report_pdf=False`, MKL's COMPATIBLE branch)"
 )
 
 # (method, group, avg_rank, mean_error, below_coverage): the paper's best by rank is P2, by mean
