@@ -329,3 +329,77 @@ def test_best_per_classifier_falls_back_to_best_single_and_never_reads_the_held_
     monkeypatch.setattr(S, "training_mask", lambda groups, held_out: np.ones(len(groups), bool))
     with pytest.raises(AssertionError):
         assert g0_choices(records) == g0_choices(perturbed)
+
+
+# --- the pool's forms (docs/regimes.md §4.6, "Sensitivity to the pool") ------------------------------
+
+
+def test_variant_names_are_parsed_and_bad_ones_named():
+    assert H.parse_variant("BestSingle") == ("BestSingle", None)
+    assert H.parse_variant("Shrink(0.25)") == ("Shrink", 0.25)
+    assert H.parse_variant("Top5Median") == ("Median", 5)
+    assert H.parse_variant("Top12TrimmedMean") == ("TrimmedMean", 12)
+    for bad in ("Top2TrimmedMean", "Shrink(-1)", "Shrink(x)", "TopMedian", "Top0Median", "Best"):
+        with pytest.raises(ValueError, match="unknown Hybrid variant"):
+            H.parse_variant(bad)
+    assert H.check_variants(["Shrink(0)", "BestSingle"]) == ("Shrink(0)", "BestSingle")
+    for bad in ((), ("BestSingle", "BestSingle")):
+        with pytest.raises(ValueError, match="distinct variants"):
+            H.check_variants(bad)
+    assert all(H.parse_variant(v) for v in H.VARIANTS)
+
+
+def test_the_trimmed_mean_drops_the_lowest_and_the_highest_finite_value():
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=(200, 5))
+    values[rng.random(values.shape) < 0.3] = np.nan
+    values[0] = [1.0, 1.0, 5.0, np.nan, 1.0]  # ties: one copy of the extreme dropped, not all
+    expected = []
+    for row in values:
+        finite = sorted(v for v in row if np.isfinite(v))
+        kept = finite[1:-1] if len(finite) >= 3 else finite
+        expected.append(sum(kept) / len(kept) if kept else np.nan)
+    np.testing.assert_allclose(H.trimmed_mean(values), expected, rtol=0, atol=1e-12)
+    assert H.trimmed_mean(values[:1])[0] == 1.0
+
+
+def _combinable_records(seed=5):
+    rng = np.random.default_rng(seed)
+    n, groups = 240, np.repeat(["g0", "g1", "g2", "g3"], 60)
+    truth = rng.uniform(0.2, 0.8, n)
+    noise = {"A": 0.05, "B": 0.06, "C": 0.07, "D": 0.2, "E": 0.01}
+    estimates = {m: truth + s * rng.normal(size=n) for m, s in noise.items()}
+    estimates["E"] = truth + 0.3
+    errors = {m: np.abs(e - truth) for m, e in estimates.items()}
+    records = _frame(rng.random(n), rng.random(n), groups, errors)
+    records["estimate"] = [
+        estimates[m][s] for s, m in zip(records["sample_id"], records["method"], strict=True)
+    ]
+    records["true_value"] = truth[records["sample_id"]]
+    return records, estimates, truth
+
+
+def test_a_pool_of_one_combination_is_it_on_every_group_and_scored_as_a_loop():
+    records, estimates, truth = _combinable_records()
+    out = H.hybrid_records(
+        records, ["est_prevalence_shift", "domain_auc"], model=_cheap, variants=("Top5TrimmedMean",)
+    )
+    assert set(out["variant"]) == {"Top5TrimmedMean"}
+    expected = []
+    for s in range(len(truth)):
+        middle = sorted(estimates[m][s] for m in "ABCDE")[1:-1]
+        expected.append(abs(sum(middle) / 3 - truth[s]))
+    np.testing.assert_allclose(out.sort_values("sample_id")["error"], expected, atol=1e-12)
+    # the top five in order of the training groups' mean error: E (biased) is last
+    assert set(out["chosen_method"]) == {"trimmed mean of A, B, C, D, E"}
+    # two groups: no inner split, the pool's first variant
+    two = records[records["group"].isin(["g0", "g1"])]
+    out = H.hybrid_records(
+        two, ["est_prevalence_shift", "domain_auc"], model=_cheap, variants=("Top3Median",)
+    )
+    assert set(out["variant"]) == {"Top3Median"}
+    records.loc[0, "error"] += 0.5  # not combinable: a pool of combinations alone cannot run
+    with pytest.raises(ValueError, match="holds only combinations"):
+        H.hybrid_records(
+            records, ["est_prevalence_shift", "domain_auc"], model=_cheap, variants=("Top3Median",)
+        )

@@ -252,3 +252,52 @@ def test_a_compound_run_plans_the_two_dimensional_maps(multiclass_plan):
         stem = f"{config['results']}/regimes/{task}_compound_2d"
         block = next(b for b in blocks if f"{stem}.csv" in b)
         assert f"{stem}.png" in block and f"{config['results']}/logs/regimes/" in block
+
+
+def test_the_pool_sensitivity_reruns_the_hybrid_on_the_run_s_files(results):
+    """unishift.report.hybrid_pool on the run (two data sets: no inner split, each pool's first
+    variant): the pool as built is the run's Hybrid, and the median of the other data set's three
+    best methods equals a literal recomputation from the record files."""
+    from unishift.report import hybrid_pool as P
+
+    pools = (
+        P.POOLS[0],
+        ("Top3Median alone", ("Top3Median",)),
+        ("Shrink(0) alone", ("Shrink(0)",)),
+    )
+    rows = P.pool_rows(results, pools).set_index(["pool", "task"])
+    assert set(rows["shift"]) == {"label"} and len(rows) == 9
+    assert rows.loc[("Top3Median alone", "calibration"), "verdict"] == P.NOT_APPLICABLE
+    for task in TASKS:
+        selection = pd.read_csv(
+            results / "regimes" / f"{task}_label_selection.csv", index_col="method"
+        )
+        built = rows.loc[(P.AS_BUILT, task)]
+        assert built["hybrid_error"] == pytest.approx(selection.loc["Hybrid", "mean_error"])
+        assert built["best_single_error"] == selection.loc["BestSingle", "mean_error"]
+        shrink = rows.loc[("Shrink(0) alone", task)]
+        assert shrink["gain"] == pytest.approx(
+            1 - shrink["hybrid_error"] / shrink["best_single_error"]
+        )
+        assert shrink["group_variants"] == "; ".join(f"{d}: Shrink(0)" for d in LABEL["datasets"])
+    for task in ("quantification", "cap"):
+        methods = CONFIG["methods"]["label"][task]
+        wide = {
+            m: _records(results, task, m).set_index(KEY)[["error", "estimate", "true_value"]]
+            for m in methods
+        }
+        errors = pd.DataFrame({m: w["error"] for m, w in wide.items()})
+        complete = errors[np.isfinite(errors.to_numpy()).all(axis=1)]
+        datasets = complete.index.get_level_values("dataset")
+        total, count = 0.0, 0
+        for held_out in LABEL["datasets"]:
+            means = complete[datasets != held_out].mean().round(12)
+            top = sorted(methods, key=lambda m: (means[m], methods.index(m)))[:3]
+            rows_g = errors.index.get_level_values("dataset") == held_out
+            for key in errors.index[rows_g]:
+                median = np.nanmedian([wide[m].loc[key, "estimate"] for m in top])
+                total += abs(median - wide[methods[0]].loc[key, "true_value"])
+                count += 1
+        assert rows.loc[("Top3Median alone", task), "hybrid_error"] == pytest.approx(
+            total / count, abs=1e-12
+        )

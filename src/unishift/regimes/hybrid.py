@@ -14,6 +14,10 @@ Variants, fixed in advance and listed in order of preference on ties:
 - ``TopKMedian``: the median of the estimates of the :data:`TOP_K` methods best on the training
   groups, scored by the absolute error of the median (only where every record's error is the
   absolute difference of its estimate and true value: two-class quantification and CAP).
+
+Other pools (``hybrid_records(variants=...)``, :func:`check_variants`) may also hold ``Top{k}Median``
+and ``Top{k}TrimmedMean`` for any k (the mean of the k estimates without the lowest and the
+highest): the pool's sensitivity analysis, :mod:`unishift.report.hybrid_pool`, uses them.
 """
 
 from __future__ import annotations
@@ -37,6 +41,59 @@ VARIANTS = (
     f"Top{TOP_K}Median",
 )
 SETUP = ["classifier", "dataset"]
+COMBINATIONS = ("Median", "TrimmedMean")
+
+
+def parse_variant(name: str) -> tuple[str, float | int | str | None]:
+    """(kind, parameter) of a variant's name: ("BestSingle", None), ("BestPerClassifier", None),
+    ("Shrink", t) or ("Median" | "TrimmedMean", k); a ValueError naming the accepted forms for
+    any other name."""
+    if name in ("BestSingle", "BestPerClassifier"):
+        return name, None
+    if name.startswith("Shrink(") and name.endswith(")"):
+        try:
+            threshold = float(name[len("Shrink(") : -1])
+        except ValueError:
+            threshold = float("nan")
+        if np.isfinite(threshold) and threshold >= 0:
+            return "Shrink", threshold
+    for how in COMBINATIONS:
+        digits = name[len("Top") : -len(how)]
+        if name.startswith("Top") and name.endswith(how) and digits.isdigit() and int(digits) >= 1:
+            if how == "TrimmedMean" and int(digits) < 3:
+                break
+            return how, int(digits)
+    raise ValueError(
+        f"unknown Hybrid variant {name!r}: use BestSingle, BestPerClassifier, Shrink(t) with t >= 0, "
+        "Top{k}Median with k >= 1 or Top{k}TrimmedMean with k >= 3"
+    )
+
+
+def check_variants(variants) -> tuple[str, ...]:
+    """``variants`` as a tuple, each name checked (:func:`parse_variant`), none twice, at least one."""
+    variants = tuple(variants)
+    for name in variants:
+        parse_variant(name)
+    if not variants or len(set(variants)) != len(variants):
+        raise ValueError(f"a Hybrid pool needs distinct variants, at least one; got {variants}")
+    return variants
+
+
+def trimmed_mean(values: np.ndarray) -> np.ndarray:
+    """Per row, the mean of the finite values without the lowest and the highest one; the mean of
+    the finite values where fewer than three are; NaN where none is."""
+    values = np.asarray(values, dtype=float)
+    ordered = np.sort(values, axis=1)  # NaN last
+    count = np.isfinite(values).sum(axis=1)
+    position = np.arange(values.shape[1])[None, :]
+    trim = (count >= 3)[:, None]
+    keep = (position < count[:, None]) & ~(
+        trim & ((position == 0) | (position == count[:, None] - 1))
+    )
+    kept = np.where(keep, ordered, 0.0).sum(axis=1)
+    n_kept = keep.sum(axis=1)
+    with np.errstate(all="ignore"):
+        return np.where(n_kept > 0, kept / n_kept, np.nan)
 
 
 def hybrid_model(seed: int):
@@ -123,7 +180,7 @@ class _Fold:
         complete = errors[train][candidates]
         complete = complete[np.isfinite(complete.to_numpy(dtype=float)).all(axis=1)]
         means = complete.mean(axis=0).round(12)
-        self.top = sorted(candidates, key=lambda m: (means[m], candidates.index(m)))[:TOP_K]
+        self.ranked = sorted(candidates, key=lambda m: (means[m], candidates.index(m)))
         # inputs empty on every training row (e.g. estimates a layout does not store) carry nothing
         self.keep = np.isfinite(X[train]).any(axis=0)
         self._training = (candidates, E, X, setups, train, seed, model)
@@ -155,13 +212,17 @@ class _Fold:
             chosen = [self.best_of.get(c, self.best) for c in self.classifiers[rows]]
             cols = [self.methods.index(m) for m in chosen]
             return chosen, E[np.flatnonzero(rows), cols]
-        if variant.startswith("Top"):
-            cols = [self.methods.index(m) for m in self.top]
+        kind, parameter = parse_variant(variant)
+        if kind in COMBINATIONS:
+            top = self.ranked[:parameter]
+            values = estimates[np.ix_(rows, [self.methods.index(m) for m in top])]
             with np.errstate(all="ignore"):
-                combined = np.nanmedian(estimates[np.ix_(rows, cols)], axis=1)
-            label = "median of " + ", ".join(self.top)
+                combined = (
+                    np.nanmedian(values, axis=1) if kind == "Median" else trimmed_mean(values)
+                )
+            label = ("median" if kind == "Median" else "trimmed mean") + " of " + ", ".join(top)
             return [label] * n, np.abs(combined - truth[rows])
-        threshold = float(variant[len("Shrink(") : -1])
+        threshold = parameter
         predicted = np.full((n, len(self.methods)), np.inf)
         for m, regressor in self.models.items():
             predicted[:, self.methods.index(m)] = regressor.predict(X[rows][:, self.keep])
@@ -181,13 +242,17 @@ def hybrid_records(
     model: Callable[[int], object] = hybrid_model,
     min_coverage: float = MIN_COVERAGE,
     facts: list[str] = (),
+    variants: tuple[str, ...] | None = None,
 ) -> pd.DataFrame:
     """The Hybrid's per-sample rows (:data:`SAMPLE_KEY`, ``group``, ``method`` "Hybrid",
     ``chosen_method``, ``variant``, ``error``), leave-one-group-out with the variant chosen per
     held-out group by leave-one-group-out inside the other groups (needs three groups; with two,
-    the variant is BestSingle). ``facts``: record columns known at deployment (e.g. the
-    validation accuracy), the same on every method's row of a sample."""
+    the variant is the pool's first). ``facts``: record columns known at deployment (e.g. the
+    validation accuracy), the same on every method's row of a sample. ``variants``: the pool, in
+    order of preference on ties (default :data:`VARIANTS`); the combinations are left out where
+    the records are not :func:`combinable`, and a pool left empty is a ValueError."""
     features = _selector.check_features(features)
+    pool = check_variants(VARIANTS if variants is None else variants)
     facts = list(facts)
     methods, info, errors = complete_errors(records, methods, ["group", *features, *facts])
     keys = errors.index.to_frame(index=False)
@@ -201,10 +266,17 @@ def hybrid_records(
     estimates = wide("estimate")
     truth = None
     if "true_value" in records:
-        with np.errstate(all="ignore"):
-            values = wide("true_value")
-            truth = np.where(np.isfinite(values).any(axis=1), np.nanmax(values, axis=1), np.nan)
-    variants = [v for v in VARIANTS if not v.startswith("Top") or combinable(records)]
+        values = wide("true_value")
+        known = np.isfinite(values).any(axis=1)  # none under the k-class layout
+        truth = np.full(len(values), np.nan)
+        truth[known] = np.nanmax(values[known], axis=1)
+    can_combine = combinable(records)
+    variants = [v for v in pool if parse_variant(v)[0] not in COMBINATIONS or can_combine]
+    if not variants:
+        raise ValueError(
+            f"the Hybrid's pool {pool} holds only combinations, which these records cannot score "
+            "(an error that is not |estimate - true value|): add a selection variant"
+        )
     X = np.hstack([info[features].to_numpy(dtype=float), hybrid_features(info, estimates, facts)])
     setups = (keys["classifier"].astype(str) + "\x00" + keys["dataset"].astype(str)).to_numpy()
     classifiers = keys["classifier"].astype(str).to_numpy()
@@ -229,7 +301,7 @@ def hybrid_records(
             test = groups == g
             train = _selector.training_mask(groups, g)
             inner_groups = [h for h in unique if h != g]
-            variant = "BestSingle"
+            variant = variants[0]
             if len(inner_groups) >= 2:
                 scores = {v: [] for v in variants}
                 for h in inner_groups:

@@ -248,6 +248,38 @@ def read_facts(files: Iterable[str | Path], shift: str) -> pd.DataFrame:
     return frame.loc[frame["shift"] == shift, [*SAMPLE, *FACTS]]
 
 
+def selection_inputs(
+    files: Iterable[str | Path],
+    task: str,
+    shift: str,
+    methods: list[str],
+    trivial_files: Iterable[str | Path] = (),
+) -> tuple[pd.DataFrame, list[str], pd.DataFrame | None, pd.DataFrame | None]:
+    """What the Selector and the Hybrid of one task and shift read: (records with their groups,
+    the unsupervised descriptors they hold, the trivial answers' rows or None, the setup facts known
+    at deployment per sample or None), the last two from ``trivial_files`` (the descriptors
+    rule's), checked to cover every sample of the records."""
+    records = add_groups(_records(files, task, shift, list(methods)))
+    features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]
+    trivial_files = list(trivial_files)
+    if not trivial_files:
+        return records, features, None, None
+    _, _, errors = complete_errors(records, list(methods), ["group"])
+    trivial = read_trivial(trivial_files, task, shift).assign(method="Trivial")
+    missing = len(errors) - len(trivial.merge(errors.reset_index()[SAMPLE], on=SAMPLE))
+    if missing or len(trivial) != len(errors):
+        raise ValueError(
+            f"the trivial answers cover {len(trivial)} samples, the records {len(errors)} "
+            f"({missing} of these lack one): rerun the trivial rule"
+        )
+    return records, features, trivial, read_facts(trivial_files, shift)
+
+
+def with_facts(records: pd.DataFrame, facts: pd.DataFrame | None) -> pd.DataFrame:
+    """``records`` with the setup facts of each sample (:func:`selection_inputs`) as columns."""
+    return records if facts is None else records.merge(facts, on=SAMPLE, how="left")
+
+
 def build_selection(
     files: Iterable[str | Path],
     task: str,
@@ -273,8 +305,7 @@ def build_selection(
     gains with ``gains_path``), each mean with its cluster-bootstrap interval (``n_bootstrap``
     resamples)."""
     methods = list(methods)
-    records = add_groups(_records(files, task, shift, methods))
-    features = [f for f in UNSUPERVISED_DESCRIPTORS if records[f].notna().any()]
+    records, features, trivial, facts = selection_inputs(files, task, shift, methods, trivial_files)
     selected = select_methods(
         records,
         features=features,
@@ -293,27 +324,15 @@ def build_selection(
         records, errors.index, [overall] * len(errors), "BestInHindsight", False
     )
     pseudo = [selected, best, oracle, setup_oracle, hindsight]
-    facts = None
-    trivial = None
-    trivial_files = list(trivial_files)
-    if trivial_files:
-        trivial = read_trivial(trivial_files, task, shift).assign(method="Trivial")
-        missing = len(errors) - len(trivial.merge(errors.reset_index()[SAMPLE], on=SAMPLE))
-        if missing or len(trivial) != len(errors):
-            raise ValueError(
-                f"the trivial answers cover {len(trivial)} samples, the records {len(errors)} "
-                f"({missing} of these lack one): rerun the trivial rule"
-            )
+    if trivial is not None:
         pseudo.append(trivial)
-        facts = read_facts(trivial_files, shift)
 
     hybrid_frame = None
     if hybrid:
         from unishift.regimes.hybrid import hybrid_records
 
-        with_facts = records if facts is None else records.merge(facts, on=SAMPLE, how="left")
         hybrid_frame = hybrid_records(
-            with_facts,
+            with_facts(records, facts),
             features,
             methods,
             seed=derive_seed(seed, "hybrid", shift, task),
