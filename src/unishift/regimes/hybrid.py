@@ -267,7 +267,7 @@ def hybrid_records(
     truth = None
     if "true_value" in records:
         values = wide("true_value")
-        known = np.isfinite(values).any(axis=1)  # none under the k-class layout
+        known = np.isfinite(values).any(axis=1)  # none where the layout keeps no true value
         truth = np.full(len(values), np.nan)
         truth[known] = np.nanmax(values[known], axis=1)
     can_combine = combinable(records)
