@@ -186,11 +186,12 @@ def test_a_fold_fits_its_regressors_only_when_a_shrink_variant_predicts(monkeypa
     assert count == (n_groups * (n_groups - 1) // 2 + n_groups) * n_methods
 
 
-def test_the_combination_is_the_median_of_the_top_methods_of_the_other_groups(monkeypatch):
-    rng = np.random.default_rng(5)
+def _combinable_records(seed=5):
+    """Four groups of 60 samples; four unbiased noisy estimators and a biased one (E), so that the
+    median of the top three beats each."""
+    rng = np.random.default_rng(seed)
     n, groups = 240, np.repeat(["g0", "g1", "g2", "g3"], 60)
     truth = rng.uniform(0.2, 0.8, n)
-    # four unbiased noisy estimators and a biased one: the median of the top three beats each
     noise = {"A": 0.05, "B": 0.06, "C": 0.07, "D": 0.2, "E": 0.01}
     estimates = {m: truth + s * rng.normal(size=n) for m, s in noise.items()}
     estimates["E"] = truth + 0.3
@@ -200,6 +201,11 @@ def test_the_combination_is_the_median_of_the_top_methods_of_the_other_groups(mo
         estimates[m][s] for s, m in zip(records["sample_id"], records["method"], strict=True)
     ]
     records["true_value"] = truth[records["sample_id"]]
+    return records, estimates, truth
+
+
+def test_the_combination_is_the_median_of_the_top_methods_of_the_other_groups(monkeypatch):
+    records, estimates, truth = _combinable_records()
     assert H.combinable(records)
     # the disagreement inputs let Shrink pick well here too: the combination alone against BestSingle
     monkeypatch.setattr(H, "VARIANTS", ("BestSingle", "Top3Median"))
@@ -361,22 +367,6 @@ def test_the_trimmed_mean_drops_the_lowest_and_the_highest_finite_value():
         expected.append(sum(kept) / len(kept) if kept else np.nan)
     np.testing.assert_allclose(H.trimmed_mean(values), expected, rtol=0, atol=1e-12)
     assert H.trimmed_mean(values[:1])[0] == 1.0
-
-
-def _combinable_records(seed=5):
-    rng = np.random.default_rng(seed)
-    n, groups = 240, np.repeat(["g0", "g1", "g2", "g3"], 60)
-    truth = rng.uniform(0.2, 0.8, n)
-    noise = {"A": 0.05, "B": 0.06, "C": 0.07, "D": 0.2, "E": 0.01}
-    estimates = {m: truth + s * rng.normal(size=n) for m, s in noise.items()}
-    estimates["E"] = truth + 0.3
-    errors = {m: np.abs(e - truth) for m, e in estimates.items()}
-    records = _frame(rng.random(n), rng.random(n), groups, errors)
-    records["estimate"] = [
-        estimates[m][s] for s, m in zip(records["sample_id"], records["method"], strict=True)
-    ]
-    records["true_value"] = truth[records["sample_id"]]
-    return records, estimates, truth
 
 
 def test_a_pool_of_one_combination_is_it_on_every_group_and_scored_as_a_loop():

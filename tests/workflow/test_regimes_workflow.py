@@ -301,3 +301,23 @@ def test_the_pool_sensitivity_reruns_the_hybrid_on_the_run_s_files(results):
         assert rows.loc[("Top3Median alone", task), "hybrid_error"] == pytest.approx(
             total / count, abs=1e-12
         )
+
+
+def test_trivial_answers_that_miss_a_sample_stop_the_selection(results, tmp_path):
+    from unishift.report.regimes import selection_inputs
+
+    task = "cap"
+    files = [
+        results / "eval" / "label" / task / f"{m}.csv" for m in CONFIG["methods"]["label"][task]
+    ]
+    trivial = sorted((results / "regimes" / "trivial" / "label").glob("*/*.csv"))
+    records, _, answers, facts = selection_inputs(
+        files, task, "label", CONFIG["methods"]["label"][task], trivial
+    )
+    assert len(answers) == len(facts) == records[KEY].drop_duplicates().shape[0]
+    cut = tmp_path / "cut.csv"
+    pd.read_csv(trivial[0]).iloc[1:].to_csv(cut, index=False)
+    with pytest.raises(ValueError, match=r"the trivial answers cover .* \(1 of these lack one\)"):
+        selection_inputs(
+            files, task, "label", CONFIG["methods"]["label"][task], [cut, *trivial[1:]]
+        )

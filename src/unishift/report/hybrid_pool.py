@@ -30,7 +30,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from unishift.data.containers import derive_seed
 from unishift.io import write_csv, write_text
 from unishift.methods.base import SHIFTS, TASKS
 from unishift.regimes.hybrid import (
@@ -38,13 +37,12 @@ from unishift.regimes.hybrid import (
     VARIANTS,
     check_variants,
     combinable,
-    hybrid_records,
     parse_variant,
 )
-from unishift.regimes.references import FACTS, N_BOOTSTRAP, bootstrap_interval, relative_gain
+from unishift.regimes.references import N_BOOTSTRAP, bootstrap_interval, relative_gain
 from unishift.regimes.selector import best_single_records
 from unishift.report.findings import block_in, decision
-from unishift.report.regimes import SAMPLE, selection_inputs, with_facts
+from unishift.report.regimes import SAMPLE, hybrid_of, selection_inputs
 from unishift.results_layout import results_path
 
 BLOCK = "hybrid-pool"
@@ -136,14 +134,7 @@ def pool_rows(results: str | Path, pools=POOLS) -> pd.DataFrame:
             if not can_combine and all(parse_variant(v)[0] in COMBINATIONS for v in variants):
                 rows.append(_not_applicable(name, variants, task, shift, len(best), oracle_error))
                 continue
-            hybrid = hybrid_records(
-                with_facts(records, facts),
-                features,
-                methods,
-                seed=derive_seed(seed, "hybrid", shift, task),
-                facts=[] if facts is None else list(FACTS),
-                variants=variants,
-            )
+            hybrid = hybrid_of(records, facts, features, methods, seed, task, shift, variants)
             # in the Hybrid's row order (that of build_selection's bootstrap), setups as clusters
             both = hybrid[[*SAMPLE, "group", "error"]].merge(
                 best[[*SAMPLE, "error"]], on=SAMPLE, how="left", suffixes=("", "_best")

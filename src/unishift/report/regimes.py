@@ -224,10 +224,10 @@ def _counts(choices: pd.Series) -> str:
     return "; ".join(f"{m}: {n}" for m, n in choices.value_counts().items())
 
 
-def read_trivial(files: Iterable[str | Path], task: str, shift: str) -> pd.DataFrame:
-    """The trivial answer's error of each sample of one task and shift (:mod:`unishift.evaluation.
-    trivial`'s files, :data:`unishift.regimes.references.COLUMNS`), with :data:`SAMPLE` and
-    ``error``; a file without those columns is named as damaged."""
+def _trivial_rows(files: Iterable[str | Path], shift: str) -> pd.DataFrame:
+    """The rows of one shift in the trivial answers' files (:mod:`unishift.evaluation.trivial`'s,
+    :data:`unishift.regimes.references.COLUMNS`); a file without those columns is named as
+    damaged."""
     frames = []
     for path in files:
         frame = pd.read_csv(path)
@@ -238,14 +238,17 @@ def read_trivial(files: Iterable[str | Path], task: str, shift: str) -> pd.DataF
     if not frames:
         raise ValueError(f"no trivial-answer files for {shift} shift")
     frame = pd.concat(frames, ignore_index=True)
-    frame = frame[frame["shift"] == shift]
-    return frame[SAMPLE].assign(error=frame[TASK_COLUMNS[task]].to_numpy(dtype=float))
+    return frame[frame["shift"] == shift]
 
 
-def read_facts(files: Iterable[str | Path], shift: str) -> pd.DataFrame:
-    """The setup facts known at deployment (:data:`unishift.regimes.references.FACTS`) per sample."""
-    frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-    return frame.loc[frame["shift"] == shift, [*SAMPLE, *FACTS]]
+def _task_errors(rows: pd.DataFrame, task: str) -> pd.DataFrame:
+    return rows[SAMPLE].assign(error=rows[TASK_COLUMNS[task]].to_numpy(dtype=float))
+
+
+def read_trivial(files: Iterable[str | Path], task: str, shift: str) -> pd.DataFrame:
+    """The trivial answer's error of each sample of one task and shift, with :data:`SAMPLE` and
+    ``error`` (:func:`_trivial_rows`)."""
+    return _task_errors(_trivial_rows(files, shift), task)
 
 
 def selection_inputs(
@@ -264,20 +267,41 @@ def selection_inputs(
     trivial_files = list(trivial_files)
     if not trivial_files:
         return records, features, None, None
-    _, _, errors = complete_errors(records, list(methods), ["group"])
-    trivial = read_trivial(trivial_files, task, shift).assign(method="Trivial")
-    missing = len(errors) - len(trivial.merge(errors.reset_index()[SAMPLE], on=SAMPLE))
-    if missing or len(trivial) != len(errors):
+    rows = _trivial_rows(trivial_files, shift)
+    trivial = _task_errors(rows, task).assign(method="Trivial")
+    samples = records[SAMPLE].drop_duplicates()
+    missing = len(samples) - len(trivial.merge(samples, on=SAMPLE))
+    if missing or len(trivial) != len(samples):
         raise ValueError(
-            f"the trivial answers cover {len(trivial)} samples, the records {len(errors)} "
+            f"the trivial answers cover {len(trivial)} samples, the records {len(samples)} "
             f"({missing} of these lack one): rerun the trivial rule"
         )
-    return records, features, trivial, read_facts(trivial_files, shift)
+    return records, features, trivial, rows[[*SAMPLE, *FACTS]]
 
 
-def with_facts(records: pd.DataFrame, facts: pd.DataFrame | None) -> pd.DataFrame:
-    """``records`` with the setup facts of each sample (:func:`selection_inputs`) as columns."""
-    return records if facts is None else records.merge(facts, on=SAMPLE, how="left")
+def hybrid_of(
+    records: pd.DataFrame,
+    facts: pd.DataFrame | None,
+    features: list[str],
+    methods: list[str],
+    seed: int,
+    task: str,
+    shift: str,
+    variants: tuple[str, ...] | None = None,
+) -> pd.DataFrame:
+    """The Hybrid's rows of one task and shift (:func:`unishift.regimes.hybrid.hybrid_records`)
+    from :func:`selection_inputs`' records, features and facts, drawn from the config's ``seed``
+    as the selector rule draws them; ``variants``: another pool than the Hybrid's own."""
+    from unishift.regimes.hybrid import hybrid_records
+
+    return hybrid_records(
+        records if facts is None else records.merge(facts, on=SAMPLE, how="left"),
+        features,
+        methods,
+        seed=derive_seed(seed, "hybrid", shift, task),
+        facts=[] if facts is None else list(FACTS),
+        variants=variants,
+    )
 
 
 def build_selection(
@@ -329,15 +353,7 @@ def build_selection(
 
     hybrid_frame = None
     if hybrid:
-        from unishift.regimes.hybrid import hybrid_records
-
-        hybrid_frame = hybrid_records(
-            with_facts(records, facts),
-            features,
-            methods,
-            seed=derive_seed(seed, "hybrid", shift, task),
-            facts=[] if facts is None else list(FACTS),
-        )
+        hybrid_frame = hybrid_of(records, facts, features, methods, seed, task, shift)
         pseudo.insert(1, hybrid_frame)
     # in the row order of the first method's record file (setups in table order)
     order = records.loc[records["method"] == methods[0], SAMPLE].reset_index(drop=True)
