@@ -16,7 +16,9 @@ another checkout's code). The second form writes the summary per pool (the issue
 yardsticks: pairs better with the interval above 0, the worst gain, CAP's gains, the gap closed)
 between the block's markers of each file named.
 
-It takes about 24 CPU s per pool on the default run's files (the Shrink variants fit one regressor
+Started without the workflow's CPU kernel profile (``docs/determinism.md``), it warns that its last
+digits may differ from the selector jobs' (which the check above then may refuse). It takes about
+24 CPU s per pool on the default run's files (the Shrink variants fit one regressor
 per method and fold); it is not a workflow rule, so that the default run does not pay for it.
 """
 
@@ -30,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from unishift.cpu_kernels import warn_if_unpinned
 from unishift.io import write_csv, write_text
 from unishift.methods.base import SHIFTS, TASKS
 from unishift.regimes.hybrid import (
@@ -291,6 +294,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.source:
         rows, source = read_rows(args.source), f"`{args.source}`"
     else:
+        # the rows recompute what the selector jobs computed under the kernel profile
+        warn_if_unpinned()
         rows = pool_rows(args.results)
         source = f"a run's results ({args.results})"
         if args.out:
